@@ -1,0 +1,97 @@
+/**
+ * The contract between the generic engine and the node kinds that plug into it.
+ *
+ * A node kind is a plain object: a name, a valibot schema for its parameters,
+ * the URL of the module that defines it (whose module graph is digested into
+ * every key, so editing the code invalidates the cache), and a `run` function.
+ * The engine resolves references (`$other`) into the referenced nodes' values,
+ * validates the parameters with the kind's schema, and calls `run`.
+ *
+ * @module
+ */
+import type * as v from "valibot";
+
+/** A JSON value: what node values, reports and parameters are made of. */
+export type Json =
+  | null
+  | boolean
+  | number
+  | string
+  | Json[]
+  | { [key: string]: Json };
+
+/**
+ * A reference to a binary blob in the content-addressed store.
+ *
+ * Node values that carry large binary data (ONNX policies, trajectory blobs)
+ * hold a `BlobRef` and keep the bytes in the store; dependents read them with
+ * {@linkcode NodeContext.readBlob}.
+ */
+export interface BlobRef {
+  /** sha256 (hex) of the bytes. */
+  readonly $blob: string;
+  /** Size in bytes. */
+  readonly size: number;
+  /** Media type, e.g. `application/onnx`. */
+  readonly media: string;
+}
+
+/** What a node produces. */
+export interface NodeResult<V extends Json = Json> {
+  /** What dependents receive when they reference this node (`$node`). */
+  value: V;
+  /**
+   * Extra information for tables and reports (learning curves, rationale,
+   * diffs); stored with the value but never passed to dependents.
+   */
+  report?: Json;
+}
+
+/** What the engine gives a running node. */
+export interface NodeContext {
+  /** Node id after variant expansion, e.g. `curriculum.2.policy[context=full,seed=1]`. */
+  readonly id: string;
+  /** The node's content key (sha256 hex). */
+  readonly key: string;
+  /** A uint32 seed derived from the key, for nodes that need randomness beyond their seed parameters. */
+  readonly seed: number;
+  /** Aborted when the run is cancelled; long loops should check it. */
+  readonly signal: AbortSignal;
+  /** A directory private to this node execution, for temporary files. */
+  readonly workDir: string;
+  /**
+   * A directory shared by all nodes of a kind across runs, inside the cache
+   * (e.g. the LLM prompt/reply cache). Exported with the cache.
+   */
+  readonly auxDir: string;
+  /** Report progress: `done` of `total` units, with an optional short note (e.g. `success 0.82`). */
+  progress(done: number, total: number, note?: string): void;
+  /** Append a line to the node's log. */
+  log(message: string): void;
+  /** Store bytes in the content-addressed store. */
+  writeBlob(bytes: Uint8Array, media: string): Promise<BlobRef>;
+  /** Read (and hash-verify) a blob. */
+  readBlob(ref: BlobRef): Promise<Uint8Array>;
+}
+
+/** A kind of node: what `kind:` in an experiment file names. */
+export interface NodeKind<P = unknown, V extends Json = Json> {
+  /** The name used in experiment files, e.g. `train` or `policy.init`. */
+  readonly name: string;
+  /** One line for `--help`, `plan` and the JSON Schema. */
+  readonly description: string;
+  /**
+   * Schema of the parameters (`with:`), checked on literal values before
+   * anything runs and on resolved values before `run`.
+   */
+  readonly params: v.GenericSchema<unknown, P>;
+  /**
+   * `import.meta.url` of the module that exports this kind as `kind`. Its
+   * module graph is digested into the key, and workers import it from here.
+   */
+  readonly module: string;
+  /** CPU-heavy kinds run off the main thread. */
+  readonly heavy?: boolean;
+  /** Compute the node. Must be deterministic given the resolved parameters. */
+  run(params: P, ctx: NodeContext): Promise<NodeResult<V>>;
+}

@@ -1,0 +1,24 @@
+/**
+ * The domain node kinds and command-line subcommands of envsmith.
+ *
+ * Node kinds bind the plain libraries (mapf/, policy/, engineer/, llm/) to the
+ * generic engine. Each kind lives in its own file and exports `kind`; this
+ * module lists them for the engine and lists the domain subcommands for
+ * `cli.ts`.
+ *
+ * @module
+ */
+import type { Command } from "@commander-js/extra-typings";
+import type { NodeKind } from "../engine/types.ts";
+
+/** Every domain node kind, in the order `--help` lists them. */
+// deno-lint-ignore no-explicit-any
+export const kinds: readonly NodeKind<any>[] = [
+  // one line per kind, e.g. `generate,` imported from "./generate.ts"
+];
+
+/** Factories of the domain subcommands (`deno task cli generate ...`). */
+// deno-lint-ignore no-explicit-any
+export const commands: readonly (() => Command<any, any, any>)[] = [
+  // one line per subcommand factory, e.g. `generateCommand,` from "./generate_command.ts"
+];
