@@ -1,0 +1,79 @@
+/**
+ * The OpenAI-compatible chat client shared by the LLM environment engineer and
+ * the LLM policy. It knows chat, not MAPF.
+ *
+ * API (small on purpose):
+ * - {@linkcode ChatClient} / {@linkcode chat}: `chat(messages, options)` ->
+ *   `{ text, usage, cached, requestHash, attempts, finishReason }`. Options:
+ *   `baseURL`, `model`, `apiKeyEnv` (the NAME of the variable holding the
+ *   key; never the key), `temperature` (default 0), `seed`, `maxTokens`
+ *   (default 1024), `timeoutMs` (default 60 s per attempt), `maxRetries`
+ *   (default 2; exponential backoff, `Retry-After` honoured on 429/5xx, done by
+ *   the official `openai` SDK), `cacheDir` (prompt/reply cache by request
+ *   hash), `offline` (cache only).
+ * - Errors: {@linkcode LlmUnreachableError} (connection failed),
+ *   {@linkcode LlmTimeoutError} (no answer in time; a subclass of the former),
+ *   {@linkcode LlmHttpError} (HTTP status), {@linkcode LlmCacheMissError}
+ *   (offline miss), {@linkcode LlmConfigError} (a `TypeError`: bad options or
+ *   unset key variable). All extend {@linkcode LlmError} except the config
+ *   error; none carries the key.
+ * - {@linkcode extractJson}: the JSON object of a reply, also from ```json
+ *   fences, after `<think>` blocks or inside prose; throws
+ *   {@linkcode JsonExtractionError} (a `SyntaxError`).
+ * - {@linkcode ReplyCache} / {@linkcode requestHash}: the cache; entries hold
+ *   the request (URL, model, messages, sampling parameters) and the reply,
+ *   never a key or header.
+ * - {@linkcode chatOptionsFromEndpoint}: options from an endpoint as experiment
+ *   files write it (`LlmEndpointSchema` in schemas/llm.ts: `base_url`, `model`,
+ *   `api_key_env`, `temperature`, `seed`, `max_tokens`, `timeout_ms`,
+ *   `max_retries`, `offline`).
+ * - {@linkcode startStubServer}: a scriptable local endpoint for tests (valid
+ *   replies, HTTP errors with headers, hangs, raw bodies).
+ *
+ * @example
+ * ```ts
+ * import { ChatClient, extractJson, startStubServer } from "./mod.ts";
+ * import assert from "node:assert/strict";
+ * await using stub = startStubServer([{ reply: 'Sure: {"ok": true}' }]);
+ * const client = new ChatClient({ baseURL: stub.baseURL, model: "m" });
+ * const reply = await client.chat([{ role: "user", content: "JSON please" }]);
+ * assert.deepEqual(extractJson(reply.text), { ok: true });
+ * ```
+ *
+ * @module
+ */
+export {
+  chat,
+  type ChatAttempt,
+  ChatClient,
+  type ChatMessage,
+  type ChatOptions,
+  type ChatReply,
+  sanitizeBaseUrl,
+} from "./client.ts";
+export {
+  type CachedReply,
+  type CachedRequest,
+  REPLY_CACHE_VERSION,
+  ReplyCache,
+  requestHash,
+} from "./cache.ts";
+export { extractJson, type ExtractJsonOptions } from "./json_extract.ts";
+export {
+  JsonExtractionError,
+  LlmCacheMissError,
+  LlmConfigError,
+  LlmError,
+  type LlmErrorData,
+  LlmHttpError,
+  LlmTimeoutError,
+  LlmUnreachableError,
+} from "./errors.ts";
+export {
+  startStubServer,
+  type StubRequest,
+  type StubScript,
+  type StubServer,
+  type StubStep,
+} from "./stub_server.ts";
+export { chatOptionsFromEndpoint } from "./endpoint.ts";
