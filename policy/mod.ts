@@ -1,0 +1,58 @@
+/**
+ * Policy learning for envsmith: a batched MLP with hand-written
+ * forward/backward on `Float32Array`, Adam, PPO and GRPO maths, ONNX
+ * checkpoints (export with onnx-proto, batched inference with
+ * onnxruntime-node), observation encoding and training on MAPF-FrozenLake.
+ *
+ * The ONNX policy contract (input `obs` float32 `[batch, D]`, outputs
+ * `logits` float32 `[batch, 5]` and optional `value` float32 `[batch, 1]`) is
+ * documented in `onnx_export.ts`.
+ *
+ * @module
+ */
+export { Rng } from "./rng.ts";
+export {
+  type Activation,
+  type LayerLayout,
+  Mlp,
+  type MlpInitOptions,
+  mlpLayout,
+  type MlpSpec,
+  MlpWorkspace,
+} from "./mlp.ts";
+export {
+  Adam,
+  type AdamOptions,
+  type AdamState,
+  clipGradNorm,
+  l2Norm,
+} from "./adam.ts";
+export {
+  gae,
+  groupAdvantages,
+  normalize,
+  ppoLoss,
+  type PpoLossOptions,
+  type PpoLossStats,
+  type PpoMinibatch,
+  RunningMeanStd,
+} from "./ppo_loss.ts";
+export {
+  decodeModel,
+  exportOnnx,
+  type ExportOptions,
+  type ImportedPolicy,
+  importOnnx,
+  INPUT_NAME,
+  LOGITS_NAME,
+  modelMetadata,
+  OPSET,
+  POLICY_FORMAT,
+  VALUE_NAME,
+} from "./onnx_export.ts";
+export {
+  OnnxPolicy,
+  type OnnxPolicyOptions,
+  type PolicyOutputs,
+} from "./onnx_policy.ts";
+export { PolicyContractError } from "./errors.ts";
