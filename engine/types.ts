@@ -64,6 +64,11 @@ export interface NodeContext {
    * (e.g. the LLM prompt/reply cache). Exported with the cache.
    */
   readonly auxDir: string;
+  /**
+   * The directory of the experiment file: relative paths in parameters
+   * (e.g. the `exec` kind's input files) resolve against it.
+   */
+  readonly baseDir: string;
   /** Report progress: `done` of `total` units, with an optional short note (e.g. `success 0.82`). */
   progress(done: number, total: number, note?: string): void;
   /** Append a line to the node's log. */
@@ -92,6 +97,13 @@ export interface NodeKind<P = unknown, V extends Json = Json> {
   readonly module: string;
   /** CPU-heavy kinds run off the main thread. */
   readonly heavy?: boolean;
+  /**
+   * Optional: extra content hashed into the key, computed before anything
+   * runs from the literal parameters (references still unresolved, shown as
+   * their `$...` strings). The `exec` kind returns the digests of its
+   * declared input files here. Throwing marks the node as not cacheable.
+   */
+  fingerprint?(params: unknown, info: { readonly baseDir: string }): Json;
   /** Compute the node. Must be deterministic given the resolved parameters. */
   run(params: P, ctx: NodeContext): Promise<NodeResult<V>>;
 }

@@ -1,0 +1,109 @@
+/**
+ * Canonical JSON and sha256: the byte-level basis of every key.
+ *
+ * @module
+ */
+import { createHash } from "node:crypto";
+
+/** Raised when a value cannot be written as canonical JSON (non-finite number, function, cycle...). */
+export class UnhashableError extends TypeError {
+  /** Path (dotted) of the offending value inside the hashed object. */
+  readonly path: string;
+  /** Creates the error. */
+  constructor(path: string, what: string) {
+    super(`Cannot hash ${what} at ${path || "(root)"}`);
+    this.name = "UnhashableError";
+    this.path = path;
+  }
+}
+
+/**
+ * Writes `value` as canonical JSON: object keys sorted by code unit, no
+ * whitespace, numbers as `JSON.stringify` writes them. Throws
+ * {@linkcode UnhashableError} on anything that is not plain JSON.
+ *
+ * @example
+ * ```ts
+ * import { canonicalJson } from "./canonical.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(canonicalJson({ b: 1, a: [true, null] }), '{"a":[true,null],"b":1}');
+ * ```
+ */
+export function canonicalJson(value: unknown): string {
+  const parts: string[] = [];
+  _write(value, parts, "", new Set());
+  return parts.join("");
+}
+
+function _write(
+  value: unknown,
+  out: string[],
+  path: string,
+  seen: Set<object>,
+): void {
+  if (value === null) {
+    out.push("null");
+    return;
+  }
+  switch (typeof value) {
+    case "boolean":
+      out.push(value ? "true" : "false");
+      return;
+    case "number":
+      if (!Number.isFinite(value)) {
+        throw new UnhashableError(path, `the number ${value}`);
+      }
+      out.push(JSON.stringify(value));
+      return;
+    case "string":
+      out.push(JSON.stringify(value));
+      return;
+    case "object": {
+      if (seen.has(value)) throw new UnhashableError(path, "a cyclic value");
+      seen.add(value);
+      if (Array.isArray(value)) {
+        out.push("[");
+        for (let i = 0; i < value.length; i++) {
+          if (i > 0) out.push(",");
+          _write(value[i], out, `${path}[${i}]`, seen);
+        }
+        out.push("]");
+      } else {
+        const proto = Object.getPrototypeOf(value);
+        if (proto !== Object.prototype && proto !== null) {
+          throw new UnhashableError(
+            path,
+            `an object of class ${proto?.constructor?.name ?? "?"}`,
+          );
+        }
+        const rec = value as Record<string, unknown>;
+        const keys = Object.keys(rec).sort();
+        out.push("{");
+        let first = true;
+        for (const k of keys) {
+          const v = rec[k];
+          if (v === undefined) continue;
+          if (!first) out.push(",");
+          first = false;
+          out.push(JSON.stringify(k), ":");
+          _write(v, out, path ? `${path}.${k}` : k, seen);
+        }
+        out.push("}");
+      }
+      seen.delete(value);
+      return;
+    }
+    default:
+      throw new UnhashableError(path, `a ${typeof value}`);
+  }
+}
+
+/** sha256 of a string (UTF-8) or bytes, as lowercase hex. */
+export function sha256Hex(data: string | Uint8Array): string {
+  return createHash("sha256").update(data).digest("hex");
+}
+
+/** sha256 of the canonical JSON of `value`. */
+export function hashJson(value: unknown): string {
+  return sha256Hex(canonicalJson(value));
+}

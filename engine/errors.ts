@@ -1,0 +1,119 @@
+/**
+ * Errors of experiment files: every one names file:line:col.
+ *
+ * @module
+ */
+
+/** What class of mistake a diagnostic reports (tests and tools match on it). */
+export type DiagnosticCode =
+  | "yaml"
+  | "structure"
+  | "unknown-kind"
+  | "unknown-param"
+  | "invalid-param"
+  | "reference"
+  | "cycle"
+  | "matrix"
+  | "stages"
+  | "table"
+  | "file";
+
+/** One problem found in an experiment file. */
+export interface Diagnostic {
+  /** What class of mistake. */
+  readonly code: DiagnosticCode;
+  /** File path as given by the user. */
+  readonly file: string;
+  /** 1-based line. */
+  readonly line: number;
+  /** 1-based column. */
+  readonly col: number;
+  /** Location inside the document, e.g. `nodes.train.with.envs`. */
+  readonly path: string;
+  /** What is wrong and how to fix it (without the location prefix). */
+  readonly message: string;
+}
+
+/** `file:line:col` of a diagnostic. */
+export function formatLocation(
+  d: Pick<Diagnostic, "file" | "line" | "col">,
+): string {
+  return `${d.file}:${d.line}:${d.col}`;
+}
+
+/** One line per diagnostic: `message (file:line:col)`. */
+export function formatDiagnostic(d: Diagnostic): string {
+  return `${formatLocation(d)}: ${d.message}`;
+}
+
+/**
+ * Every problem of an experiment file, found in one pass. A `SyntaxError`
+ * when the YAML itself is malformed, otherwise thrown as this class (a
+ * `TypeError`: the document is well-formed but does not type-check).
+ */
+export class ExperimentError extends TypeError {
+  /** All problems, in document order. */
+  readonly diagnostics: readonly Diagnostic[];
+  /** Creates the error from its diagnostics. */
+  constructor(diagnostics: readonly Diagnostic[]) {
+    const sorted = [...diagnostics].sort((a, b) =>
+      a.file === b.file
+        ? a.line - b.line || a.col - b.col
+        : a.file < b.file
+        ? -1
+        : 1
+    );
+    const n = sorted.length;
+    super(
+      `${n} error${n === 1 ? "" : "s"} in ${
+        sorted[0]?.file ?? "experiment"
+      }:\n` +
+        sorted.map((d) => "  " + formatDiagnostic(d)).join("\n"),
+    );
+    this.name = "ExperimentError";
+    this.diagnostics = sorted;
+  }
+}
+
+/** A malformed YAML document (syntax), with its diagnostics. */
+export class ExperimentSyntaxError extends SyntaxError {
+  /** All syntax problems. */
+  readonly diagnostics: readonly Diagnostic[];
+  /** Creates the error from its diagnostics. */
+  constructor(diagnostics: readonly Diagnostic[]) {
+    super(
+      `YAML syntax error${diagnostics.length === 1 ? "" : "s"}:\n` +
+        diagnostics.map((d) => "  " + formatDiagnostic(d)).join("\n"),
+    );
+    this.name = "ExperimentSyntaxError";
+    this.diagnostics = diagnostics;
+  }
+}
+
+/** A user mistake at the command line or in the cache: printed without a stack trace. */
+export class UserError extends Error {
+  /** Creates the error. */
+  constructor(message: string) {
+    super(message);
+    this.name = "UserError";
+  }
+}
+
+/** A cache entry or blob whose bytes do not match its hash (or cannot be parsed). */
+export class CorruptEntryError extends RangeError {
+  /** The entry key or blob hash. */
+  readonly key: string;
+  /** The file that holds the bad bytes. */
+  readonly file: string;
+  /** Creates the error. */
+  constructor(key: string, file: string, why: string) {
+    super(
+      `Corrupt cache ${
+        file.includes("/blobs/") ? "blob" : "entry"
+      } ${key} (${file}): ${why}`,
+    );
+    this.name = "CorruptEntryError";
+    this.key = key;
+    this.file = file;
+  }
+}

@@ -1,0 +1,62 @@
+/**
+ * "Did you mean ...?" suggestions by edit distance.
+ *
+ * @module
+ */
+
+/** Damerau-Levenshtein (optimal string alignment) distance between two strings. */
+export function editDistance(a: string, b: string): number {
+  const n = a.length, m = b.length;
+  if (n === 0) return m;
+  if (m === 0) return n;
+  let prev2 = new Array<number>(m + 1).fill(0);
+  let prev = Array.from({ length: m + 1 }, (_, j) => j);
+  let cur = new Array<number>(m + 1).fill(0);
+  for (let i = 1; i <= n; i++) {
+    cur[0] = i;
+    for (let j = 1; j <= m; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      let d = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) {
+        d = Math.min(d, prev2[j - 2]! + 1);
+      }
+      cur[j] = d;
+    }
+    [prev2, prev, cur] = [prev, cur, prev2];
+  }
+  return prev[m]!;
+}
+
+/**
+ * The candidates closest to `word` (at most 3, best first), among those within
+ * a distance of max(1, ⌊len/3⌋) (case-insensitive prefix matches also count).
+ *
+ * @example
+ * ```ts
+ * import { suggest } from "./suggest.ts";
+ * import assert from "node:assert/strict";
+ * assert.deepEqual(suggest("evns", ["envs", "policy"]), ["envs"]);
+ * ```
+ */
+export function suggest(word: string, candidates: Iterable<string>): string[] {
+  const limit = Math.max(1, Math.floor(word.length / 3));
+  const lw = word.toLowerCase();
+  const scored: [number, string][] = [];
+  for (const c of new Set(candidates)) {
+    if (c === word) continue;
+    const d = editDistance(lw, c.toLowerCase());
+    if (d <= limit) scored.push([d, c]);
+    else if (lw.length >= 3 && c.toLowerCase().startsWith(lw)) {
+      scored.push([limit + 1, c]);
+    }
+  }
+  scored.sort((x, y) => x[0] - y[0] || (x[1] < y[1] ? -1 : 1));
+  return scored.slice(0, 3).map((s) => s[1]);
+}
+
+/** `; did you mean "x"?` (or `"x" or "y"`), or the empty string. */
+export function didYouMean(word: string, candidates: Iterable<string>): string {
+  const s = suggest(word, candidates);
+  if (s.length === 0) return "";
+  return `; did you mean ${s.map((x) => `"${x}"`).join(" or ")}?`;
+}
