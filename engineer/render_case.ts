@@ -127,7 +127,9 @@ export function renderFailureCase(
   lines.push(
     `Agents: ${
       Array.from({ length: N }, (_, i) =>
-        `${i}@${rc(pos[T * N + i]!)}->${rc(ep.goals[i]!)}`).join(" ")
+        `${i}@${rc(pos[T * N + i]!)}${
+          ep.cells[pos[T * N + i]!] === CELL.hole ? "[in hole]" : ""
+        }->${rc(ep.goals[i]!)}`).join(" ")
     }`,
   );
   const from = Math.max(0, T - window);
