@@ -1,0 +1,46 @@
+/**
+ * MAPF-FrozenLake: multi-agent path finding on FrozenLake maps. A plain
+ * library (it imports only `schemas/`): instances, the batched dynamics,
+ * trajectories, the generator, solvers, rendering and benchmark suites.
+ *
+ * ## Instances
+ * {@linkcode Instance} is the JSON form (one per line on the CLI and in the
+ * `generate` node's output): grid rows of `.` / `H` / `#`, starts and goals
+ * as `[row, col]`, slip, horizon, collision and hole modes, and the reference
+ * sum-of-costs and makespan. {@linkcode compileInstance} gives the typed
+ * form ({@linkcode CompiledInstance}) with each agent's BFS distance map;
+ * {@linkcode InstancePool} concatenates many into flat typed arrays.
+ *
+ * ## Stepping (for rollouts, training, evaluation)
+ * ```ts ignore
+ * const pool = InstancePool.from(instances);
+ * const env = new BatchEnv(pool, { envs: 1024, seed: 1 });
+ * env.resetAll((e) => e % pool.count);          // env e plays instance e % count
+ * const actions = new Uint8Array(env.envs * env.maxAgents); // slot e * maxAgents + a
+ * for (;;) {
+ *   // observations from env.pos, env.arrived, pool.grid / pool.dist (see pool.ts)
+ *   env.step(actions);                          // 0 stay, 1 up, 2 down, 3 left, 4 right
+ *   // rewards from env.events (EV_* bits per agent), env.ended / env.outcome per env
+ *   env.resetDone((e) => nextInstance(e));      // no auto-reset: you choose
+ * }
+ * ```
+ * Rules, event bits and outcomes are documented in batch_env.ts and
+ * outcome.ts. Slip uses a per-environment RNG seeded per episode.
+ *
+ * ## Trajectories
+ * {@linkcode TrajectoryRecorder} records episodes from a stepping
+ * {@linkcode BatchEnv}; {@linkcode encodeTrajectories} /
+ * {@linkcode decodeTrajectories} store many {@linkcode Episode}s in one
+ * versioned `Uint8Array` (one byte per agent-step). {@linkcode runPlan}
+ * executes a joint plan.
+ *
+ * @module
+ */
+export * from "./grid.ts";
+export * from "./rng.ts";
+export * from "./outcome.ts";
+export * from "./instance.ts";
+export * from "./pool.ts";
+export * from "./batch_env.ts";
+export * from "./trajectory.ts";
+export * from "./replay.ts";
