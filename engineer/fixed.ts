@@ -1,0 +1,30 @@
+/**
+ * The `fixed` engineer: never changes the configuration (the fixed-environment
+ * baseline). It reads nothing from the context.
+ *
+ * @module
+ */
+import type { Engineer, Proposal, ProposeInput } from "./engineer.ts";
+
+/**
+ * The fixed engineer.
+ *
+ * @example
+ * ```ts
+ * import { fixedEngineer } from "./fixed.ts";
+ * console.log(fixedEngineer().name); // fixed
+ * ```
+ */
+export function fixedEngineer(): Engineer {
+  return {
+    name: "fixed",
+    propose(input: ProposeInput): Promise<Proposal> {
+      return Promise.resolve({
+        config: input.config,
+        rationale: "fixed engineer: the configuration is kept unchanged.",
+        events: [],
+        reads: [],
+      });
+    },
+  };
+}

@@ -1,0 +1,56 @@
+/**
+ * The `random` engineer: a seeded random perturbation within bounds. It
+ * reads nothing from the context: one to three curriculum dimensions of one
+ * component (the heaviest for a mixture is not preferred: any component)
+ * move one step up or down, uniformly at random.
+ *
+ * @module
+ */
+import { components, type EnvConfig } from "../schemas/env_config.ts";
+import { buildMixture, CURRICULUM_DIMS, step } from "./config_ops.ts";
+import type { Engineer, Proposal, ProposeInput } from "./engineer.ts";
+import { Prng, subSeed } from "./_prng.ts";
+import { configId } from "../schemas/env_config.ts";
+
+/**
+ * The random engineer.
+ *
+ * @example
+ * ```ts
+ * import { randomEngineer } from "./random.ts";
+ * console.log(randomEngineer().name); // random
+ * ```
+ */
+export function randomEngineer(): Engineer {
+  return {
+    name: "random",
+    propose(input: ProposeInput): Promise<Proposal> {
+      const rng = new Prng(subSeed(input.seed, "random-engineer"));
+      const comps = components(input.config).map((c) => ({ ...c }));
+      const k = rng.int(comps.length);
+      let c: EnvConfig = comps[k]!.config;
+      const changes: string[] = [];
+      const n = 1 + rng.int(3);
+      const dims = [...CURRICULUM_DIMS];
+      for (let i = 0; i < n && dims.length > 0; i++) {
+        const d = dims.splice(rng.int(dims.length), 1)[0]!;
+        const dir = rng.next() < 0.5 ? -1 : 1;
+        const before = configId(c);
+        c = step(c, d, dir);
+        if (configId(c) !== before) {
+          changes.push(`${d} ${dir > 0 ? "up" : "down"}`);
+        }
+      }
+      comps[k] = { weight: comps[k]!.weight, config: c };
+      const config = buildMixture(comps, { maxComponents: 16 });
+      return Promise.resolve({
+        config,
+        rationale: `random engineer: ${
+          changes.join(", ") || "no effective change (at bounds)"
+        }${comps.length > 1 ? ` in component ${k}` : ""}.`,
+        events: [],
+        reads: [],
+      });
+    },
+  };
+}

@@ -1,0 +1,418 @@
+import assert from "node:assert/strict";
+import {
+  type AnyEnvConfig,
+  configId,
+  type EnvConfig,
+  isMixture,
+  parseEnvConfig,
+  PRESETS,
+} from "../schemas/env_config.ts";
+import type {
+  Behavior,
+  FailureCase,
+  FailureFeatures,
+} from "../schemas/findings.ts";
+import {
+  buildContext,
+  CONTEXT_TYPES,
+  type EngineerContext,
+} from "./context.ts";
+import { decideRules, RULES, rulesEngineer } from "./rules.ts";
+import { diagnose } from "./diagnose.ts";
+import {
+  corridorCollisionEpisode,
+  slipHoleEpisode,
+  successEpisode,
+} from "./_fixtures.ts";
+
+const easy = PRESETS.easy;
+
+function ctx(
+  type: EngineerContext["type"],
+  parts: {
+    success?: number;
+    components?: { success: number; config: EnvConfig; weight?: number }[];
+    dims?: { dimension: string; spread: number }[];
+    failureCount?: number;
+    types?: Record<string, number>;
+    cases?: { outcome: FailureCase["outcome"]; f?: Partial<FailureFeatures> }[];
+    behavior?: Partial<Behavior>;
+    history?: { config: AnyEnvConfig; success: number }[];
+  } = {},
+  current: AnyEnvConfig = easy,
+): EngineerContext {
+  const c: EngineerContext = {
+    type,
+    stage: 1,
+    current: { config: current, config_id: configId(current) },
+    cut: false,
+  };
+  const has = (s: string) => type === s || type === "full";
+  if (has("stats")) {
+    const comps = parts.components ??
+      [{ success: parts.success ?? 0.5, config: current as EnvConfig }];
+    c.stats = {
+      episodes: 100,
+      success_rate: parts.success ?? 0.5,
+      agent_success_rate: parts.success ?? 0.5,
+      efficiency: { mean: 0.9, min: 0.5, episodes: 10 },
+      components: comps.map((x, i) => ({
+        index: i,
+        weight: x.weight ?? 1,
+        config_id: configId(x.config),
+        episodes: 50,
+        success_rate: x.success,
+        agent_success_rate: x.success,
+        outcomes: {
+          success: 0,
+          hole: 0,
+          vertex_collision: 0,
+          edge_collision: 0,
+          timeout: 0,
+          invalid_plan: 0,
+        },
+      })),
+      dimensions: (parts.dims ?? []).map((d) => ({
+        dimension: d.dimension,
+        unit: "episode" as const,
+        buckets: [],
+        spread: d.spread,
+      })),
+      dropped_dimensions: 0,
+    };
+  }
+  if (has("failures")) {
+    c.failures = {
+      failure_count: parts.failureCount ?? (parts.cases?.length ?? 0),
+      failure_types: parts.types ?? {},
+      cases: (parts.cases ?? []).map((x, i) => ({
+        episode: i,
+        outcome: x.outcome,
+        step: 5,
+        agents: [0],
+        component: 0,
+        features: {
+          slipped: false,
+          narrow: false,
+          crowd: 1,
+          remaining_distance: 3,
+          recent_wait: 0,
+          recent_oscillation: false,
+          ...x.f,
+        },
+        score: 1,
+        text: "",
+      })),
+      dropped_cases: 0,
+    };
+  }
+  if (has("behavior")) {
+    c.behavior = {
+      wait_fraction: 0.05,
+      oscillation_rate: 0.02,
+      detour_ratio: 1.1,
+      idle_agent_rate: 0,
+      episodes_with_idle_agent: 0,
+      deviation_rate: 0,
+      progress_at_failure: 0.5,
+      ...parts.behavior,
+    };
+  }
+  if (type === "full") {
+    c.history = {
+      entries: (parts.history ?? []).map((h, i) => ({
+        stage: i,
+        config: h.config,
+        config_id: configId(h.config),
+        success_rate: h.success,
+        agent_success_rate: h.success,
+        components: [],
+        top_failure: null,
+      })),
+      dropped_entries: 0,
+    };
+  }
+  return c;
+}
+
+function comps(config: AnyEnvConfig): { weight: number; config: EnvConfig }[] {
+  return isMixture(config) ? [...config.mixture] : [{ weight: 1, config }];
+}
+
+function only(config: AnyEnvConfig): EnvConfig {
+  assert.equal(isMixture(config), false, "expected a single component");
+  return config as EnvConfig;
+}
+
+/** Every decision must be a valid config. */
+function valid(config: AnyEnvConfig) {
+  parseEnvConfig(config);
+}
+
+Deno.test("rule blind-schedule: no diagnosis develops the least developed dimension", () => {
+  const d = decideRules(ctx("none"), easy);
+  assert.deepEqual(d.fired, ["blind-schedule"]);
+  assert.deepEqual(d.reads, []);
+  assert.equal(only(d.config).agents, 3);
+  // Next time (agents developed), interaction comes next.
+  const d2 = decideRules(ctx("none", {}, d.config), d.config);
+  assert.equal(only(d2.config).interaction, 0.2);
+});
+
+Deno.test("rule harden-mastered: keeps the mastered config and adds a harder one", () => {
+  const d = decideRules(ctx("stats", { success: 0.9 }), easy);
+  assert.deepEqual(d.fired, ["harden-mastered"]);
+  const m = comps(d.config);
+  assert.deepEqual(m.map((c) => c.weight), [0.3, 0.7]);
+  assert.equal(configId(m[0]!.config), configId(easy));
+  assert.equal(m[1]!.config.agents, 3);
+  valid(d.config);
+});
+
+Deno.test("rule ease-struggling: eases the most developed dimension", () => {
+  const cur = { ...easy, agents: 4, interaction: 0.6 };
+  const d = decideRules(ctx("stats", { success: 0.1 }, cur), cur);
+  assert.deepEqual(d.fired, ["ease-struggling"]);
+  const c = only(d.config);
+  // interaction progress 0.6/0.7 > agents progress 2/6: interaction eases.
+  assert.equal(c.interaction, 0.4);
+  assert.equal(c.agents, 4);
+});
+
+Deno.test("rule keep-learning: in the learning zone without evidence the config stays", () => {
+  const d = decideRules(ctx("stats", { success: 0.5 }), easy);
+  assert.deepEqual(d.fired, ["keep-learning"]);
+  assert.equal(configId(d.config), configId(easy));
+});
+
+Deno.test("rule reweight-components: a mixture is reweighted by learning potential", () => {
+  const hard = { ...easy, agents: 4 };
+  const cur = {
+    mixture: [{ weight: 1, config: easy }, { weight: 1, config: hard }],
+  };
+  const d = decideRules(
+    ctx("stats", {
+      success: 0.6,
+      components: [{ success: 0.95, config: easy }, {
+        success: 0.5,
+        config: hard,
+      }],
+    }, cur),
+    cur,
+  );
+  assert.deepEqual(d.fired, ["keep-learning", "reweight-components"]);
+  // max(0.05, 0.95*0.05) = 0.05 vs 0.5*0.5 = 0.25 -> 1/6 and 5/6.
+  assert.deepEqual(comps(d.config).map((c) => c.weight), [0.167, 0.833]);
+});
+
+Deno.test("rule weak-dimension: the steepest success drop sets the target", () => {
+  const d = decideRules(
+    ctx("stats", {
+      success: 0.9,
+      dims: [{ dimension: "agent_distance", spread: 0.6 }, {
+        dimension: "hole_density",
+        spread: 0.1,
+      }],
+    }),
+    easy,
+  );
+  assert.deepEqual(d.fired, ["weak-dimension", "harden-mastered"]);
+  assert.equal(d.target, "distance");
+  assert.deepEqual(comps(d.config)[1]!.config.distance, { min: 3, max: 13 });
+});
+
+Deno.test("rule failure-type: hole failures aim a component at hole density", () => {
+  const d = decideRules(
+    ctx("failures", {
+      failureCount: 10,
+      types: { hole: 0.7, timeout: 0.3 },
+      cases: [{ outcome: "hole" }, { outcome: "hole" }, { outcome: "timeout" }],
+    }),
+    easy,
+  );
+  assert.deepEqual(d.fired, ["failure-type", "target-failure"]);
+  assert.equal(d.target, "hole_density");
+  const m = comps(d.config);
+  assert.deepEqual(m.map((c) => c.weight), [0.6, 0.4]);
+  assert.equal(m[1]!.config.hole_density, 0.15);
+  assert.deepEqual(d.reads, [
+    "failures.cases[].features",
+    "failures.failure_count",
+    "failures.failure_types",
+  ]);
+});
+
+Deno.test("rule slip-falls: slipped hole cases move the target to slip", () => {
+  const d = decideRules(
+    ctx("failures", {
+      types: { hole: 1 },
+      cases: [{ outcome: "hole", f: { slipped: true } }, {
+        outcome: "hole",
+        f: { slipped: true },
+      }],
+    }),
+    easy,
+  );
+  assert.deepEqual(d.fired, ["slip-falls", "target-failure"]);
+  assert.equal(comps(d.config)[1]!.config.slip, 0.05);
+});
+
+Deno.test("rule bottleneck-collisions: collisions in narrow cells target corridors", () => {
+  const d = decideRules(
+    ctx("failures", {
+      types: { vertex_collision: 0.8, hole: 0.2 },
+      cases: [{ outcome: "vertex_collision", f: { narrow: true } }, {
+        outcome: "vertex_collision",
+        f: { narrow: true },
+      }],
+    }),
+    easy,
+  );
+  assert.equal(d.fired[0], "bottleneck-collisions");
+  assert.equal(d.target, "corridors");
+  assert.equal(comps(d.config)[1]!.config.corridors, 0.2);
+});
+
+Deno.test("rule crowded-collisions: crowded collisions target the number of agents", () => {
+  const d = decideRules(
+    ctx("failures", {
+      types: { edge_collision: 1 },
+      cases: [{ outcome: "edge_collision", f: { crowd: 4 } }, {
+        outcome: "edge_collision",
+        f: { crowd: 3 },
+      }],
+    }),
+    easy,
+  );
+  assert.equal(d.fired[0], "crowded-collisions");
+  assert.equal(comps(d.config)[1]!.config.agents, 3);
+});
+
+Deno.test("rule stalled-timeouts: stalled timeouts target interaction, plain ones distance", () => {
+  const stalled = decideRules(
+    ctx("failures", {
+      types: { timeout: 1 },
+      cases: [{ outcome: "timeout", f: { recent_oscillation: true } }, {
+        outcome: "timeout",
+        f: { recent_wait: 0.7 },
+      }],
+    }),
+    easy,
+  );
+  assert.equal(stalled.fired[0], "stalled-timeouts");
+  assert.equal(stalled.target, "interaction");
+  const plain = decideRules(
+    ctx("failures", { types: { timeout: 1 }, cases: [{ outcome: "timeout" }] }),
+    easy,
+  );
+  assert.equal(plain.fired[0], "failure-type");
+  assert.equal(plain.target, "distance");
+});
+
+Deno.test("rule target-failure (with stats): the learning zone adds an isolating component", () => {
+  const cur = { ...easy, agents: 4, hole_density: 0.2 };
+  const d = decideRules(
+    ctx("full", {
+      success: 0.5,
+      types: { hole: 1 },
+      cases: [{ outcome: "hole" }],
+    }, cur),
+    cur,
+  );
+  assert.deepEqual(d.fired, ["failure-type", "target-failure"]);
+  const m = comps(d.config);
+  assert.deepEqual(m.map((c) => c.weight), [0.7, 0.3]);
+  // Isolated: agents eased one step, holes kept.
+  assert.equal(m[1]!.config.agents, 3);
+  assert.equal(m[1]!.config.hole_density, 0.2);
+});
+
+Deno.test("rule no-failures: no failure at all hardens (failures context)", () => {
+  const d = decideRules(ctx("failures", { failureCount: 0 }), easy);
+  assert.deepEqual(d.fired, ["no-failures"]);
+  assert.equal(comps(d.config)[1]!.config.agents, 3);
+});
+
+Deno.test("behaviour rules: passive-agents, oscillation, detours, slippage", () => {
+  const cases: [Partial<Behavior>, string, string][] = [
+    [{ wait_fraction: 0.5 }, "passive-agents", "interaction"],
+    [{ idle_agent_rate: 0.2 }, "passive-agents", "interaction"],
+    [{ oscillation_rate: 0.2 }, "oscillation", "corridors"],
+    [{ detour_ratio: 1.8 }, "detours", "horizon"],
+    [{ deviation_rate: 0.3 }, "slippage", "slip"],
+  ];
+  for (const [behavior, rule, dim] of cases) {
+    const d = decideRules(ctx("behavior", { behavior }), easy);
+    assert.deepEqual(d.fired, [rule, "target-failure"], rule);
+    assert.equal(d.target, dim, rule);
+    assert.deepEqual(d.reads, ["behavior"]);
+    valid(d.config);
+  }
+  const quiet = decideRules(ctx("behavior"), easy);
+  assert.deepEqual(quiet.fired, ["keep-learning"]);
+  assert.equal(configId(quiet.config), configId(easy));
+});
+
+Deno.test("rule regression-restore: a config that worked comes back as a component", () => {
+  const before = easy;
+  const cur = { ...easy, agents: 5, interaction: 0.6 };
+  const d = decideRules(
+    ctx(
+      "full",
+      { success: 0.35, history: [{ config: before, success: 0.9 }] },
+      cur,
+    ),
+    cur,
+  );
+  assert.equal(d.fired[0], "regression-restore");
+  assert.ok(d.fired.includes("ease-struggling"));
+  assert.ok(
+    comps(d.config).some((c) => configId(c.config) === configId(before)),
+  );
+});
+
+Deno.test("rule plateau: a flat learning curve forces a move", () => {
+  const cur = { ...easy, agents: 3 };
+  const flat = [{ config: cur, success: 0.6 }, { config: cur, success: 0.61 }];
+  const d = decideRules(ctx("full", { success: 0.6, history: flat }, cur), cur);
+  assert.deepEqual(d.fired, ["plateau", "harden-mastered"]);
+  // Without history (stats), the same numbers keep the config.
+  const s = decideRules(ctx("stats", { success: 0.6 }, cur), cur);
+  assert.deepEqual(s.fired, ["keep-learning"]);
+});
+
+Deno.test("every rule listed in RULES is exercised by a test above", () => {
+  const src = Deno.readTextFileSync(
+    new URL("./rules_test.ts", import.meta.url),
+  );
+  for (const r of RULES) assert.ok(src.includes(`"${r.id}"`), r.id);
+});
+
+Deno.test("the context ablation changes the rules engineer's decision", async () => {
+  // Mostly successful rollouts whose failures are slips into holes.
+  const eps = [];
+  for (let i = 0; i < 17; i++) eps.push(successEpisode());
+  for (let i = 0; i < 2; i++) eps.push(slipHoleEpisode());
+  eps.push(corridorCollisionEpisode());
+  const findings = diagnose(eps, { seed: 1, config: easy });
+  assert.equal(findings.success_rate, 0.85);
+  const out: Record<string, string> = {};
+  for (const type of CONTEXT_TYPES) {
+    const context = buildContext(type, findings, easy, { history: [] });
+    const p = await rulesEngineer().propose({ context, config: easy, seed: 1 });
+    valid(p.config);
+    out[type] = configId(p.config);
+    if (Deno.env.get("SHOW")) {
+      console.log(type, p.rationale, JSON.stringify(p.config));
+    }
+    assert.match(p.rationale, new RegExp(`context ${type}`));
+  }
+  // none: blind schedule (agents up, nothing kept); stats: harden along the
+  // weakest dimension (hole density), keeping the mastered config; failures:
+  // keep + a slip-aimed component (slipped falls); behaviour: nothing abnormal,
+  // keep; full: harden along slip, keeping the mastered config.
+  assert.equal(new Set(Object.values(out)).size, 5);
+  assert.notEqual(out.none, out.stats);
+  assert.notEqual(out.stats, out.failures);
+  assert.notEqual(out.failures, out.full);
+});
