@@ -117,7 +117,7 @@ export function diagnose(
       beh.failOnGoal += f.agentsOnGoal;
       beh.failAgents += ep.agents;
     }
-    if (f.success && f.achievedSoc > 0) {
+    if (f.success && f.achievedSoc > 0 && ep.referenceSoc > 0) {
       eff.push(Math.min(1, ep.referenceSoc / f.achievedSoc));
     }
   }
