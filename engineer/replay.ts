@@ -1,0 +1,187 @@
+/**
+ * The `replay` engineer: level replay scored by learning potential, in the
+ * spirit of Prioritized Level Replay (PLR, Jiang et al. 2021) and ACCEL
+ * (Parker-Holder et al. 2022).
+ *
+ * - **Buffer.** Levels are configuration components. The buffer holds the
+ *   components of the current config and, when the context carries history
+ *   (`full`), every component trained on in earlier stages.
+ * - **Score.** Learning potential of a level with success rate `p` is
+ *   `p (1 - p)` (highest at 0.5: neither mastered nor hopeless; the
+ *   learnability score of Sampling-for-Learnability). The latest measurement
+ *   of a level counts. A level never measured gets the optimistic 0.25.
+ * - **Sampling.** Rank prioritisation `P_S(l) ∝ (1 / rank(l))^(1/β)` mixed
+ *   with staleness `P_C(l) ∝ stage - last_seen(l)`:
+ *   `P = (1 - ρ) P_S + ρ P_C` (PLR's defaults: β = 0.1, ρ = 0.1; here
+ *   β = 0.3 because the buffer is small). Up to two levels are drawn
+ *   without replacement with a seeded generator; their weights follow `P`.
+ * - **Editing (ACCEL).** The best-scored drawn level is edited by one
+ *   random curriculum step (harder with probability 0.7) and added as a new
+ *   level with weight 0.3.
+ *
+ * What it reads: `none`, `failures`, `behavior` give it no scores (buffer =
+ * current components, all unscored); `stats` scores the current components
+ * (`stats.components[].success_rate`); `full` adds the history
+ * (`history.entries[].config`, `.components[].success_rate`, `.stage`).
+ *
+ * @module
+ */
+import { components, configId, type EnvConfig } from "../schemas/env_config.ts";
+import { buildMixture, CURRICULUM_DIMS, step } from "./config_ops.ts";
+import type { Engineer, Proposal, ProposeInput } from "./engineer.ts";
+import { Prng, subSeed } from "./_prng.ts";
+
+/** Replay parameters. */
+export const REPLAY_PARAMS = {
+  /** Rank temperature β. */
+  beta: 0.3,
+  /** Staleness mixing ρ. */
+  rho: 0.1,
+  /** Levels drawn per stage. */
+  draws: 2,
+  /** Weight of the edited level. */
+  editWeight: 0.3,
+  /** Probability that an edit is harder. */
+  harder: 0.7,
+  /** Score of a level never measured. */
+  unseen: 0.25,
+} as const;
+
+/** A level in the buffer. */
+export interface ReplayLevel {
+  /** `configId`. */
+  id: string;
+  /** The component config. */
+  config: EnvConfig;
+  /** Learning potential, or null when never measured. */
+  score: number | null;
+  /** Latest success measured. */
+  success: number | null;
+  /** Stage it was last trained on. */
+  lastSeen: number;
+}
+
+/** Build the buffer from a context (exported for tests). */
+export function replayBuffer(
+  input: ProposeInput,
+): { levels: ReplayLevel[]; reads: string[]; stage: number } {
+  const ctx = input.context.json;
+  const reads = new Set<string>();
+  const levels = new Map<string, ReplayLevel>();
+  const hist = ctx.history?.entries ?? [];
+  const stage = ctx.stage ?? hist.length;
+  const touch = (config: EnvConfig, success: number | null, seen: number) => {
+    const id = configId(config);
+    const old = levels.get(id);
+    const lvl: ReplayLevel = old ??
+      { id, config, score: null, success: null, lastSeen: seen };
+    lvl.lastSeen = Math.max(lvl.lastSeen, seen);
+    if (success !== null) {
+      lvl.success = success;
+      lvl.score = success * (1 - success);
+    }
+    levels.set(id, lvl);
+  };
+  for (const e of hist) {
+    reads.add("history.entries");
+    if (e.config === null) continue;
+    for (const c of components(e.config)) {
+      const id = configId(c.config);
+      const st = e.components.find((x) => x.config_id === id);
+      touch(c.config, st?.success_rate ?? null, e.stage);
+    }
+  }
+  const stats = ctx.stats?.components;
+  for (const c of components(input.config)) {
+    const id = configId(c.config);
+    const st = stats?.find((x) => x.config_id === id && x.episodes > 0);
+    if (stats !== undefined) reads.add("stats.components");
+    touch(c.config, st?.success_rate ?? null, stage);
+  }
+  return { levels: [...levels.values()], reads: [...reads].sort(), stage };
+}
+
+/** Replay sampling probabilities of a buffer (rank priority mixed with staleness). */
+export function replayProbabilities(
+  levels: readonly ReplayLevel[],
+  stage: number,
+): number[] {
+  const { beta, rho, unseen } = REPLAY_PARAMS;
+  const score = levels.map((l) => l.score ?? unseen);
+  const order = levels.map((_, i) => i).sort((a, b) =>
+    score[b]! - score[a]! || levels[a]!.id.localeCompare(levels[b]!.id)
+  );
+  const ps = new Array<number>(levels.length).fill(0);
+  order.forEach((i, r) => (ps[i] = (1 / (r + 1)) ** (1 / beta)));
+  const sumS = ps.reduce((a, b) => a + b, 0);
+  const stale = levels.map((l) => stage - l.lastSeen);
+  const sumC = stale.reduce((a, b) => a + b, 0);
+  return levels.map((_, i) =>
+    (1 - rho) * (ps[i]! / sumS) +
+    rho * (sumC === 0 ? 1 / levels.length : stale[i]! / sumC)
+  );
+}
+
+/**
+ * The replay engineer.
+ *
+ * @example
+ * ```ts
+ * import { replayEngineer } from "./replay.ts";
+ * console.log(replayEngineer().name); // replay
+ * ```
+ */
+export function replayEngineer(): Engineer {
+  return {
+    name: "replay",
+    propose(input: ProposeInput): Promise<Proposal> {
+      const { levels, reads, stage } = replayBuffer(input);
+      const p = replayProbabilities(levels, stage);
+      const rng = new Prng(subSeed(input.seed, "replay-engineer"));
+      const pool = levels.map((l, i) => ({ l, p: p[i]! }));
+      const drawn: { l: ReplayLevel; p: number }[] = [];
+      while (drawn.length < REPLAY_PARAMS.draws && pool.length > 0) {
+        const total = pool.reduce((a, b) => a + b.p, 0);
+        let u = rng.next() * total;
+        let k = 0;
+        for (; k < pool.length - 1; k++) {
+          u -= pool[k]!.p;
+          if (u < 0) break;
+        }
+        drawn.push(pool.splice(k, 1)[0]!);
+      }
+      const best = [...drawn].sort((a, b) =>
+        (b.l.score ?? REPLAY_PARAMS.unseen) -
+        (a.l.score ?? REPLAY_PARAMS.unseen)
+      )[0]!;
+      const dim = CURRICULUM_DIMS[rng.int(CURRICULUM_DIMS.length)]!;
+      const dir = rng.next() < REPLAY_PARAMS.harder ? 1 : -1;
+      const edited = step(best.l.config, dim, dir);
+      const sumP = drawn.reduce((a, b) => a + b.p, 0);
+      const parts = [
+        ...drawn.map((d) => ({
+          weight: (1 - REPLAY_PARAMS.editWeight) * d.p / sumP,
+          config: d.l.config,
+        })),
+        { weight: REPLAY_PARAMS.editWeight, config: edited },
+      ];
+      const config = buildMixture(parts, { maxComponents: 4 });
+      const fmt = (l: ReplayLevel) =>
+        `${l.id} (score ${
+          l.score === null ? "unseen" : l.score.toFixed(3)
+        }, last stage ${l.lastSeen})`;
+      return Promise.resolve({
+        config,
+        rationale:
+          `replay engineer: buffer of ${levels.length} levels; replayed ${
+            drawn.map((d) => fmt(d.l)).join(", ")
+          }; ` +
+          `edited ${best.l.id} with ${dim} ${
+            dir > 0 ? "harder" : "easier"
+          } (weight ${REPLAY_PARAMS.editWeight}).`,
+        events: [],
+        reads,
+      });
+    },
+  };
+}

@@ -1,0 +1,105 @@
+import assert from "node:assert/strict";
+import {
+  configId,
+  isMixture,
+  parseEnvConfig,
+  PRESETS,
+} from "../schemas/env_config.ts";
+import { buildContext } from "./context.ts";
+import { diagnose } from "./diagnose.ts";
+import { replayBuffer, replayEngineer, replayProbabilities } from "./replay.ts";
+import { slipHoleEpisode, successEpisode } from "./_fixtures.ts";
+import type { Findings } from "../schemas/findings.ts";
+
+const easy = PRESETS.easy;
+const a = { ...easy, agents: 3 };
+const b = { ...easy, agents: 4 };
+
+function findingsFor(config: typeof easy, success: number): Findings {
+  const eps = [];
+  for (let i = 0; i < 20; i++) {
+    eps.push(i < success * 20 ? successEpisode() : slipHoleEpisode());
+  }
+  return diagnose(eps, { seed: 1, config });
+}
+
+Deno.test("replay buffer collects scored levels from history and the current stats", () => {
+  const history = [
+    { findings: findingsFor(easy, 0.95), config: easy },
+    { findings: findingsFor(a, 0.5), config: a },
+  ];
+  const context = buildContext("full", findingsFor(b, 0.1), b, {
+    history,
+    stage: 2,
+  });
+  const { levels, reads, stage } = replayBuffer({
+    context,
+    config: b,
+    seed: 1,
+  });
+  assert.equal(stage, 2);
+  assert.deepEqual(reads, ["history.entries", "stats.components"]);
+  assert.deepEqual(
+    levels.map((
+      l,
+    ) => [
+      l.config.agents,
+      l.success,
+      l.score === null ? null : Math.round(l.score * 1e4) / 1e4,
+      l.lastSeen,
+    ]),
+    [[2, 0.95, 0.0475, 0], [3, 0.5, 0.25, 1], [4, 0.1, 0.09, 2]],
+  );
+  const p = replayProbabilities(levels, stage);
+  assert.ok(Math.abs(p.reduce((x, y) => x + y, 0) - 1) < 1e-9);
+  // Rank: 0.25 (agents 3) > 0.09 (agents 4) > 0.0475 (agents 2); staleness lifts the oldest.
+  assert.ok(p[1]! > p[2]! && p[1]! > p[0]!);
+  const noStale = replayProbabilities(
+    levels.map((l) => ({ ...l, lastSeen: 2 })),
+    2,
+  );
+  assert.ok(p[0]! > noStale[0]!);
+});
+
+Deno.test("replay proposes a seeded mixture of replayed levels plus an edited one", async () => {
+  const history = [{ findings: findingsFor(easy, 0.95), config: easy }, {
+    findings: findingsFor(a, 0.5),
+    config: a,
+  }];
+  const context = buildContext("full", findingsFor(b, 0.1), b, {
+    history,
+    stage: 2,
+  });
+  const p1 = await replayEngineer().propose({ context, config: b, seed: 7 });
+  const p2 = await replayEngineer().propose({ context, config: b, seed: 7 });
+  assert.equal(JSON.stringify(p1), JSON.stringify(p2));
+  parseEnvConfig(p1.config);
+  assert.ok(isMixture(p1.config));
+  assert.match(p1.rationale, /buffer of 3 levels/);
+  // The highest-potential level (agents 3) is replayed most often across seeds.
+  const count = new Map<number, number>();
+  for (let seed = 0; seed < 60; seed++) {
+    const p = await replayEngineer().propose({ context, config: b, seed });
+    if (!isMixture(p.config)) continue;
+    for (const c of p.config.mixture) {
+      if ([easy, a, b].some((x) => configId(x) === configId(c.config))) {
+        count.set(c.config.agents, (count.get(c.config.agents) ?? 0) + 1);
+      }
+    }
+  }
+  assert.ok(
+    (count.get(3) ?? 0) > (count.get(2) ?? 0),
+    JSON.stringify([...count]),
+  );
+});
+
+Deno.test("replay without scores (context none) replays the current config and edits it", async () => {
+  const context = buildContext("none", null, easy);
+  const p = await replayEngineer().propose({ context, config: easy, seed: 3 });
+  assert.deepEqual(p.reads, []);
+  parseEnvConfig(p.config);
+  const ids = isMixture(p.config)
+    ? p.config.mixture.map((c) => configId(c.config))
+    : [configId(p.config)];
+  assert.ok(ids.includes(configId(easy)));
+});
