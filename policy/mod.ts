@@ -6,7 +6,16 @@
  *
  * The ONNX policy contract (input `obs` float32 `[batch, D]`, outputs
  * `logits` float32 `[batch, 5]` and optional `value` float32 `[batch, 1]`) is
- * documented in `onnx_export.ts`.
+ * documented in `onnx_export.ts`; the observation layout (versioned by
+ * {@linkcode OBS_VERSION}) in `observation.ts`; reward shaping in `reward.ts`.
+ *
+ * Typical use:
+ * ```ts ignore
+ * const ck = initCheckpoint({ hidden: [64, 64], seed: 1 });      // or loadCheckpoint(bytes)
+ * const trainer = new Trainer(ck, InstancePool.from(instances), { algo: "ppo", seed: 1 });
+ * for (let i = 0; i < 100; i++) trainer.update();                // one CurvePoint each
+ * const onnxBytes = saveCheckpoint(trainer.checkpoint());        // resumable ONNX checkpoint
+ * ```
  *
  * @module
  */
@@ -56,3 +65,43 @@ export {
   type PolicyOutputs,
 } from "./onnx_policy.ts";
 export { PolicyContractError } from "./errors.ts";
+export {
+  checkObsSpec,
+  DEFAULT_OBS,
+  MAX_RADIUS,
+  OBS_CHANNELS,
+  OBS_VERSION,
+  ObservationEncoder,
+  obsSize,
+  type ObsSpec,
+  obsSpecForSize,
+  SCALAR_FEATURES,
+} from "./observation.ts";
+export {
+  agentRewards,
+  DEFAULT_REWARD,
+  type RewardSpec,
+  rewardSpec,
+} from "./reward.ts";
+export {
+  Learner,
+  type LearnerOptions,
+  sampleActions,
+  SampleBuffer,
+  type UpdateStats,
+} from "./learner.ts";
+export {
+  ACTIONS,
+  type Checkpoint,
+  initCheckpoint,
+  type InitOptions,
+  loadCheckpoint,
+  saveCheckpoint,
+  type TrainCounters,
+} from "./checkpoint.ts";
+export {
+  type Algo,
+  type CurvePoint,
+  Trainer,
+  type TrainerOptions,
+} from "./trainer.ts";

@@ -1,0 +1,68 @@
+// Test helper: small random instances (not a suite; the generator lives in mapf/).
+import {
+  bfsDistances,
+  type Instance,
+  parseInstanceLines,
+} from "../mapf/mod.ts";
+import { Rng } from "./rng.ts";
+
+/** Random `size x size` instances with scattered holes and reachable goals. */
+export function randomInstances(
+  count: number,
+  seed: number,
+  opts: {
+    size?: number;
+    agents?: number;
+    holes?: number;
+    collision?: "fail" | "block";
+    slip?: number;
+  } = {},
+): Instance[] {
+  const { size = 6, agents = 2, holes = 0.1, collision = "fail", slip = 0 } =
+    opts;
+  const rng = new Rng(seed);
+  const out: Instance[] = [];
+  while (out.length < count) {
+    const grid = new Uint8Array(size * size).map(
+      () => (rng.float() < holes ? 1 : 0),
+    );
+    const free: number[] = [];
+    grid.forEach((c, i) => c === 0 && free.push(i));
+    if (free.length < 2 * agents) continue;
+    rng.shuffle(free);
+    const starts = free.slice(0, agents),
+      goals = free.slice(agents, 2 * agents);
+    let ok = true, maxD = 0;
+    for (let a = 0; a < agents; a++) {
+      const d = bfsDistances(grid, size, size, goals[a]!)[starts[a]!]!;
+      if (d === 0xffff) ok = false;
+      maxD = Math.max(maxD, d);
+    }
+    if (!ok) continue;
+    const cells = Array.from(
+      { length: size },
+      (_, r) =>
+        Array.from(
+          grid.subarray(r * size, r * size + size),
+          (c) => (c ? "H" : "."),
+        ).join(""),
+    );
+    const pos = (c: number) => [Math.floor(c / size), c % size];
+    out.push(
+      parseInstanceLines(JSON.stringify({
+        id: `t${seed}-${out.length}`,
+        width: size,
+        height: size,
+        cells,
+        starts: starts.map(pos),
+        goals: goals.map(pos),
+        slip,
+        horizon: Math.max(4, 3 * maxD),
+        collision,
+        holes: "lethal",
+        reference: null,
+      }))[0]!,
+    );
+  }
+  return out;
+}

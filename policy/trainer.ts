@@ -1,0 +1,441 @@
+/**
+ * Multi-agent PPO and GRPO on batched MAPF-FrozenLake environments, with one
+ * policy shared by all agents (decentralised execution: each agent acts on
+ * its own observation).
+ *
+ * One **update** is a rollout followed by optimisation:
+ * - `ppo`: `envs` environments run `steps` steps (ended episodes restart on
+ *   a random instance of the pool); advantages by GAE(`gamma`, `lambda`) on
+ *   per-agent streams, bootstrapped with the value head; value targets
+ *   normalised by a running mean/std.
+ * - `grpo`: `envs / group` instances are drawn and each is played `group`
+ *   times (same instance, different slip and action samples) to the end; an
+ *   agent's advantage is its undiscounted episode return standardised
+ *   against the same agent in the other replays of its group; no critic.
+ *
+ * Then `epochs` passes of clipped-objective minibatch Adam steps (see
+ * `learner.ts`). Everything is seeded: the same checkpoint, pool, options
+ * and seed give byte-identical weights.
+ *
+ * @module
+ */
+import {
+  BatchEnv,
+  type InstancePool,
+  OUTCOME_NAMES,
+  SUCCESS,
+} from "../mapf/mod.ts";
+import type { Checkpoint } from "./checkpoint.ts";
+import {
+  Learner,
+  type LearnerOptions,
+  sampleActions,
+  SampleBuffer,
+  type UpdateStats,
+} from "./learner.ts";
+import { MlpWorkspace } from "./mlp.ts";
+import { ObservationEncoder } from "./observation.ts";
+import { gae, groupAdvantages } from "./ppo_loss.ts";
+import { agentRewards, type RewardSpec, rewardSpec } from "./reward.ts";
+import { Rng } from "./rng.ts";
+
+/** Training algorithm. */
+export type Algo = "ppo" | "grpo";
+
+/** Options of {@linkcode Trainer}. */
+export interface TrainerOptions extends LearnerOptions {
+  /** Algorithm. @default "ppo" */
+  algo?: Algo;
+  /** Parallel environments. @default 64 */
+  envs?: number;
+  /** PPO rollout length (steps per environment per update). @default 32 */
+  steps?: number;
+  /** GRPO group size (replays of one instance). @default 8 */
+  group?: number;
+  /** Discount. @default 0.99 */
+  gamma?: number;
+  /** GAE lambda. @default 0.95 */
+  lambda?: number;
+  /** Reward coefficients (defaults in `reward.ts`). */
+  reward?: Partial<RewardSpec>;
+  /** Seed of instance draws, action sampling, shuffles and slip. @default 0 */
+  seed?: number;
+}
+
+/** One point of the training curve (one update). */
+export interface CurvePoint {
+  /** Updates done (including those before a resume). */
+  update: number;
+  /** Samples trained on (including those before a resume). */
+  samples: number;
+  /** Wall-clock seconds since this trainer started (not deterministic). */
+  seconds: number;
+  /** Training episodes that ended during this update's rollout. */
+  episodes: number;
+  /** Their success rate (NaN if none ended). */
+  success: number;
+  /** Mean reward per agent-step in the rollout. */
+  reward: number;
+  /** Count of each outcome among the ended episodes, by name. */
+  outcomes: Record<string, number>;
+  /** Optimisation statistics. */
+  stats: UpdateStats;
+}
+
+/**
+ * Trains a checkpoint's network in place on a pool of instances.
+ *
+ * @example
+ * ```ts ignore
+ * const ck = initCheckpoint({ seed: 1 });
+ * const trainer = new Trainer(ck, InstancePool.from(instances), { seed: 1 });
+ * for (let i = 0; i < 50; i++) console.log(trainer.update().success);
+ * const bytes = saveCheckpoint(trainer.checkpoint());
+ * ```
+ */
+export class Trainer {
+  /** The checkpoint being trained (its net is updated in place). */
+  readonly ck: Checkpoint;
+  /** Options in force. */
+  readonly options: Readonly<
+    Required<Omit<TrainerOptions, "reward">> & { reward: RewardSpec }
+  >;
+  readonly #pool: InstancePool;
+  readonly #env: BatchEnv;
+  readonly #enc: ObservationEncoder;
+  readonly #learner: Learner;
+  readonly #rng: Rng;
+  readonly #buf: SampleBuffer;
+  readonly #ws: MlpWorkspace;
+  readonly #slots: Int32Array;
+  readonly #act: Uint8Array;
+  readonly #actTmp: Uint8Array;
+  readonly #logpTmp: Float32Array;
+  readonly #rewTmp: Float32Array;
+  readonly #doneTmp: Uint8Array;
+  readonly #t0 = performance.now();
+  // PPO time-major storage (steps x slots)
+  #rew = new Float32Array(0);
+  #val = new Float32Array(0);
+  #done = new Uint8Array(0);
+  #valid = new Uint8Array(0);
+  #row = new Int32Array(0);
+  #adv = new Float32Array(0);
+  #ret = new Float32Array(0);
+  #boot = new Float32Array(0);
+  // GRPO per-row slot and per-slot returns
+  #rowSlot = new Int32Array(0);
+  #epRet = new Float32Array(0);
+
+  /** A trainer for `ck` on `pool`. Resumes the optimiser state the checkpoint carries. */
+  constructor(
+    ck: Checkpoint,
+    pool: InstancePool,
+    options: TrainerOptions = {},
+  ) {
+    if (pool.count === 0) {
+      throw new RangeError("Cannot train on an empty set of instances");
+    }
+    const algo = options.algo ?? "ppo";
+    if (algo !== "ppo" && algo !== "grpo") {
+      throw new RangeError(`Unknown algo "${algo}": use "ppo" or "grpo"`);
+    }
+    const group = options.group ?? 8;
+    let envs = options.envs ?? 64;
+    if (algo === "grpo") {
+      if (!Number.isInteger(group) || group < 2) {
+        throw new RangeError(
+          `GRPO group size must be an integer >= 2 (got ${group})`,
+        );
+      }
+      envs = Math.max(group, Math.floor(envs / group) * group);
+    }
+    this.options = {
+      algo,
+      envs,
+      steps: options.steps ?? 32,
+      group,
+      gamma: options.gamma ?? 0.99,
+      lambda: options.lambda ?? 0.95,
+      seed: options.seed ?? 0,
+      lr: options.lr ?? 3e-4,
+      epochs: options.epochs ?? 4,
+      minibatch: options.minibatch ?? 512,
+      maxGradNorm: options.maxGradNorm ?? 0.5,
+      normalizeAdvantages: options.normalizeAdvantages ?? algo === "ppo",
+      targetKl: options.targetKl ?? 0,
+      clip: options.clip ?? 0.2,
+      valueCoef: options.valueCoef ?? (algo === "ppo" ? 0.5 : 0),
+      entropyCoef: options.entropyCoef ?? 0.01,
+      clipValue: options.clipValue ?? false,
+      reward: rewardSpec(options.reward),
+    };
+    const o = this.options;
+    if (!Number.isInteger(o.steps) || o.steps < 1) {
+      throw new RangeError(`steps must be a positive integer (got ${o.steps})`);
+    }
+    this.ck = ck;
+    this.#pool = pool;
+    this.#rng = new Rng(o.seed ^ 0x2545f491);
+    this.#env = new BatchEnv(pool, { envs, seed: o.seed });
+    this.#enc = new ObservationEncoder(ck.obs, this.#env);
+    if (this.#enc.size !== ck.net.spec.inputSize) {
+      throw new RangeError(
+        `The policy reads ${ck.net.spec.inputSize} values per agent but observation ${
+          JSON.stringify(ck.obs)
+        } has ${this.#enc.size}`,
+      );
+    }
+    this.#learner = new Learner(ck.net, o, ck.valueNorm);
+    if (ck.adam) this.#learner.adam.load(ck.adam);
+    const S = envs * this.#env.maxAgents;
+    let maxH = 0;
+    for (let i = 0; i < pool.count; i++) {
+      maxH = Math.max(maxH, pool.horizon[i]!);
+    }
+    const T = algo === "ppo" ? o.steps : maxH;
+    this.#buf = new SampleBuffer(S * T, this.#enc.size);
+    this.#ws = new MlpWorkspace(ck.net.spec, S);
+    this.#slots = new Int32Array(S);
+    this.#act = new Uint8Array(S);
+    this.#actTmp = new Uint8Array(S);
+    this.#logpTmp = new Float32Array(S);
+    this.#rewTmp = new Float32Array(S);
+    this.#doneTmp = new Uint8Array(S);
+    if (algo === "ppo") {
+      this.#rew = new Float32Array(T * S);
+      this.#val = new Float32Array(T * S);
+      this.#done = new Uint8Array(T * S);
+      this.#valid = new Uint8Array(T * S);
+      this.#row = new Int32Array(T * S);
+      this.#adv = new Float32Array(T * S);
+      this.#ret = new Float32Array(T * S);
+      this.#boot = new Float32Array(S);
+      this.#env.resetAll(() => this.#rng.int(pool.count));
+    } else {
+      this.#rowSlot = new Int32Array(S * T);
+      this.#epRet = new Float32Array(S);
+    }
+  }
+
+  /** Run one update (rollout + optimisation); returns its curve point. */
+  update(): CurvePoint {
+    const tally = {
+      episodes: 0,
+      success: 0,
+      reward: 0,
+      outcomes: {} as Record<string, number>,
+    };
+    this.#buf.count = 0;
+    if (this.options.algo === "ppo") this.#collectPpo(tally);
+    else this.#collectGrpo(tally);
+    const n = this.#buf.count;
+    const stats = this.#learner.update(this.#buf, this.#rng);
+    const c = this.ck.counters;
+    c.updates++;
+    c.samples += n;
+    c.episodes += tally.episodes;
+    this.ck.adam = this.#learner.adam.state();
+    return {
+      update: c.updates,
+      samples: c.samples,
+      seconds: (performance.now() - this.#t0) / 1000,
+      episodes: tally.episodes,
+      success: tally.episodes > 0 ? tally.success / tally.episodes : NaN,
+      reward: n > 0 ? tally.reward / n : 0,
+      outcomes: tally.outcomes,
+      stats,
+    };
+  }
+
+  /** The checkpoint with the current weights, normaliser, optimiser state and counters. */
+  checkpoint(): Checkpoint {
+    return this.ck;
+  }
+
+  /** Collect the acting agents (running env, real agent, not yet arrived) into `#slots`. */
+  #activeSlots(): number {
+    const env = this.#env, m = env.maxAgents;
+    let n = 0;
+    for (let e = 0; e < env.envs; e++) {
+      if (env.done[e]) continue;
+      const na = env.agentCount[e]!;
+      for (let a = 0; a < na; a++) {
+        const s = e * m + a;
+        if (!env.arrived[s]) this.#slots[n++] = s;
+      }
+    }
+    return n;
+  }
+
+  /**
+   * Encode, run the network and sample actions for the `n` active slots,
+   * storing rows in the sample buffer. Returns the first row index.
+   */
+  #act1(n: number): number {
+    const buf = this.#buf, D = buf.inputSize, ws = this.#ws;
+    const row0 = buf.count;
+    this.#enc.encode(this.#slots, n, buf.obs, row0);
+    this.ck.net.forward(buf.obs.subarray(row0 * D, (row0 + n) * D), n, ws);
+    sampleActions(
+      ws.out,
+      ws.stride,
+      5,
+      n,
+      this.#rng,
+      this.#actTmp,
+      this.#logpTmp,
+    );
+    this.#act.fill(0);
+    for (let i = 0; i < n; i++) {
+      const r = row0 + i;
+      this.#act[this.#slots[i]!] = this.#actTmp[i]!;
+      buf.actions[r] = this.#actTmp[i]!;
+      buf.logp[r] = this.#logpTmp[i]!;
+      buf.values[r] = ws.out[i * ws.stride + 5]!;
+    }
+    buf.count += n;
+    return row0;
+  }
+
+  #tallyEnded(
+    tally: {
+      episodes: number;
+      success: number;
+      outcomes: Record<string, number>;
+    },
+  ): void {
+    const env = this.#env;
+    for (let e = 0; e < env.envs; e++) {
+      if (!env.ended[e]) continue;
+      const oc = env.outcome[e]!;
+      tally.episodes++;
+      if (oc === SUCCESS) tally.success++;
+      const name = OUTCOME_NAMES[oc]!;
+      tally.outcomes[name] = (tally.outcomes[name] ?? 0) + 1;
+    }
+  }
+
+  #collectPpo(
+    tally: {
+      episodes: number;
+      success: number;
+      reward: number;
+      outcomes: Record<string, number>;
+    },
+  ): void {
+    const o = this.options, env = this.#env, pool = this.#pool, buf = this.#buf;
+    const S = env.envs * env.maxAgents, T = o.steps;
+    const vm = this.ck.valueNorm.mean, vs = this.ck.valueNorm.std;
+    this.#valid.fill(0);
+    for (let t = 0; t < T; t++) {
+      const n = this.#activeSlots();
+      const row0 = this.#act1(n);
+      env.step(this.#act);
+      agentRewards(env, this.#slots, n, o.reward, this.#rewTmp, this.#doneTmp);
+      for (let i = 0; i < n; i++) {
+        const idx = t * S + this.#slots[i]!;
+        this.#valid[idx] = 1;
+        this.#rew[idx] = this.#rewTmp[i]!;
+        this.#done[idx] = this.#doneTmp[i]!;
+        this.#val[idx] = buf.values[row0 + i]! * vs + vm;
+        this.#row[idx] = row0 + i;
+        tally.reward += this.#rewTmp[i]!;
+      }
+      this.#tallyEnded(tally);
+      env.resetDone(() => this.#rng.int(pool.count));
+    }
+    // bootstrap values of the agents still acting
+    this.#boot.fill(0);
+    const n = this.#activeSlots();
+    if (n > 0) {
+      const D = buf.inputSize;
+      // encode into the spare rows past the filled part of the buffer when there is room
+      const scratch = buf.count + n <= buf.capacity
+        ? buf.obs.subarray(buf.count * D)
+        : new Float32Array(n * D);
+      this.#enc.encode(this.#slots, n, scratch, 0);
+      this.ck.net.forward(scratch, n, this.#ws);
+      for (let i = 0; i < n; i++) {
+        this.#boot[this.#slots[i]!] =
+          this.#ws.out[i * this.#ws.stride + 5]! * vs + vm;
+      }
+    }
+    gae(
+      this.#rew,
+      this.#val,
+      this.#done,
+      this.#valid,
+      this.#boot,
+      T,
+      S,
+      o.gamma,
+      o.lambda,
+      this.#adv,
+      this.#ret,
+    );
+    for (let idx = 0; idx < T * S; idx++) {
+      if (!this.#valid[idx]) continue;
+      const r = this.#row[idx]!;
+      buf.advantages[r] = this.#adv[idx]!;
+      buf.returns[r] = this.#ret[idx]!;
+    }
+  }
+
+  #collectGrpo(
+    tally: {
+      episodes: number;
+      success: number;
+      reward: number;
+      outcomes: Record<string, number>;
+    },
+  ): void {
+    const o = this.options, env = this.#env, pool = this.#pool, buf = this.#buf;
+    const G = o.group, groups = env.envs / G, m = env.maxAgents;
+    for (let g = 0; g < groups; g++) {
+      const inst = this.#rng.int(pool.count);
+      for (let k = 0; k < G; k++) {
+        const e = g * G + k;
+        env.reset(e, inst, env.nextEpisodeSeed(e));
+      }
+    }
+    this.#epRet.fill(0);
+    for (;;) {
+      const n = this.#activeSlots();
+      if (n === 0) break;
+      const row0 = this.#act1(n);
+      env.step(this.#act);
+      agentRewards(env, this.#slots, n, o.reward, this.#rewTmp, this.#doneTmp);
+      for (let i = 0; i < n; i++) {
+        const s = this.#slots[i]!;
+        this.#rowSlot[row0 + i] = s;
+        this.#epRet[s] = this.#epRet[s]! + this.#rewTmp[i]!;
+        tally.reward += this.#rewTmp[i]!;
+      }
+      this.#tallyEnded(tally);
+    }
+    // group-relative advantages per (group, agent) across the G replays
+    const R = new Float32Array(groups * m * G),
+      A = new Float32Array(groups * m * G);
+    for (let g = 0; g < groups; g++) {
+      for (let a = 0; a < m; a++) {
+        for (let k = 0; k < G; k++) {
+          R[(g * m + a) * G + k] = this.#epRet[(g * G + k) * m + a]!;
+        }
+      }
+    }
+    groupAdvantages(R, groups * m, G, A);
+    const advSlot = this.#epRet; // reuse: per-slot advantage
+    for (let g = 0; g < groups; g++) {
+      for (let a = 0; a < m; a++) {
+        for (let k = 0; k < G; k++) {
+          advSlot[(g * G + k) * m + a] = A[(g * m + a) * G + k]!;
+        }
+      }
+    }
+    for (let r = 0; r < buf.count; r++) {
+      buf.advantages[r] = advSlot[this.#rowSlot[r]!]!;
+      buf.returns[r] = 0;
+    }
+  }
+}
