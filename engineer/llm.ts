@@ -1,0 +1,388 @@
+/**
+ * The `llm` engineer: asks an OpenAI-compatible chat endpoint for the next
+ * configuration.
+ *
+ * Prompts are the files `engineer/prompts/{system,user,retry}.md`
+ * (placeholders `{{dimensions}}`, `{{context_type}}`, `{{context}}`,
+ * `{{error}}`); {@linkcode promptDigest} hashes them, and the redesign node
+ * puts that digest in its key, so editing a prompt re-runs the llm stages.
+ *
+ * Replies are untrusted input:
+ * 1. the JSON object is extracted (also from code fences and after
+ *    `<think>` blocks);
+ * 2. `{"config": ..., "rationale": ...}` is unwrapped (a bare config is
+ *    accepted too);
+ * 3. non-finite numbers, unknown fields, wrong types or values far outside
+ *    the bounds (beyond one range-width) reject the reply;
+ * 4. values mildly out of bounds are clamped (event `clamped`);
+ * 5. a rejected reply is re-asked (default twice) with the error shown to the
+ *    model (event `retry`); after that, the previous config is kept (event
+ *    `fallback`).
+ *
+ * Endpoint failures (unreachable, timeout, HTTP errors) throw by default, so
+ * a node fails (and is not cached) rather than record a silent fallback;
+ * `onEndpointError: "fallback"` keeps the previous config instead (the CLI).
+ *
+ * @module
+ */
+import {
+  type AnyEnvConfig,
+  clampEnvConfig,
+  ENV_CONFIG_BOUNDS,
+  type EnvConfig,
+  PAPER_NAMES,
+  safeParseEnvConfig,
+} from "../schemas/env_config.ts";
+import {
+  ChatClient,
+  type ChatMessage,
+  type ChatOptions,
+  extractJson,
+  JsonExtractionError,
+  LlmError,
+} from "../llm/mod.ts";
+import { heaviest } from "./config_ops.ts";
+import type {
+  Engineer,
+  EngineerEvent,
+  Proposal,
+  ProposeInput,
+} from "./engineer.ts";
+import { createHash } from "node:crypto";
+
+const PROMPT_FILES = ["system.md", "user.md", "retry.md"] as const;
+
+/** The prompt templates, read from `engineer/prompts/`. */
+export interface PromptTemplates {
+  /** System prompt. */
+  system: string;
+  /** User prompt. */
+  user: string;
+  /** Re-ask prompt. */
+  retry: string;
+}
+
+/** Read the prompt templates (synchronously: also used while planning). */
+export function loadPrompts(): PromptTemplates {
+  const read = (f: string) =>
+    Deno.readTextFileSync(new URL(`./prompts/${f}`, import.meta.url));
+  return {
+    system: read("system.md"),
+    user: read("user.md"),
+    retry: read("retry.md"),
+  };
+}
+
+/** sha256 (hex) of the prompt templates, in file order. */
+export function promptDigest(): string {
+  const h = createHash("sha256");
+  const t = loadPrompts();
+  for (const f of PROMPT_FILES) {
+    const text = t[f.replace(".md", "") as keyof PromptTemplates];
+    h.update(`${f}\0${text.length}\0${text}`);
+  }
+  return h.digest("hex");
+}
+
+const DESCRIPTIONS: Readonly<Record<string, string>> = {
+  width: "grid width in cells",
+  height: "grid height in cells",
+  agents: "number of agents",
+  hole_density: "fraction of non-wall cells that are holes",
+  hole_clustering: "0 = holes scattered, 1 = holes in clumps",
+  walls: "fraction of cells covered by wall blocks",
+  corridors:
+    "corridor/bottleneck structure (wall partitions with narrow doors)",
+  slip: "probability that a move slips to a perpendicular move",
+  interaction: "how much the agents' shortest paths cross",
+};
+
+/** The dimension list shown to the model, generated from the schema's bounds. */
+export function dimensionsText(): string {
+  const B = ENV_CONFIG_BOUNDS;
+  const lines: string[] = [];
+  for (const [k, d] of Object.entries(DESCRIPTIONS)) {
+    const b = B[k as keyof typeof B];
+    const paper = PAPER_NAMES[k] ? ` (paper: ${PAPER_NAMES[k]})` : "";
+    lines.push(
+      `- ${k}: ${
+        b.integer ? "integer" : "number"
+      } ${b.min}..${b.max}: ${d}${paper}`,
+    );
+  }
+  lines.push(
+    `- horizon: {"factor": ${B.horizon_factor.min}..${B.horizon_factor.max}} (times the reference makespan) or {"steps": ${B.horizon_steps.min}..${B.horizon_steps.max}}`,
+    `- distance: {"min": ${B.distance.min}.., "max": ..${B.distance.max}}: range of each agent's start-goal shortest distance`,
+    `- collision: "fail" (a collision ends the episode) or "block" (conflicting moves are cancelled)`,
+    `- holes: "lethal" (entering a hole fails the episode) or "blocked" (holes are impassable)`,
+    `- agents must fit: 2 * agents <= width * height`,
+  );
+  return lines.join("\n");
+}
+
+function _fill(template: string, values: Record<string, string>): string {
+  return template.replace(/\{\{(\w+)\}\}/g, (m, k: string) => values[k] ?? m);
+}
+
+/** Options of {@linkcode llmEngineer}. */
+export interface LlmEngineerOptions {
+  /** How to reach the endpoint (and where the reply cache is). */
+  chat: ChatOptions;
+  /** Re-asks after a rejected reply. @default {2} */
+  reasks?: number;
+  /** What an endpoint failure does. @default {"throw"} */
+  onEndpointError?: "throw" | "fallback";
+  /** Prompt templates (tests inject some). @default loadPrompts() */
+  prompts?: PromptTemplates;
+}
+
+/** The outcome of checking one reply. */
+export type ReplyCheck =
+  | {
+    ok: true;
+    config: AnyEnvConfig;
+    rationale: string;
+    adjustments: readonly string[];
+  }
+  | { ok: false; error: string };
+
+function _bound(path: string): { min: number; max: number } | undefined {
+  const last = path.split(".").filter((p) => !/^\d+$/.test(p));
+  const B = ENV_CONFIG_BOUNDS as Record<string, { min: number; max: number }>;
+  const key = last.at(-1) ?? "";
+  const parent = last.at(-2) ?? "";
+  if (parent === "horizon") return B[`horizon_${key}`];
+  if (parent === "distance") return B.distance;
+  if (key === "weight") return B.weight;
+  return B[key];
+}
+
+/** Find non-finite numbers and values beyond one range-width outside their bounds. */
+function _absurd(value: unknown, path: string, out: string[]): void {
+  if (typeof value === "number") {
+    if (!Number.isFinite(value)) {
+      out.push(`${path || "value"} is ${value}, not a finite number`);
+      return;
+    }
+    const b = _bound(path);
+    if (b !== undefined) {
+      const span = b.max - b.min;
+      if (value < b.min - span || value > b.max + span) {
+        out.push(
+          `${path} is ${value}, far outside its range ${b.min}..${b.max}`,
+        );
+      }
+    }
+    return;
+  }
+  if (Array.isArray(value)) {
+    value.forEach((x, i) => _absurd(x, `${path}.${i}`, out));
+  } else if (typeof value === "object" && value !== null) {
+    for (const [k, x] of Object.entries(value)) {
+      _absurd(x, path ? `${path}.${k}` : k, out);
+    }
+  }
+}
+
+const MILD = /clamped to|reduced to|swapped|converted string/;
+
+/**
+ * Check one reply: extract, unwrap, validate, clamp mild problems.
+ *
+ * @example
+ * ```ts
+ * import { checkReply } from "./llm.ts";
+ * import { PRESETS } from "../schemas/env_config.ts";
+ * const r = checkReply('{"rationale": "more agents", "config": {"agents": 3}}', PRESETS.easy);
+ * console.log(r.ok); // true
+ * ```
+ */
+export function checkReply(text: string, previous: EnvConfig): ReplyCheck {
+  let value: unknown;
+  try {
+    value = extractJson(text);
+  } catch (e) {
+    if (e instanceof JsonExtractionError) {
+      return { ok: false, error: e.message };
+    }
+    throw e;
+  }
+  const obj = value as Record<string, unknown>;
+  const rationale = typeof obj.rationale === "string"
+    ? obj.rationale.slice(0, 2000)
+    : "";
+  let config: unknown = obj;
+  if ("config" in obj) config = obj.config;
+  else if ("rationale" in obj) {
+    const { rationale: _r, ...rest } = obj;
+    config = rest;
+  }
+  const absurd: string[] = [];
+  _absurd(config, "", absurd);
+  if (absurd.length > 0) {
+    return { ok: false, error: `invalid values: ${absurd.join("; ")}` };
+  }
+  const strict = safeParseEnvConfig(config);
+  if (strict.success) {
+    return { ok: true, config: strict.config, rationale, adjustments: [] };
+  }
+  const clamped = clampEnvConfig(config, previous);
+  const severe = clamped.adjustments.filter((a) => !MILD.test(a));
+  if (severe.length > 0 || clamped.adjustments.length === 0) {
+    const issues = strict.issues.map((
+      i,
+    ) => (i.path ? `${i.path}: ${i.message}` : i.message));
+    return {
+      ok: false,
+      error: `invalid configuration: ${issues.slice(0, 6).join("; ")}`,
+    };
+  }
+  // Re-validate the repaired config (clamp promises validity; check anyway).
+  const again = safeParseEnvConfig(clamped.config);
+  if (!again.success) {
+    return {
+      ok: false,
+      error: `invalid configuration: ${
+        again.issues.map((i) => i.message).join("; ")
+      }`,
+    };
+  }
+  return {
+    ok: true,
+    config: again.config,
+    rationale,
+    adjustments: clamped.adjustments,
+  };
+}
+
+/**
+ * The llm engineer.
+ *
+ * @example
+ * ```ts ignore
+ * import { llmEngineer } from "./llm.ts";
+ * const eng = llmEngineer({ chat: { baseURL: "http://127.0.0.1:11434/v1", model: "qwen3:4b" } });
+ * ```
+ */
+export function llmEngineer(options: LlmEngineerOptions): Engineer {
+  const reasks = options.reasks ?? 2;
+  const onError = options.onEndpointError ?? "throw";
+  return {
+    name: "llm",
+    async propose(input: ProposeInput): Promise<Proposal> {
+      const prompts = options.prompts ?? loadPrompts();
+      const client = new ChatClient(options.chat);
+      const ctx = input.context;
+      const messages: ChatMessage[] = [
+        {
+          role: "system",
+          content: _fill(prompts.system, { dimensions: dimensionsText() }),
+        },
+        {
+          role: "user",
+          content: _fill(prompts.user, {
+            context_type: ctx.json.type,
+            context: ctx.text,
+          }),
+        },
+      ];
+      const events: EngineerEvent[] = [];
+      const usage = {
+        promptTokens: 0,
+        completionTokens: 0,
+        totalTokens: 0,
+        requests: 0,
+      };
+      const reads = ctx.json.type === "none"
+        ? []
+        : [`context.${ctx.json.type} (text)`];
+      const previous = heaviest(input.config);
+      for (let attempt = 0; attempt <= reasks; attempt++) {
+        let text: string;
+        try {
+          const reply = await client.chat(messages);
+          text = reply.text;
+          usage.requests++;
+          usage.promptTokens += reply.usage.promptTokens;
+          usage.completionTokens += reply.usage.completionTokens;
+          usage.totalTokens += reply.usage.totalTokens;
+          if (reply.cached) {
+            events.push({
+              type: "cached",
+              detail: `reply ${reply.requestHash.slice(0, 12)} from the cache`,
+            });
+          }
+          const retried = reply.attempts.filter((a) => a.status !== 200);
+          if (retried.length > 0) {
+            events.push({
+              type: "http_retry",
+              detail: `${reply.attempts.length} HTTP attempts (${
+                reply.attempts.map((a) => a.status || a.error).join(", ")
+              })`,
+            });
+          }
+        } catch (e) {
+          if (!(e instanceof LlmError) || onError === "throw") throw e;
+          events.push({ type: "llm_error", detail: e.message });
+          events.push({
+            type: "fallback",
+            detail: "the endpoint failed; kept the previous config",
+          });
+          return {
+            config: input.config,
+            rationale:
+              `llm engineer: no usable reply (${e.name}); kept the previous config.`,
+            events,
+            reads,
+            usage,
+          };
+        }
+        const check = checkReply(text, previous);
+        if (check.ok) {
+          if (check.adjustments.length > 0) {
+            events.push({
+              type: "clamped",
+              detail: check.adjustments.join("; "),
+            });
+          }
+          return {
+            config: check.config,
+            rationale: `llm engineer: ${
+              check.rationale || "(no rationale given)"
+            }`,
+            events,
+            reads,
+            usage,
+          };
+        }
+        if (attempt < reasks) {
+          events.push({
+            type: "retry",
+            detail: `reply ${attempt + 1} rejected: ${check.error}`,
+          });
+          messages.push({ role: "assistant", content: text.slice(0, 4000) });
+          messages.push({
+            role: "user",
+            content: _fill(prompts.retry, { error: check.error }),
+          });
+        } else {
+          events.push({
+            type: "fallback",
+            detail: `reply ${
+              attempt + 1
+            } rejected: ${check.error}; kept the previous config`,
+          });
+        }
+      }
+      return {
+        config: input.config,
+        rationale: `llm engineer: no usable reply after ${
+          reasks + 1
+        } attempts; kept the previous config.`,
+        events,
+        reads,
+        usage,
+      };
+    },
+  };
+}

@@ -1,0 +1,78 @@
+/**
+ * Diagnosis and redesign: from rollouts to findings, from findings to the
+ * context an engineer sees, and from context to the next training
+ * configuration.
+ *
+ * - {@linkcode diagnose} (episodes -> {@linkcode Findings}); episodes come
+ *   from the MAPF trajectory format through {@linkcode episodesFromRollouts}.
+ * - {@linkcode buildContext}: context types `none`, `stats`, `failures`,
+ *   `behavior`, `full`, as JSON and budgeted text.
+ * - Engineers behind one interface ({@linkcode Engineer}:
+ *   `propose({ context, config, seed }) -> { config, rationale, events, reads }`):
+ *   `fixed`, `random`, `rules` (offline default; rules in rules.ts),
+ *   `replay` (PLR/ACCEL-style), `llm` (prompts in `engineer/prompts/`).
+ *   {@linkcode createEngineer} builds one by name.
+ * - {@linkcode diffConfigs}: structured diff of two configs, for reports.
+ *
+ * @example
+ * ```ts
+ * import { buildContext, createEngineer, diagnose } from "./mod.ts";
+ * import { PRESETS } from "../schemas/env_config.ts";
+ * const findings = diagnose([], { seed: 1, config: PRESETS.easy });
+ * const context = buildContext("stats", findings, PRESETS.easy);
+ * const next = await createEngineer("rules").propose({ context, config: PRESETS.easy, seed: 1 });
+ * console.log(next.rationale.startsWith("rules engineer")); // true
+ * ```
+ *
+ * @module
+ */
+export type { Findings } from "../schemas/findings.ts";
+export { diagnose, type DiagnoseOptions } from "./diagnose.ts";
+export { ACTION_NAMES, CELL, type EpisodeView } from "./episode.ts";
+export { episodesFromRollouts, MissingInstanceError } from "./from_rollouts.ts";
+export { type RenderCaseOptions, renderFailureCase } from "./render_case.ts";
+export {
+  buildContext,
+  type BuildContextOptions,
+  type BuiltContext,
+  CONTEXT_TYPES,
+  type ContextType,
+  type EngineerContext,
+  type HistoryInput,
+  isContextType,
+  renderContext,
+} from "./context.ts";
+export {
+  type Engineer,
+  ENGINEER_NAMES,
+  type EngineerEvent,
+  type EngineerName,
+  type Proposal,
+  type ProposeInput,
+} from "./engineer.ts";
+export {
+  createEngineer,
+  type CreateEngineerOptions,
+  EngineerConfigError,
+  isEngineerName,
+} from "./registry.ts";
+export { decideRules, RULE_THRESHOLDS, RULES, type RuleSpec } from "./rules.ts";
+export { REPLAY_PARAMS } from "./replay.ts";
+export {
+  checkReply,
+  dimensionsText,
+  loadPrompts,
+  promptDigest,
+} from "./llm.ts";
+export {
+  type ComponentChange,
+  type ConfigDiff,
+  diffConfigs,
+  type FieldChange,
+} from "./diff.ts";
+export {
+  buildMixture,
+  CURRICULUM_DIMS,
+  type CurriculumDim,
+  step,
+} from "./config_ops.ts";

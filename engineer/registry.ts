@@ -1,0 +1,84 @@
+/**
+ * Build an engineer by name.
+ *
+ * @module
+ */
+import type { ChatOptions } from "../llm/mod.ts";
+import {
+  type Engineer,
+  ENGINEER_NAMES,
+  type EngineerName,
+} from "./engineer.ts";
+import { fixedEngineer } from "./fixed.ts";
+import { llmEngineer } from "./llm.ts";
+import { randomEngineer } from "./random.ts";
+import { replayEngineer } from "./replay.ts";
+import { rulesEngineer } from "./rules.ts";
+
+/** Options of {@linkcode createEngineer}. */
+export interface CreateEngineerOptions {
+  /** Endpoint of the `llm` engineer (required for it). */
+  chat?: ChatOptions;
+  /** Re-asks of the `llm` engineer. @default {2} */
+  reasks?: number;
+  /** What an endpoint failure does (`llm`). @default {"throw"} */
+  onEndpointError?: "throw" | "fallback";
+}
+
+/** An unknown engineer name, or `llm` without an endpoint. */
+export class EngineerConfigError extends TypeError {
+  /** Build the error. */
+  constructor(message: string) {
+    super(message);
+    this.name = "EngineerConfigError";
+  }
+}
+
+/** Whether a string names an engineer. */
+export function isEngineerName(x: unknown): x is EngineerName {
+  return typeof x === "string" &&
+    (ENGINEER_NAMES as readonly string[]).includes(x);
+}
+
+/**
+ * Build an engineer by name.
+ *
+ * @example
+ * ```ts
+ * import { createEngineer } from "./registry.ts";
+ * console.log(createEngineer("rules").name); // rules
+ * ```
+ * @throws {EngineerConfigError} for an unknown name or `llm` without `chat`.
+ */
+export function createEngineer(
+  name: string,
+  options: CreateEngineerOptions = {},
+): Engineer {
+  switch (name) {
+    case "fixed":
+      return fixedEngineer();
+    case "random":
+      return randomEngineer();
+    case "rules":
+      return rulesEngineer();
+    case "replay":
+      return replayEngineer();
+    case "llm":
+      if (options.chat === undefined) {
+        throw new EngineerConfigError(
+          "The llm engineer needs an endpoint: give base_url and model (YAML: with.llm: { base_url, model, api_key_env }; CLI: --base-url URL --model M [--api-key-env VAR]).",
+        );
+      }
+      return llmEngineer({
+        chat: options.chat,
+        ...(options.reasks === undefined ? {} : { reasks: options.reasks }),
+        ...(options.onEndpointError === undefined
+          ? {}
+          : { onEndpointError: options.onEndpointError }),
+      });
+    default:
+      throw new EngineerConfigError(
+        `Unknown engineer "${name}"; use one of ${ENGINEER_NAMES.join(", ")}.`,
+      );
+  }
+}
