@@ -17,7 +17,7 @@ import {
   type EnvConfig,
   type MixtureComponent,
   PRESETS,
-} from "../schemas/env_config.ts";
+} from "../schemas/mod.ts";
 
 /** The dimensions a curriculum moves. */
 export const CURRICULUM_DIMS = [

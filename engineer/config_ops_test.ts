@@ -4,7 +4,7 @@ import {
   isMixture,
   parseEnvConfig,
   PRESETS,
-} from "../schemas/env_config.ts";
+} from "../schemas/mod.ts";
 import {
   buildMixture,
   CURRICULUM_DIMS,

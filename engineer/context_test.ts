@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { buildContext, CONTEXT_TYPES, renderContext } from "./context.ts";
 import { diagnose } from "./diagnose.ts";
-import { PRESETS } from "../schemas/env_config.ts";
+import { PRESETS } from "../schemas/mod.ts";
 import {
   corridorCollisionEpisode,
   oscillationTimeoutEpisode,

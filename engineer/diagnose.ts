@@ -13,7 +13,7 @@ import {
   type AnyEnvConfig,
   components as configComponents,
   configId,
-} from "../schemas/env_config.ts";
+} from "../schemas/mod.ts";
 import {
   type Behavior,
   type ComponentStats,
@@ -25,7 +25,7 @@ import {
   FINDINGS_VERSION,
   type Outcome,
   type OutcomeCounts,
-} from "../schemas/findings.ts";
+} from "../schemas/mod.ts";
 import { ACTION_DELTAS, CELL, type EpisodeView } from "./episode.ts";
 import { Prng, subSeed } from "./_prng.ts";
 import { renderFailureCase } from "./render_case.ts";

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import * as v from "valibot";
 import { bucketize, diagnose } from "./diagnose.ts";
-import { FindingsSchema } from "../schemas/findings.ts";
-import { PRESETS } from "../schemas/env_config.ts";
+import { FindingsSchema } from "../schemas/mod.ts";
+import { PRESETS } from "../schemas/mod.ts";
 import {
   corridorCollisionEpisode,
   makeEpisode,

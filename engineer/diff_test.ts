@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { configId, PRESETS } from "../schemas/env_config.ts";
+import { configId, PRESETS } from "../schemas/mod.ts";
 import { diffConfigs } from "./diff.ts";
 
 const easy = PRESETS.easy;

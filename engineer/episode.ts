@@ -12,8 +12,8 @@
  *
  * @module
  */
-import type { EnvConfig } from "../schemas/env_config.ts";
-import type { Outcome } from "../schemas/findings.ts";
+import type { EnvConfig } from "../schemas/mod.ts";
+import type { Outcome } from "../schemas/mod.ts";
 
 /** Cell codes of {@linkcode EpisodeView.cells}. */
 export const CELL = { free: 0, hole: 1, wall: 2 } as const;

@@ -9,8 +9,8 @@ import {
   type AnyEnvConfig,
   components,
   type EnvConfig,
-} from "../schemas/env_config.ts";
-import type { Outcome } from "../schemas/findings.ts";
+} from "../schemas/mod.ts";
+import type { Outcome } from "../schemas/mod.ts";
 import type { EpisodeView } from "./episode.ts";
 
 /** An episode whose instance is missing from the instances given. */

@@ -6,7 +6,7 @@ import {
   type Instance,
   validateInstance,
 } from "../mapf/mod.ts";
-import { PRESETS } from "../schemas/env_config.ts";
+import { PRESETS } from "../schemas/mod.ts";
 import { episodesFromRollouts, MissingInstanceError } from "./from_rollouts.ts";
 import { diagnose } from "./diagnose.ts";
 

@@ -32,7 +32,7 @@ import {
   type EnvConfig,
   PAPER_NAMES,
   safeParseEnvConfig,
-} from "../schemas/env_config.ts";
+} from "../schemas/mod.ts";
 import {
   ChatClient,
   type ChatMessage,
@@ -192,7 +192,7 @@ const MILD = /clamped to|reduced to|swapped|converted string/;
  * @example
  * ```ts
  * import { checkReply } from "./llm.ts";
- * import { PRESETS } from "../schemas/env_config.ts";
+ * import { PRESETS } from "../schemas/mod.ts";
  * const r = checkReply('{"rationale": "more agents", "config": {"agents": 3}}', PRESETS.easy);
  * console.log(r.ok); // true
  * ```

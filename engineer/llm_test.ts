@@ -4,7 +4,7 @@ import {
   type EnvConfig,
   isMixture,
   PRESETS,
-} from "../schemas/env_config.ts";
+} from "../schemas/mod.ts";
 import { LlmTimeoutError, startStubServer } from "../llm/mod.ts";
 import { buildContext } from "./context.ts";
 import { checkReply, llmEngineer, promptDigest } from "./llm.ts";

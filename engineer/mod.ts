@@ -17,7 +17,7 @@
  * @example
  * ```ts
  * import { buildContext, createEngineer, diagnose } from "./mod.ts";
- * import { PRESETS } from "../schemas/env_config.ts";
+ * import { PRESETS } from "../schemas/mod.ts";
  * const findings = diagnose([], { seed: 1, config: PRESETS.easy });
  * const context = buildContext("stats", findings, PRESETS.easy);
  * const next = await createEngineer("rules").propose({ context, config: PRESETS.easy, seed: 1 });
@@ -26,7 +26,7 @@
  *
  * @module
  */
-export type { Findings } from "../schemas/findings.ts";
+export type { Findings } from "../schemas/mod.ts";
 export { diagnose, type DiagnoseOptions } from "./diagnose.ts";
 export { ACTION_NAMES, CELL, type EpisodeView } from "./episode.ts";
 export { episodesFromRollouts, MissingInstanceError } from "./from_rollouts.ts";

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { configId, parseEnvConfig, PRESETS } from "../schemas/env_config.ts";
+import { configId, parseEnvConfig, PRESETS } from "../schemas/mod.ts";
 import { randomEngineer } from "./random.ts";
 import { fixedEngineer } from "./fixed.ts";
 import { buildContext } from "./context.ts";

@@ -26,7 +26,7 @@
  *
  * @module
  */
-import { components, configId, type EnvConfig } from "../schemas/env_config.ts";
+import { components, configId, type EnvConfig } from "../schemas/mod.ts";
 import { buildMixture, CURRICULUM_DIMS, step } from "./config_ops.ts";
 import type { Engineer, Proposal, ProposeInput } from "./engineer.ts";
 import { Prng, subSeed } from "./_prng.ts";

@@ -4,12 +4,12 @@ import {
   isMixture,
   parseEnvConfig,
   PRESETS,
-} from "../schemas/env_config.ts";
+} from "../schemas/mod.ts";
 import { buildContext } from "./context.ts";
 import { diagnose } from "./diagnose.ts";
 import { replayBuffer, replayEngineer, replayProbabilities } from "./replay.ts";
 import { slipHoleEpisode, successEpisode } from "./_fixtures.ts";
-import type { Findings } from "../schemas/findings.ts";
+import type { Findings } from "../schemas/mod.ts";
 
 const easy = PRESETS.easy;
 const a = { ...easy, agents: 3 };

@@ -36,7 +36,7 @@ import {
   configId,
   type EnvConfig,
   type MixtureComponent,
-} from "../schemas/env_config.ts";
+} from "../schemas/mod.ts";
 import type { EngineerContext } from "./context.ts";
 import {
   buildMixture,
@@ -484,7 +484,7 @@ export interface RulesDecision {
  * @example
  * ```ts
  * import { decideRules } from "./rules.ts";
- * import { PRESETS, configId } from "../schemas/env_config.ts";
+ * import { PRESETS, configId } from "../schemas/mod.ts";
  * const d = decideRules({
  *   type: "none", stage: 0, cut: false,
  *   current: { config: PRESETS.easy, config_id: configId(PRESETS.easy) },

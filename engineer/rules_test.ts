@@ -6,12 +6,8 @@ import {
   isMixture,
   parseEnvConfig,
   PRESETS,
-} from "../schemas/env_config.ts";
-import type {
-  Behavior,
-  FailureCase,
-  FailureFeatures,
-} from "../schemas/findings.ts";
+} from "../schemas/mod.ts";
+import type { Behavior, FailureCase, FailureFeatures } from "../schemas/mod.ts";
 import {
   buildContext,
   CONTEXT_TYPES,

@@ -7,3 +7,5 @@
  * @module
  */
 export * from "./env_config.ts";
+export * from "./findings.ts";
+export * from "./llm.ts";
