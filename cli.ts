@@ -1,0 +1,413 @@
+#!/usr/bin/env -S deno run -A
+/**
+ * The envsmith command line. Every `deno task` goes through it:
+ * `deno task cli <subcommand> ...` reaches every subcommand.
+ *
+ * @module
+ */
+import { Command, CommanderError, Option } from "@commander-js/extra-typings";
+import { resolve } from "node:path";
+import {
+  commands as domainCommands,
+  kinds as domainKinds,
+} from "./nodes/mod.ts";
+import {
+  cacheDir,
+  type CommandContext,
+  consoleOutput,
+  ExperimentError,
+  ExperimentSyntaxError,
+  type NodeKind,
+  type Output,
+  planCommand,
+  type Reporter,
+  runCommand,
+  runNodeCommand,
+  statusCommand,
+  UserError,
+} from "./engine/mod.ts";
+import { toFileUrl } from "./engine/paths.ts";
+
+/** Options of {@linkcode main}. */
+export interface MainOptions {
+  /** Kinds besides the built-in and domain ones. */
+  readonly kinds?: readonly NodeKind[];
+  /** Output. @default stdout/stderr */
+  readonly output?: Output;
+  /** Progress reporter of runs. @default live lines on a terminal, plain lines otherwise */
+  readonly reporter?: Reporter;
+}
+
+const ABLATE_FILE = "experiments/ablate-context.yaml";
+
+async function _pluginKinds(modules: readonly string[]): Promise<NodeKind[]> {
+  const out: NodeKind[] = [];
+  for (const m of modules) {
+    let mod: Record<string, unknown>;
+    try {
+      mod = await import(m.includes("://") ? m : toFileUrl(resolve(m)));
+    } catch (e) {
+      throw new UserError(
+        `--kinds ${m}: cannot import: ${(e as Error).message}`,
+      );
+    }
+    const list = mod.kinds ?? (mod.kind ? [mod.kind] : undefined);
+    if (!Array.isArray(list)) {
+      throw new UserError(
+        `--kinds ${m}: the module exports neither "kinds" (an array) nor "kind"`,
+      );
+    }
+    out.push(...(list as NodeKind[]));
+  }
+  return out;
+}
+
+function _int(name: string) {
+  return (v: string): number => {
+    const n = Number(v);
+    if (!Number.isInteger(n) || n < 1) {
+      throw new UserError(`${name} must be a positive integer, got "${v}"`);
+    }
+    return n;
+  };
+}
+
+/** Builds the commander program; `run` receives the context of each invocation. */
+export function createProgram(
+  makeContext: (
+    globals: { cache?: string | undefined; kinds?: string[] | undefined },
+  ) => Promise<CommandContext>,
+  setCode: (code: number) => void,
+): Command {
+  const program = new Command()
+    .name("envsmith")
+    .description(
+      "Declarative experiments for LLM-designed RL training environments: plan, run, cache, tables.",
+    )
+    .option(
+      "--cache <dir>",
+      "cache directory (default: $ENVSMITH_CACHE or .envsmith/cache)",
+    )
+    .addOption(
+      new Option(
+        "--kinds <module>",
+        "extra node-kind module exporting `kinds` or `kind` (repeatable; env: comma-separated)",
+      )
+        .env("ENVSMITH_KINDS")
+        .argParser((
+          v: string,
+          prev: string[] | undefined,
+        ) => [...(prev ?? []), ...v.split(",").filter((x) => x)]),
+    )
+    .showHelpAfterError()
+    .addHelpText(
+      "after",
+      `
+Examples:
+  deno task plan experiments/quick.yaml
+  deno task run experiments/quick.yaml --jobs 2
+  deno task ablate`,
+    );
+
+  const ctxOf = (cmd: Command) =>
+    makeContext(cmd.optsWithGlobals() as { cache?: string; kinds?: string[] });
+
+  program.command("plan")
+    .description(
+      "list every node as cached / run / blocked / skipped, and why a node is not cached",
+    )
+    .argument("<file>", "experiment file")
+    .option(
+      "--only <node...>",
+      "only these nodes (ids, plain ids, groups or * globs) and their inputs",
+    )
+    .option("--json", "print JSON")
+    .option("--no-cached", "hide cached nodes")
+    .addHelpText(
+      "after",
+      "\nExample:\n  deno task plan experiments/quick.yaml --only score",
+    )
+    .action(async (file, o, cmd) => {
+      setCode(
+        await planCommand(await ctxOf(cmd as unknown as Command), file, {
+          ...(o.only ? { only: o.only } : {}),
+          json: o.json === true,
+          all: o.cached !== false,
+        }),
+      );
+    });
+
+  program.command("run")
+    .description("run every node that is not cached (parallel; resumable)")
+    .argument("<file>", "experiment file")
+    .option(
+      "-j, --jobs <n>",
+      "nodes in parallel (default: number of cores)",
+      _int("--jobs"),
+    )
+    .option(
+      "--only <node...>",
+      "only these nodes (ids, plain ids, groups or * globs) and their inputs",
+    )
+    .option("--tables", "print the experiment's tables afterwards")
+    .addHelpText(
+      "after",
+      "\nExample:\n  deno task run experiments/quick.yaml --jobs 2 --tables",
+    )
+    .action(async (file, o, cmd) => {
+      const ctx = await ctxOf(cmd as unknown as Command);
+      const r = await runCommand(ctx, file, {
+        ...(o.jobs ? { jobs: o.jobs } : {}),
+        ...(o.only ? { only: o.only } : {}),
+      });
+      let code = r.code;
+      if (o.tables && code !== 130) {
+        const { tablesCommand } = await import("./engine/tables_command.ts");
+        const t = await tablesCommand(ctx, [file], {});
+        code = code || t;
+      }
+      setCode(code);
+    });
+
+  program.command("status")
+    .description("what the cache holds for each node and what the last run did")
+    .argument("<file>", "experiment file")
+    .addHelpText(
+      "after",
+      "\nExample:\n  deno task status experiments/quick.yaml",
+    )
+    .action(async (file, _o, cmd) => {
+      setCode(
+        await statusCommand(await ctxOf(cmd as unknown as Command), file),
+      );
+    });
+
+  program.command("run-node")
+    .description(
+      "run exactly one node whose inputs are cached: by KEY (job spec written by run) or by FILE NODE_ID",
+    )
+    .argument("<key-or-file>", "a node key, or an experiment file")
+    .argument("[node]", "node id (with FILE)")
+    .addHelpText(
+      "after",
+      "\nExamples:\n  deno task cli run-node experiments/quick.yaml 'score[seed=1]'\n  deno task cli run-node 3f2a…(64 hex digits)",
+    )
+    .action(async (a, b, _o, cmd) => {
+      setCode(
+        await runNodeCommand(await ctxOf(cmd as unknown as Command), a, b),
+      );
+    });
+
+  program.command("tables")
+    .description(
+      "print the experiments' tables from the cache (never runs anything); writes CSV and JSON",
+    )
+    .argument(
+      "[files...]",
+      "experiment files (default: every experiments/*.yaml with tables)",
+    )
+    .option("--out <dir>", "where CSV/JSON go (default: .envsmith/tables)")
+    .addHelpText(
+      "after",
+      "\nExample:\n  deno task tables experiments/ablate-context.yaml --out results/",
+    )
+    .action(async (files, o, cmd) => {
+      const { tablesCommand } = await import("./engine/tables_command.ts");
+      setCode(
+        await tablesCommand(
+          await ctxOf(cmd as unknown as Command),
+          files,
+          o.out ? { out: o.out } : {},
+        ),
+      );
+    });
+
+  program.command("ablate")
+    .description(
+      `run the context ablation (${ABLATE_FILE}) and print its tables`,
+    )
+    .option(
+      "-j, --jobs <n>",
+      "nodes in parallel (default: number of cores)",
+      _int("--jobs"),
+    )
+    .addHelpText("after", "\nExample:\n  deno task ablate --jobs 2")
+    .action(async (o, cmd) => {
+      try {
+        Deno.statSync(ABLATE_FILE);
+      } catch {
+        throw new UserError(
+          `${ABLATE_FILE} does not exist (yet): the context ablation experiment is not in this checkout. Run another experiment with: deno task run experiments/<file>.yaml`,
+        );
+      }
+      const ctx = await ctxOf(cmd as unknown as Command);
+      const r = await runCommand(
+        ctx,
+        ABLATE_FILE,
+        o.jobs ? { jobs: o.jobs } : {},
+      );
+      let code = r.code;
+      if (code !== 130) {
+        const { tablesCommand } = await import("./engine/tables_command.ts");
+        code = code || await tablesCommand(ctx, [ABLATE_FILE], {});
+      }
+      setCode(code);
+    });
+
+  program.command("schema")
+    .description("write the JSON Schema of experiment files (for YAML editors)")
+    .option("--out <file>", "output file", "schemas/experiment.schema.json")
+    .addHelpText(
+      "after",
+      "\nExample:\n  deno task schema   # then: # yaml-language-server: $schema=../schemas/experiment.schema.json",
+    )
+    .action(async (o, cmd) => {
+      const ctx = await ctxOf(cmd as unknown as Command);
+      const { writeExperimentSchema } = await import("./engine/json_schema.ts");
+      const n = writeExperimentSchema(ctx.kinds, o.out);
+      ctx.output.err(`wrote ${o.out} (${n} node kinds)`);
+      setCode(0);
+    });
+
+  const cache = program.command("cache").description(
+    "inspect and move the cache",
+  );
+  cache.command("export")
+    .description(
+      "write a self-contained bundle of cache entries (and their blobs)",
+    )
+    .argument("<file>", "bundle file to write")
+    .option("--only <what>", "json: entries only, without blobs")
+    .option(
+      "--filter <pattern...>",
+      "only entries whose node id or kind matches (`*` globs), plus their inputs",
+    )
+    .option(
+      "--experiment <file...>",
+      "only the nodes of these experiment files (current keys)",
+    )
+    .addHelpText(
+      "after",
+      "\nExample:\n  deno task cli cache export results.esb --only json --experiment experiments/ablate-context.yaml",
+    )
+    .action(async (file, o, cmd) => {
+      const ctx = await ctxOf(cmd as unknown as Command);
+      const { exportCommand } = await import("./engine/bundle.ts");
+      setCode(
+        await exportCommand(ctx, file, {
+          jsonOnly: o.only === "json",
+          ...(o.filter ? { filter: o.filter } : {}),
+          ...(o.experiment ? { experiments: o.experiment } : {}),
+        }),
+      );
+    });
+  cache.command("import")
+    .description(
+      "add the entries and blobs of a bundle to the cache (verified; existing entries are kept)",
+    )
+    .argument("<file>", "bundle file")
+    .addHelpText(
+      "after",
+      "\nExample:\n  deno task cli cache import results.esb && deno task tables",
+    )
+    .action(async (file, _o, cmd) => {
+      const ctx = await ctxOf(cmd as unknown as Command);
+      const { importCommand } = await import("./engine/bundle.ts");
+      setCode(await importCommand(ctx, file));
+    });
+  cache.command("gc")
+    .description("remove entries and blobs that no run manifest references")
+    .option("--dry-run", "only list what would be removed")
+    .option(
+      "--keep-runs <n>",
+      "also remove all but the newest N manifests per experiment",
+      _int("--keep-runs"),
+    )
+    .addHelpText("after", "\nExample:\n  deno task cli cache gc --dry-run")
+    .action(async (o, cmd) => {
+      const ctx = await ctxOf(cmd as unknown as Command);
+      const { gcCommand } = await import("./engine/gc.ts");
+      setCode(
+        await gcCommand(ctx, {
+          dryRun: o.dryRun === true,
+          ...(o.keepRuns ? { keepRuns: o.keepRuns } : {}),
+        }),
+      );
+    });
+  return program;
+}
+
+/** Runs the CLI on `args`; returns the exit code (never exits the process). */
+export async function main(
+  args: readonly string[],
+  options: MainOptions = {},
+): Promise<number> {
+  const output = options.output ?? consoleOutput;
+  let code = 0;
+  const controller = new AbortController();
+  let interrupts = 0;
+  const onSigint = () => {
+    interrupts++;
+    if (interrupts > 1) Deno.exit(130);
+    output.err(
+      "interrupt: stopping (finished nodes stay cached); press Ctrl-C again to quit at once",
+    );
+    controller.abort();
+  };
+  let listening = false;
+  try {
+    Deno.addSignalListener("SIGINT", onSigint);
+    listening = true;
+  } catch { /* not supported here */ }
+  const { exec } = await import("./engine/exec_kind.ts");
+  const makeContext = async (
+    g: { cache?: string | undefined; kinds?: string[] | undefined },
+  ): Promise<CommandContext> => {
+    const kinds = [
+      exec,
+      ...domainKinds,
+      ...(options.kinds ?? []),
+      ...await _pluginKinds(g.kinds ?? []),
+    ];
+    return {
+      kinds,
+      cache: cacheDir(g.cache),
+      output,
+      signal: controller.signal,
+      ...(options.reporter ? { reporter: options.reporter } : {}),
+    };
+  };
+  const program = createProgram(makeContext, (c) => (code = c));
+  for (const make of domainCommands) {
+    program.addCommand(make() as unknown as Command);
+  }
+  const configure = (c: Command) => {
+    c.exitOverride();
+    c.configureOutput({
+      writeOut: (s) => output.out(s.replace(/\n$/, "")),
+      writeErr: (s) => output.err(s.replace(/\n$/, "")),
+    });
+    for (const sub of c.commands) configure(sub as unknown as Command);
+  };
+  configure(program);
+  try {
+    await program.parseAsync([...args], { from: "user" });
+  } catch (e) {
+    if (e instanceof CommanderError) code = e.exitCode;
+    else if (
+      e instanceof ExperimentError || e instanceof ExperimentSyntaxError ||
+      e instanceof UserError
+    ) {
+      output.err(e.message);
+      code = 2;
+    } else {
+      output.err(`internal error: ${(e as Error)?.stack ?? String(e)}`);
+      code = 3;
+    }
+  } finally {
+    if (listening) Deno.removeSignalListener("SIGINT", onSigint);
+  }
+  return code;
+}
+
+if (import.meta.main) Deno.exit(await main(Deno.args));

@@ -1,0 +1,407 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { main } from "./cli.ts";
+import { Store } from "./engine/store.ts";
+import { readManifest } from "./engine/manifest.ts";
+import { kinds as testKinds } from "./engine/testdata/kinds.ts";
+import { SilentReporter } from "./engine/progress.ts";
+
+const ROOT = new URL(".", import.meta.url).pathname;
+
+async function project(yaml: string) {
+  const dir = await Deno.makeTempDir({ prefix: "envsmith-cli-" });
+  const file = join(dir, "exp.yaml");
+  await Deno.writeTextFile(file, yaml);
+  return {
+    dir,
+    file,
+    cache: join(dir, "cache"),
+    async [Symbol.asyncDispose]() {
+      await Deno.remove(dir, { recursive: true }).catch(() => {});
+    },
+  };
+}
+
+/** Runs the CLI in-process with the test kinds; returns code and output. */
+async function cli(args: string[]) {
+  const out: string[] = [], err: string[] = [];
+  const code = await main(args, {
+    kinds: testKinds,
+    reporter: new SilentReporter(),
+    output: { out: (l) => out.push(l), err: (l) => err.push(l) },
+  });
+  return { code, out: out.join("\n"), err: err.join("\n") };
+}
+
+function spawnCli(args: string[], env: Record<string, string>) {
+  return new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "-A",
+      "cli.ts",
+      "--kinds",
+      "engine/testdata/kinds.ts",
+      ...args,
+    ],
+    cwd: ROOT,
+    env: { ...env, CI: "1" },
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+}
+
+function lines(path: string): string[] {
+  try {
+    return Deno.readTextFileSync(path).split("\n").filter((l) => l);
+  } catch {
+    return [];
+  }
+}
+
+Deno.test("cli: a bad experiment exits 2 with file:line:col for every error and no stack trace", async () => {
+  await using p = await project(
+    `experiment: x\nseed: 1\nnodes:\n  a: { kind: test.ad, with: { a: 1 } }\n  b: { kind: test.add, with: { a: $aa } }\n`,
+  );
+  const r = await cli(["--cache", p.cache, "plan", p.file]);
+  assert.equal(r.code, 2);
+  assert.match(
+    r.err,
+    new RegExp(
+      `${p.file}:4:14: unknown kind "test.ad"; did you mean "test.add"\\?`,
+    ),
+  );
+  assert.match(
+    r.err,
+    new RegExp(
+      `${p.file}:5:35: Cannot resolve "\\$aa": no node named "aa"; did you mean "a"\\?`,
+    ),
+  );
+  assert.doesNotMatch(r.err, /\n\s+at /);
+});
+
+Deno.test("cli: plan, run with a failure block, status, tables with missing cells", async () => {
+  const yaml = `experiment: c
+seed: 1
+matrix:
+  mode: [x, y]
+  seed: [1, 2]
+nodes:
+  a: { kind: test.add, with: { a: $seed, note: $matrix.mode } }
+  bad: { kind: test.fail, with: { message: "deliberate", input: $a } }
+  after: { kind: test.add, with: { a: 1, note: $bad } }
+tables:
+  - { name: cli_t, node: a, rows: mode, columns: value.sum, over: seed }
+  - { name: cli_u, node: after, rows: mode, columns: value.sum, over: seed }
+`;
+  await using p = await project(yaml);
+  const plan = await cli(["--cache", p.cache, "plan", p.file]);
+  assert.equal(plan.code, 0);
+  assert.match(
+    plan.out,
+    /plan c .*: 12 nodes: 0 cached, 4 to run, 8 blocked, 0 skipped/,
+  );
+  assert.match(
+    plan.out,
+    /blocked {2}after\[mode=x,seed=1\]\s+after bad\[mode=x,seed=1\]; not computed yet/,
+  );
+  const run = await cli(["--cache", p.cache, "run", p.file, "--jobs", "2"]);
+  assert.equal(run.code, 1);
+  assert.match(
+    run.err,
+    /c: 4 computed, 0 cached, 4 failed, 4 blocked, 0 skipped/,
+  );
+  assert.match(
+    run.err,
+    /✗ node {4}bad\[mode=x,seed=1\]\n {2}key {5}[0-9a-f]{64}\n {2}params {2}\{"message":"deliberate","input":"\$a\[mode=x,seed=1\]"\}\n {2}error {3}deliberate\n {2}log {5}.*\.log\n {2}resume {2}deno task run .*exp\.yaml --only 'bad\[mode=x,seed=1\]'/,
+  );
+  const status = await cli(["--cache", p.cache, "status", p.file]);
+  assert.match(status.out, /last run .*: failed/);
+  assert.match(
+    status.out,
+    /run {6}bad\[mode=y,seed=2\]\s+failed last run: deliberate/,
+  );
+  const tables = await cli([
+    "--cache",
+    p.cache,
+    "tables",
+    p.file,
+    "--out",
+    join(p.dir, "t"),
+  ]);
+  assert.equal(tables.code, 1, "incomplete tables exit 1");
+  assert.match(tables.out, /\| x \| 1\.500 ± 0\.707 \|/);
+  assert.match(
+    tables.out,
+    /\*\*Incomplete: 4 nodes are not in the cache:\*\* after\[mode=x,seed=1\], after\[mode=x,seed=2\]/,
+  );
+  assert.match(
+    tables.out,
+    /Compute them with: `deno task run .*exp\.yaml --only after`/,
+  );
+  const csv = await Deno.readTextFile(join(p.dir, "t", "cli_t.csv"));
+  assert.equal(csv.split("\n")[1], "x,sum,1.5,0.7071067811865476,2,,,1=1 2=2");
+});
+
+Deno.test("cli: run-node by FILE NODE_ID and by KEY", async () => {
+  const yaml =
+    `experiment: rn\nseed: 1\nnodes:\n  a: { kind: test.add, with: { a: 1 } }\n  b: { kind: test.add, with: { a: $a.sum, b: 5 } }\n`;
+  await using p = await project(yaml);
+  const early = await cli(["--cache", p.cache, "run-node", p.file, "b"]);
+  assert.equal(early.code, 2);
+  assert.match(
+    early.err,
+    /b cannot run alone: its input a is not cached; run them first \(deno task run .* --only a\)/,
+  );
+  assert.equal(
+    (await cli(["--cache", p.cache, "run-node", p.file, "a"])).code,
+    0,
+  );
+  assert.equal(
+    (await cli(["--cache", p.cache, "run-node", p.file, "b"])).code,
+    0,
+  );
+  const m = readManifest(
+    join(
+      p.cache,
+      "runs",
+      "rn",
+      [...Deno.readDirSync(join(p.cache, "runs", "rn"))].map((e) => e.name)
+        .sort().pop()!,
+    ),
+  )!;
+  const bKey = m.nodes.find((n) => n.id === "b")!.key;
+  const store = new Store(p.cache);
+  assert.deepEqual(store.readEntry(bKey)!.value, { sum: 6, parts: [1, 5] });
+  // By key: remove the entry and recompute it from the job spec.
+  await Deno.remove(store.entryPath(bKey));
+  const byKey = await cli(["--cache", p.cache, "run-node", bKey]);
+  assert.equal(byKey.code, 0, byKey.err);
+  assert.deepEqual(store.readEntry(bKey)!.value, { sum: 6, parts: [1, 5] });
+});
+
+Deno.test("cli: SIGKILL mid-run, then rerun recomputes nothing that had finished", async () => {
+  const yaml = `experiment: kill
+seed: 1
+nodes:
+${
+    Array.from({ length: 8 }, (_, i) =>
+      `  s${i}: { kind: test.sleep, with: { ms: 300, steps: 3, value: ${i} } }`)
+      .join("\n")
+  }
+  c0: { kind: test.sleep, with: { ms: 200, value: [$s0, $s1] } }
+  c1: { kind: test.sleep, with: { ms: 200, value: $c0 } }
+  c2: { kind: test.add, with: { a: 1, note: [$c1, $s7] } }
+`;
+  await using p = await project(yaml);
+  const log1 = join(p.dir, "log1"), log2 = join(p.dir, "log2");
+  const child = spawnCli(["--cache", p.cache, "run", p.file, "--jobs", "2"], {
+    ENVSMITH_TEST_LOG: log1,
+  });
+  const t0 = Date.now();
+  while (lines(log1).length < 3 && Date.now() - t0 < 20000) {
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  child.kill("SIGKILL");
+  const st = await child.status;
+  await child.stdout.cancel();
+  await child.stderr.cancel();
+  assert.equal(st.signal, "SIGKILL");
+  const store = new Store(p.cache);
+  // Which nodes finished (entry stored and valid) before the kill?
+  const before = readManifest(
+    join(
+      p.cache,
+      "runs",
+      "kill",
+      [...Deno.readDirSync(join(p.cache, "runs", "kill"))].map((e) => e.name)
+        .filter((n) => n.endsWith(".json") && !n.startsWith(".")).sort().pop()!,
+    ),
+  )!;
+  const finished = new Set(
+    before.nodes.filter((n) => store.loadVerified(n.key) !== null).map((n) =>
+      n.id
+    ),
+  );
+  assert.ok(finished.size >= 2, `finished before the kill: ${[...finished]}`);
+  assert.ok(finished.size < 11, "the kill came before the end");
+  const rerun = spawnCli(["--cache", p.cache, "run", p.file, "--jobs", "2"], {
+    ENVSMITH_TEST_LOG: log2,
+  });
+  const out = await rerun.output();
+  assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
+  const recomputed = new Set(lines(log2).map((l) => l.split(" ")[0]!));
+  for (const id of finished) {
+    assert.ok(!recomputed.has(id), `${id} was recomputed`);
+  }
+  assert.equal(recomputed.size, 11 - finished.size);
+  const runs = [...Deno.readDirSync(join(p.cache, "runs", "kill"))].map((e) =>
+    e.name
+  ).filter((n) => n.endsWith(".json") && !n.startsWith(".")).sort();
+  const last = readManifest(join(p.cache, "runs", "kill", runs.pop()!))!;
+  assert.equal(last.status, "ok");
+  assert.equal(last.counts.cached, finished.size);
+  assert.equal(last.counts.done, 11 - finished.size);
+  for (const n of last.nodes) assert.ok(store.loadVerified(n.key), n.id);
+});
+
+Deno.test("cli: two concurrent runs of one experiment leave one consistent cache", async () => {
+  const yaml = `experiment: twin
+seed: 1
+nodes:
+${
+    Array.from({ length: 6 }, (_, i) =>
+      `  s${i}: { kind: test.sleep, with: { ms: 150, value: ${i} } }`).join(
+        "\n",
+      )
+  }
+  sum: { kind: test.add, with: { a: 0, note: [$s0, $s1, $s2, $s3, $s4, $s5] } }
+`;
+  await using p = await project(yaml);
+  const logA = join(p.dir, "a.log"), logB = join(p.dir, "b.log");
+  const a = spawnCli(["--cache", p.cache, "run", p.file, "--jobs", "2"], {
+    ENVSMITH_TEST_LOG: logA,
+  });
+  const b = spawnCli(["--cache", p.cache, "run", p.file, "--jobs", "2"], {
+    ENVSMITH_TEST_LOG: logB,
+  });
+  const [ra, rb] = await Promise.all([a.output(), b.output()]);
+  assert.equal(ra.code, 0, new TextDecoder().decode(ra.stderr));
+  assert.equal(rb.code, 0, new TextDecoder().decode(rb.stderr));
+  const all = [...lines(logA), ...lines(logB)].map((l) => l.split(" ")[0]!)
+    .sort();
+  assert.deepEqual(
+    all,
+    ["s0", "s1", "s2", "s3", "s4", "s5", "sum"],
+    "every node computed exactly once",
+  );
+  const store = new Store(p.cache);
+  const keys = [...store.keys()];
+  assert.equal(keys.length, 7);
+  for (const k of keys) assert.ok(store.loadVerified(k));
+  assert.equal(
+    [...Deno.readDirSync(join(p.cache, "locks"))].length,
+    0,
+    "no lock left behind",
+  );
+});
+
+Deno.test("cli: cache export --only json, import elsewhere, tables offline; gc", async () => {
+  const yaml = `experiment: ex
+seed: 1
+matrix:
+  seed: [1, 2]
+nodes:
+  w: { kind: test.blob, with: { size: 100 } }
+  a: { kind: test.add, with: { a: $seed, note: $w } }
+tables:
+  - { name: ex_t, node: a, rows: seed, columns: value.sum }
+`;
+  await using p = await project(yaml);
+  assert.equal((await cli(["--cache", p.cache, "run", p.file])).code, 0);
+  const bundle = join(p.dir, "b.esb");
+  const ex = await cli([
+    "--cache",
+    p.cache,
+    "cache",
+    "export",
+    bundle,
+    "--only",
+    "json",
+    "--experiment",
+    p.file,
+    "--filter",
+    "a",
+  ]);
+  assert.equal(ex.code, 0, ex.err);
+  assert.match(ex.err, /2 entries, 0 blobs/);
+  const other = join(p.dir, "other");
+  const im = await cli(["--cache", other, "cache", "import", bundle]);
+  assert.match(im.err, /2 entries, 0 blobs/);
+  const t = await cli([
+    "--cache",
+    other,
+    "tables",
+    p.file,
+    "--out",
+    join(p.dir, "t"),
+  ]);
+  assert.equal(t.code, 0, t.out);
+  assert.match(t.out, /\| 2 \| 2\.000 \|/);
+  // A full bundle carries blobs; a corrupted bundle is refused.
+  const full = join(p.dir, "full.esb");
+  await cli(["--cache", p.cache, "cache", "export", full]);
+  const bytes = await Deno.readFile(full);
+  bytes[bytes.length - 40]! ^= 1;
+  await Deno.writeFile(join(p.dir, "bad.esb"), bytes);
+  const bad = await cli([
+    "--cache",
+    join(p.dir, "third"),
+    "cache",
+    "import",
+    join(p.dir, "bad.esb"),
+  ]);
+  assert.equal(bad.code, 2);
+  assert.match(
+    bad.err,
+    /is corrupt \(sha256 mismatch at byte \d+\)|bad record header/,
+  );
+  // gc: after changing the experiment and dropping old runs, old entries go.
+  await Deno.writeTextFile(p.file, yaml.replace("size: 100", "size: 101"));
+  assert.equal((await cli(["--cache", p.cache, "run", p.file])).code, 0);
+  const dry = await cli([
+    "--cache",
+    p.cache,
+    "cache",
+    "gc",
+    "--dry-run",
+    "--keep-runs",
+    "1",
+  ]);
+  assert.match(dry.err, /would remove 3 entries, 1 blobs, 1 manifests/);
+  const store = new Store(p.cache);
+  assert.equal([...store.keys()].length, 6);
+  await cli(["--cache", p.cache, "cache", "gc", "--keep-runs", "1"]);
+  assert.equal([...store.keys()].length, 3);
+  assert.equal(
+    (await cli(["--cache", p.cache, "run", p.file])).err.match(
+      /0 computed, 3 cached/,
+    )?.length,
+    1,
+  );
+});
+
+Deno.test("cli: ablate fails clearly when its experiment file is missing", async () => {
+  const cwd = Deno.cwd();
+  const dir = await Deno.makeTempDir();
+  Deno.chdir(dir);
+  try {
+    const r = await cli(["ablate"]);
+    assert.equal(r.code, 2);
+    assert.match(r.err, /experiments\/ablate-context\.yaml does not exist/);
+  } finally {
+    Deno.chdir(cwd);
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("cli: every subcommand has --help with an example", async () => {
+  for (
+    const sub of [
+      ["plan"],
+      ["run"],
+      ["status"],
+      ["run-node"],
+      ["tables"],
+      ["ablate"],
+      ["schema"],
+      ["cache", "export"],
+      ["cache", "import"],
+      ["cache", "gc"],
+    ]
+  ) {
+    const r = await cli([...sub, "--help"]);
+    assert.equal(r.code, 0, sub.join(" "));
+    assert.match(r.out, /Usage: envsmith/);
+    assert.match(r.out, /Example/, sub.join(" "));
+  }
+});

@@ -1,0 +1,344 @@
+/**
+ * The engine's command implementations (plan, run, status, run-node), shared
+ * by `cli.ts` and tests. Each returns an exit code and writes through the
+ * given output functions.
+ *
+ * @module
+ */
+import { loadExperiment } from "./experiment.ts";
+import type { Experiment } from "./experiment.ts";
+import { computeKeys } from "./keys.ts";
+import { latestManifest } from "./manifest.ts";
+import { makePlan, type Plan, type PlanItem } from "./plan.ts";
+import { defaultReporter, formatDuration, type Reporter } from "./progress.ts";
+import {
+  displayParams,
+  executeJob,
+  jobFromSpec,
+  type NodeFailure,
+  runPlan,
+  type RunResult,
+} from "./executor.ts";
+import { Store } from "./store.ts";
+import type { NodeKind } from "./types.ts";
+import { UserError } from "./errors.ts";
+
+/** Where command output goes. */
+export interface Output {
+  /** Results (stdout). */
+  out(line: string): void;
+  /** Diagnostics and progress (stderr). */
+  err(line: string): void;
+}
+
+/** stdout/stderr output. */
+export const consoleOutput: Output = {
+  out: (l) => console.log(l),
+  err: (l) => console.error(l),
+};
+
+/** What every command needs. */
+export interface CommandContext {
+  /** Registered kinds. */
+  readonly kinds: readonly NodeKind[];
+  /** Cache directory. */
+  readonly cache: string;
+  /** Output. */
+  readonly output: Output;
+  /** Progress reporter for runs. @default defaultReporter() */
+  readonly reporter?: Reporter;
+  /** Cancels runs. */
+  readonly signal?: AbortSignal;
+  /** Environment lookup (requires_env). */
+  readonly env?: (name: string) => string | undefined;
+}
+
+/** The command that reruns `ids` of `file`. */
+export function resumeCommand(file: string, ids?: readonly string[]): string {
+  const q = (s: string) =>
+    /^[A-Za-z0-9_./=,:@-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
+  return `deno task run ${q(file)}${
+    ids && ids.length ? " --only " + ids.map(q).join(" ") : ""
+  }`;
+}
+
+/** Loads an experiment with the context's kinds. */
+export function load(ctx: CommandContext, file: string): Promise<Experiment> {
+  return loadExperiment(file, {
+    kinds: ctx.kinds,
+    ...(ctx.env ? { env: ctx.env } : {}),
+  });
+}
+
+function _counts(items: readonly PlanItem[]): string {
+  const c = { cached: 0, run: 0, blocked: 0, skipped: 0 };
+  for (const it of items) c[it.status]++;
+  return `${c.cached} cached, ${c.run} to run, ${c.blocked} blocked, ${c.skipped} skipped`;
+}
+
+function _pad(s: string, n: number): string {
+  return s.length >= n ? s : s + " ".repeat(n - s.length);
+}
+
+/** Options of {@linkcode planCommand}. */
+export interface PlanCommandOptions {
+  /** Restrict to these nodes (and their uncached inputs). */
+  readonly only?: readonly string[];
+  /** Print JSON instead of text. */
+  readonly json?: boolean;
+  /** Also list cached nodes. @default true */
+  readonly all?: boolean;
+}
+
+/** `plan FILE`: every node as cached / run / blocked / skipped, and why not cached. */
+export async function planCommand(
+  ctx: CommandContext,
+  file: string,
+  options: PlanCommandOptions = {},
+): Promise<number> {
+  const exp = await load(ctx, file);
+  const store = new Store(ctx.cache);
+  const plan = makePlan(exp, store, options.only ? { only: options.only } : {});
+  for (const n of plan.notes) ctx.output.err(`warning: ${n}`);
+  if (options.json) {
+    ctx.output.out(JSON.stringify(
+      {
+        experiment: exp.name,
+        file: exp.file,
+        nodes: plan.items.map((it) => ({
+          id: it.node.id,
+          key: it.key.key,
+          kind: it.node.kind.name,
+          status: it.status,
+          cacheable: it.key.cacheable,
+          why: it.why,
+          waitingFor: it.waitingFor,
+        })),
+      },
+      null,
+      2,
+    ));
+    return 0;
+  }
+  ctx.output.out(
+    `plan ${exp.name} (${file}): ${plan.items.length} nodes: ${
+      _counts(plan.items)
+    }`,
+  );
+  const width = Math.min(
+    48,
+    Math.max(...plan.items.map((it) => it.node.id.length), 4),
+  );
+  for (const it of plan.items) {
+    if (it.status === "cached" && options.all === false) continue;
+    let why = it.why.join("; ");
+    if (it.status === "blocked") {
+      const w = it.waitingFor.slice(0, 3).join(", ") +
+        (it.waitingFor.length > 3
+          ? ` and ${it.waitingFor.length - 3} more`
+          : "");
+      why = `after ${w}` + (why ? `; ${why}` : "");
+    }
+    ctx.output.out(
+      `  ${_pad(it.status, 8)} ${_pad(it.node.id, width)}  ${
+        it.status === "cached" ? it.key.key.slice(0, 12) : why
+      }`,
+    );
+  }
+  return 0;
+}
+
+/** Prints the failure block of each failed node (DESIGN §11). */
+export function printFailures(
+  ctx: CommandContext,
+  plan: Plan,
+  failures: readonly NodeFailure[],
+): void {
+  const ids = (i: number) => plan.exp.nodes[i]!.id;
+  for (const f of failures) {
+    const idx = plan.exp.byId.get(f.id);
+    const node = idx === undefined ? undefined : plan.exp.nodes[idx];
+    const params = node ? JSON.stringify(displayParams(node, ids)) : "?";
+    ctx.output.err(
+      [
+        `✗ node    ${f.id}`,
+        `  key     ${f.key}`,
+        `  params  ${
+          params.length > 2000 ? params.slice(0, 2000) + " …" : params
+        }`,
+        `  error   ${f.message.split("\n").join("\n          ")}`,
+        `  log     ${f.log}`,
+        `  resume  ${resumeCommand(plan.exp.file, [f.id])}`,
+      ].join("\n"),
+    );
+  }
+}
+
+/** Options of {@linkcode runCommand}. */
+export interface RunCommandOptions {
+  /** Parallel nodes. @default cores */
+  readonly jobs?: number;
+  /** Restrict to these nodes (and their uncached inputs). */
+  readonly only?: readonly string[];
+}
+
+/** `run FILE`: runs what is not cached; returns 0, 1 (failures) or 130 (interrupted). */
+export async function runCommand(
+  ctx: CommandContext,
+  file: string,
+  options: RunCommandOptions = {},
+): Promise<{ code: number; result: RunResult; plan: Plan }> {
+  const exp = await load(ctx, file);
+  const store = new Store(ctx.cache);
+  const plan = makePlan(exp, store, options.only ? { only: options.only } : {});
+  const reporter = ctx.reporter ?? defaultReporter();
+  for (const n of plan.notes) reporter.info(`warning: ${n}`);
+  reporter.info(
+    `run ${exp.name}: ${plan.items.length} nodes: ${_counts(plan.items)}`,
+  );
+  const t0 = performance.now();
+  const result = await runPlan(plan, store, {
+    reporter,
+    ...(options.jobs ? { jobs: options.jobs } : {}),
+    ...(ctx.signal ? { signal: ctx.signal } : {}),
+  });
+  const c = result.manifest.counts;
+  const summary =
+    `${exp.name}: ${c.done ?? 0} computed, ${c.cached ?? 0} cached, ${
+      c.failed ?? 0
+    } failed, ` +
+    `${c.blocked ?? 0} blocked, ${c.skipped ?? 0} skipped in ${
+      formatDuration(performance.now() - t0)
+    } (manifest ${result.manifestPath})`;
+  ctx.output.err(summary);
+  if (result.failures.length > 0) {
+    printFailures(ctx, plan, result.failures);
+    ctx.output.err(
+      `${result.failures.length} node${
+        result.failures.length > 1 ? "s" : ""
+      } failed; finished nodes are cached. Resume with: ${resumeCommand(file)}`,
+    );
+  }
+  const code = result.manifest.status === "interrupted"
+    ? 130
+    : result.failures.length > 0
+    ? 1
+    : 0;
+  return { code, result, plan };
+}
+
+/** `status FILE`: what the cache holds for each node, and what the last run did. */
+export async function statusCommand(
+  ctx: CommandContext,
+  file: string,
+): Promise<number> {
+  const exp = await load(ctx, file);
+  const store = new Store(ctx.cache);
+  const plan = makePlan(exp, store);
+  const last = latestManifest(store, exp.name);
+  const lastById = new Map((last?.nodes ?? []).map((n) => [n.id, n]));
+  ctx.output.out(`status ${exp.name} (${file}): ${_counts(plan.items)}`);
+  if (last) {
+    const c = last.counts;
+    ctx.output.out(
+      `last run ${last.run}: ${last.status}, started ${last.started}${
+        last.finished ? `, finished ${last.finished}` : " (did not finish)"
+      }; ` +
+        Object.entries(c).map(([k, n]) => `${n} ${k}`).join(", "),
+    );
+  } else ctx.output.out("no run recorded in this cache");
+  const width = Math.min(
+    48,
+    Math.max(...plan.items.map((it) => it.node.id.length), 4),
+  );
+  for (const it of plan.items) {
+    const l = lastById.get(it.node.id);
+    let extra = "";
+    if (it.status === "cached") {
+      extra = `computed in ${formatDuration(it.entry?.ms ?? 0)} on ${
+        it.entry?.created.slice(0, 19) ?? "?"
+      }`;
+    } else if (l?.status === "failed" && l.key === it.key.key) {
+      extra = `failed last run: ${l.error ?? "?"} (log ${store.root}/${
+        l.log ?? ""
+      })`;
+    } else extra = it.why.join("; ");
+    ctx.output.out(
+      `  ${_pad(it.status, 8)} ${_pad(it.node.id, width)}  ${extra}`,
+    );
+  }
+  return 0;
+}
+
+/** `run-node KEY` or `run-node FILE NODE_ID`: runs exactly one node whose inputs are cached. */
+export async function runNodeCommand(
+  ctx: CommandContext,
+  a: string,
+  b?: string,
+): Promise<number> {
+  const store = new Store(ctx.cache);
+  const reporter = ctx.reporter ?? defaultReporter();
+  let job;
+  if (b === undefined) {
+    if (!/^[0-9a-f]{64}$/.test(a)) {
+      throw new UserError(
+        `run-node: "${a}" is not a key (64 hex digits); use run-node FILE NODE_ID`,
+      );
+    }
+    job = jobFromSpec(store, a, new Map(ctx.kinds.map((k) => [k.name, k])));
+  } else {
+    const exp = await load(ctx, a);
+    const idx = exp.byId.get(b);
+    if (idx === undefined) {
+      const plain = exp.nodes.filter((n) => n.plain === b || n.group === b);
+      throw new UserError(
+        `run-node: ${a} has no node "${b}"` +
+          (plain.length
+            ? ` (it has ${plain.slice(0, 5).map((n) => n.id).join(", ")}${
+              plain.length > 5 ? ", …" : ""
+            })`
+            : ""),
+      );
+    }
+    const keys = computeKeys(exp);
+    const plan = makePlan(exp, store, { only: [b], exact: true, keys });
+    const it = plan.byIndex.get(idx)!;
+    if (it.status === "skipped") {
+      throw new UserError(`run-node: ${b} is skipped: ${it.why.join("; ")}`);
+    }
+    if (it.status === "cached") {
+      ctx.output.err(`${b} is cached (key ${it.key.key})`);
+      return 0;
+    }
+    const r = await runPlan(plan, store, {
+      reporter,
+      jobs: 1,
+      ...(ctx.signal ? { signal: ctx.signal } : {}),
+    });
+    if (r.failures.length > 0) {
+      printFailures(ctx, plan, r.failures);
+      return 1;
+    }
+    return 0;
+  }
+  reporter.start(job.id);
+  try {
+    const r = await executeJob(job, store, {
+      reporter,
+      ...(ctx.signal ? { signal: ctx.signal } : {}),
+    });
+    reporter.end(job.id, r.status, r.ms);
+    reporter.close();
+    return 0;
+  } catch (e) {
+    reporter.end(job.id, "failed", 0, (e as Error).message);
+    reporter.close();
+    const f = e as NodeFailure;
+    ctx.output.err(
+      `✗ node ${job.id}\n  key     ${job.key}\n  error   ${f.message}\n  log     ${
+        f.log ?? "?"
+      }\n  resume  run-node ${job.key}`,
+    );
+    return 1;
+  }
+}

@@ -1,0 +1,94 @@
+/**
+ * The generic experiment engine of envsmith: load an experiment file, validate
+ * it, expand its variants into a static graph, key every node by content, plan
+ * against the cache, run what is missing (in parallel, heavy kinds in
+ * workers), and build tables from cached results.
+ *
+ * Node kinds implement {@linkcode NodeKind} (see `types.ts`); the engine never
+ * imports domain code: `cli.ts` passes the registered kinds in.
+ *
+ * @example
+ * ```ts ignore
+ * import { loadExperiment, makePlan, runPlan, Store } from "./mod.ts";
+ * const exp = await loadExperiment("experiments/quick.yaml", { kinds });
+ * const store = new Store(".envsmith/cache");
+ * const result = await runPlan(makePlan(exp, store), store, { jobs: 2 });
+ * ```
+ *
+ * @module
+ */
+export type {
+  BlobRef,
+  Json,
+  NodeContext,
+  NodeKind,
+  NodeResult,
+} from "./types.ts";
+export {
+  type Axis,
+  type AxisValue,
+  compileExperiment,
+  type Experiment,
+  type GraphNode,
+  loadExperiment,
+  type LoadOptions,
+} from "./experiment.ts";
+export {
+  CorruptEntryError,
+  type Diagnostic,
+  type DiagnosticCode,
+  ExperimentError,
+  ExperimentSyntaxError,
+  formatDiagnostic,
+  UserError,
+} from "./errors.ts";
+export {
+  computeKeys,
+  explainChange,
+  KEY_FORMAT,
+  type KeyComponents,
+  type NodeKey,
+  seedOfKey,
+} from "./keys.ts";
+export { canonicalJson, hashJson, sha256Hex } from "./canonical.ts";
+export { type CodeDigest, codeDigest } from "./digest.ts";
+export {
+  blobsIn,
+  cacheDir,
+  DEFAULT_CACHE,
+  type Entry,
+  Store,
+} from "./store.ts";
+export {
+  latestManifest,
+  listManifests,
+  type Manifest,
+  type ManifestNode,
+  type NodeStatus,
+  readManifest,
+} from "./manifest.ts";
+export {
+  makePlan,
+  type Plan,
+  type PlanItem,
+  type PlanStatus,
+  selectNodes,
+} from "./plan.ts";
+export {
+  executeJob,
+  type Job,
+  jobFromSpec,
+  NodeFailure,
+  runPlan,
+  type RunResult,
+  writeJobSpec,
+} from "./executor.ts";
+export {
+  defaultReporter,
+  formatDuration,
+  PlainReporter,
+  type Reporter,
+  SilentReporter,
+  TtyReporter,
+} from "./progress.ts";
+export * from "./commands.ts";

@@ -1,0 +1,388 @@
+/**
+ * The content-addressed cache: JSON entries (one per key, write-once), blobs
+ * (named by the sha256 of their bytes), per-kind aux directories, node logs,
+ * job specs, lock files and run manifests, all under one directory.
+ *
+ * Layout (`ROOT` defaults to `.envsmith/cache`):
+ *
+ * ```
+ * ROOT/entries/ab/<key>.json   "envsmith-entry 1 <sha256 of the JSON>\n<JSON>"
+ * ROOT/blobs/ab/<sha256>       raw bytes
+ * ROOT/aux/<kind>/             NodeContext.auxDir
+ * ROOT/logs/<key>.log          the log of the last execution of a node
+ * ROOT/jobs/<key>.json         what `run-node KEY` needs to run a node
+ * ROOT/locks/<key>.lock        held while a process computes a key
+ * ROOT/runs/<experiment>/*.json run manifests
+ * ROOT/tmp/                    temporary files (same file system, for renames)
+ * ROOT/corrupt/                entries and blobs that failed verification
+ * ```
+ *
+ * Every write goes to a temporary file in `tmp/` and is then hard-linked (or,
+ * where links are unsupported, renamed) into place: a file that exists is
+ * complete, and an existing entry is never overwritten. Every read verifies
+ * the hash; a mismatch raises {@linkcode CorruptEntryError}, and the bad file
+ * is moved to `corrupt/` so the next run recomputes it.
+ *
+ * @module
+ */
+import { join } from "node:path";
+import { sha256Hex } from "./canonical.ts";
+import { CorruptEntryError } from "./errors.ts";
+import type { KeyComponents } from "./keys.ts";
+import { type Lock, type LockInfo, type LockOptions, tryLock } from "./lock.ts";
+import type { BlobRef, Json } from "./types.ts";
+
+/** Format tag on the first line of an entry file. */
+export const ENTRY_HEADER = "envsmith-entry 1";
+
+/** What the cache holds for one key. */
+export interface Entry {
+  /** The key. */
+  readonly key: string;
+  /** Node id that computed it (informational: keys are shared across ids and experiments). */
+  readonly id: string;
+  /** Kind name. */
+  readonly kind: string;
+  /** What the key is the hash of. */
+  readonly components: KeyComponents;
+  /** Key -> node id of its inputs. */
+  readonly inputs: Readonly<Record<string, string>>;
+  /** Files of the kind's code (path -> sha256), to explain code changes. */
+  readonly codeFiles: Readonly<Record<string, string>>;
+  /** What dependents receive. */
+  readonly value: Json;
+  /** Extra information for tables and reports. */
+  readonly report?: Json;
+  /** sha256 of every blob the value or report refers to. */
+  readonly blobs: readonly string[];
+  /** ISO time it was stored. */
+  readonly created: string;
+  /** Compute time in milliseconds. */
+  readonly ms: number;
+  /** Versions of the runtime and envsmith that computed it. */
+  readonly versions: Readonly<Record<string, string>>;
+}
+
+/** Default cache directory (relative to the working directory). */
+export const DEFAULT_CACHE = ".envsmith/cache";
+
+/** The cache directory: `--cache`, else `$ENVSMITH_CACHE`, else {@linkcode DEFAULT_CACHE}. */
+export function cacheDir(flag?: string): string {
+  return flag ?? Deno.env.get("ENVSMITH_CACHE") ?? DEFAULT_CACHE;
+}
+
+/** Every BlobRef inside a JSON value. */
+export function blobsIn(
+  value: Json | undefined,
+  out: BlobRef[] = [],
+): BlobRef[] {
+  if (value === null || value === undefined || typeof value !== "object") {
+    return out;
+  }
+  if (Array.isArray(value)) {
+    for (const x of value) blobsIn(x, out);
+    return out;
+  }
+  if (typeof value.$blob === "string" && typeof value.size === "number") {
+    out.push(value as unknown as BlobRef);
+    return out;
+  }
+  for (const x of Object.values(value)) blobsIn(x, out);
+  return out;
+}
+
+/** A cache directory. */
+export class Store {
+  /** The cache directory. */
+  readonly root: string;
+  #made = new Set<string>();
+  #verifiedBlobs = new Set<string>();
+
+  /** Opens (creating lazily) the cache at `root`. */
+  constructor(root: string) {
+    this.root = root;
+  }
+
+  #dir(...parts: string[]): string {
+    const d = join(this.root, ...parts);
+    if (!this.#made.has(d)) {
+      Deno.mkdirSync(d, { recursive: true });
+      this.#made.add(d);
+    }
+    return d;
+  }
+
+  /** Path of the entry file of `key`. */
+  entryPath(key: string): string {
+    return join(this.root, "entries", key.slice(0, 2), `${key}.json`);
+  }
+  /** Path of the blob file of `hash`. */
+  blobPath(hash: string): string {
+    return join(this.root, "blobs", hash.slice(0, 2), hash);
+  }
+  /** Path of the log of `key`. */
+  logPath(key: string): string {
+    return join(this.#dir("logs"), `${key}.log`);
+  }
+  /** Directory shared by a kind across runs (NodeContext.auxDir). */
+  auxDir(kind: string): string {
+    return this.#dir("aux", kind.replace(/[^A-Za-z0-9_.-]/g, "_"));
+  }
+  /** A fresh private directory for one execution. */
+  workDir(key: string): string {
+    const d = join(
+      this.#dir("tmp"),
+      `work-${key.slice(0, 16)}-${Deno.pid}-${crypto.randomUUID().slice(0, 8)}`,
+    );
+    Deno.mkdirSync(d, { recursive: true });
+    return d;
+  }
+  /** Directory of the run manifests of an experiment. */
+  runsDir(experiment: string): string {
+    return this.#dir("runs", experiment);
+  }
+  /** Path of the job spec of `key`. */
+  jobPath(key: string): string {
+    return join(this.#dir("jobs"), `${key}.json`);
+  }
+
+  /** Writes `bytes` to `final` atomically and write-once (tmp + link). Returns false if it already existed. */
+  #writeOnce(final: string, bytes: Uint8Array, dirParts: string[]): boolean {
+    this.#dir(...dirParts);
+    const tmp = join(this.#dir("tmp"), `w-${Deno.pid}-${crypto.randomUUID()}`);
+    Deno.writeFileSync(tmp, bytes);
+    try {
+      Deno.linkSync(tmp, final);
+      return true;
+    } catch (e) {
+      if (e instanceof Deno.errors.AlreadyExists) return false;
+      // No hard links here: rename (atomic; last writer wins with identical content).
+      try {
+        Deno.statSync(final);
+        return false;
+      } catch {
+        Deno.renameSync(tmp, final);
+        return true;
+      }
+    } finally {
+      try {
+        Deno.removeSync(tmp);
+      } catch { /* renamed */ }
+    }
+  }
+
+  /** Moves a bad file to `corrupt/` so it is never read again. */
+  quarantine(file: string): string {
+    const dest = join(
+      this.#dir("corrupt"),
+      `${file.split("/").pop()}.${Date.now()}-${
+        crypto.randomUUID().slice(0, 6)
+      }`,
+    );
+    try {
+      Deno.renameSync(file, dest);
+    } catch { /* already moved by another process */ }
+    return dest;
+  }
+
+  /** Whether an entry file exists for `key` (not verified). */
+  hasEntry(key: string): boolean {
+    try {
+      Deno.statSync(this.entryPath(key));
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /** Reads and verifies an entry; `null` when absent; throws {@linkcode CorruptEntryError} when bad. */
+  readEntry(key: string): Entry | null {
+    const file = this.entryPath(key);
+    let bytes: Uint8Array;
+    try {
+      bytes = Deno.readFileSync(file);
+    } catch (e) {
+      if (e instanceof Deno.errors.NotFound) return null;
+      throw e;
+    }
+    return this.parseEntry(key, file, bytes);
+  }
+
+  /** Verifies and parses the bytes of an entry file. */
+  parseEntry(key: string, file: string, bytes: Uint8Array): Entry {
+    const nl = bytes.indexOf(10);
+    if (nl < 0) {
+      throw new CorruptEntryError(key, file, "no header line (truncated?)");
+    }
+    const header = new TextDecoder().decode(bytes.subarray(0, nl));
+    const m = /^envsmith-entry 1 ([0-9a-f]{64})$/.exec(header);
+    if (!m) {
+      throw new CorruptEntryError(
+        key,
+        file,
+        `bad header "${header.slice(0, 80)}"`,
+      );
+    }
+    const body = bytes.subarray(nl + 1);
+    if (sha256Hex(body) !== m[1]) {
+      throw new CorruptEntryError(
+        key,
+        file,
+        "sha256 of the content does not match its header (truncated or modified)",
+      );
+    }
+    let entry: Entry;
+    try {
+      entry = JSON.parse(new TextDecoder().decode(body)) as Entry;
+    } catch (e) {
+      throw new CorruptEntryError(
+        key,
+        file,
+        `not JSON: ${(e as Error).message}`,
+      );
+    }
+    if (entry.key !== key) {
+      throw new CorruptEntryError(key, file, `holds key ${entry.key}`);
+    }
+    return entry;
+  }
+
+  /** Stores an entry (write-once). Returns false if one existed already. */
+  writeEntry(entry: Entry): boolean {
+    const body = new TextEncoder().encode(JSON.stringify(entry));
+    const head = new TextEncoder().encode(
+      `${ENTRY_HEADER} ${sha256Hex(body)}\n`,
+    );
+    const bytes = new Uint8Array(head.length + body.length);
+    bytes.set(head);
+    bytes.set(body, head.length);
+    return this.#writeOnce(this.entryPath(entry.key), bytes, [
+      "entries",
+      entry.key.slice(0, 2),
+    ]);
+  }
+
+  /** Raw bytes of an entry file (for export); verified. */
+  entryBytes(key: string): Uint8Array {
+    const file = this.entryPath(key);
+    const bytes = Deno.readFileSync(file);
+    this.parseEntry(key, file, bytes);
+    return bytes;
+  }
+
+  /** Stores an entry file's bytes as exported (verified first). */
+  importEntryBytes(key: string, bytes: Uint8Array): boolean {
+    this.parseEntry(key, `(bundle entry ${key})`, bytes);
+    return this.#writeOnce(this.entryPath(key), bytes, [
+      "entries",
+      key.slice(0, 2),
+    ]);
+  }
+
+  /** Stores bytes as a blob (write-once, named by their sha256). */
+  writeBlob(bytes: Uint8Array, media: string): BlobRef {
+    const hash = sha256Hex(bytes);
+    this.#writeOnce(this.blobPath(hash), bytes, ["blobs", hash.slice(0, 2)]);
+    this.#verifiedBlobs.add(hash);
+    return { $blob: hash, size: bytes.length, media };
+  }
+
+  /** Reads and verifies a blob. Throws {@linkcode CorruptEntryError} (and quarantines the file) when bad, `Deno.errors.NotFound` when absent. */
+  readBlob(ref: Pick<BlobRef, "$blob">): Uint8Array {
+    const file = this.blobPath(ref.$blob);
+    const bytes = Deno.readFileSync(file);
+    if (sha256Hex(bytes) !== ref.$blob) {
+      this.quarantine(file);
+      throw new CorruptEntryError(
+        ref.$blob,
+        file,
+        "sha256 of the bytes does not match the blob's name",
+      );
+    }
+    this.#verifiedBlobs.add(ref.$blob);
+    return bytes;
+  }
+
+  /** Verifies a blob once per process; throws like {@linkcode readBlob}. */
+  verifyBlob(hash: string): void {
+    if (this.#verifiedBlobs.has(hash)) return;
+    this.readBlob({ $blob: hash });
+  }
+
+  /**
+   * Reads an entry and verifies it and its blobs. Returns `null` when absent;
+   * on corruption quarantines the bad file and throws.
+   */
+  loadVerified(key: string): Entry | null {
+    let entry: Entry | null;
+    try {
+      entry = this.readEntry(key);
+    } catch (e) {
+      if (e instanceof CorruptEntryError) this.quarantine(e.file);
+      throw e;
+    }
+    if (!entry) return null;
+    for (const b of entry.blobs) {
+      try {
+        this.readBlob({ $blob: b });
+      } catch (e) {
+        if (e instanceof Deno.errors.NotFound) {
+          throw new CorruptEntryError(
+            key,
+            this.blobPath(b),
+            `blob ${b} of this entry is missing`,
+          );
+        }
+        throw e;
+      }
+    }
+    return entry;
+  }
+
+  /** Whether a blob file exists (not verified). */
+  hasBlob(hash: string): boolean {
+    try {
+      Deno.statSync(this.blobPath(hash));
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /** Tries to lock `key` for computing; the lock or the live holder's info. */
+  lock(key: string, note: string, options?: LockOptions): Lock | LockInfo {
+    return tryLock(join(this.#dir("locks"), `${key}.lock`), note, options);
+  }
+
+  /** Every key with an entry file. */
+  *keys(): Generator<string> {
+    let shards: Deno.DirEntry[];
+    try {
+      shards = [...Deno.readDirSync(join(this.root, "entries"))];
+    } catch {
+      return;
+    }
+    for (const s of shards) {
+      if (!s.isDirectory) continue;
+      for (const f of Deno.readDirSync(join(this.root, "entries", s.name))) {
+        if (f.isFile && f.name.endsWith(".json")) yield f.name.slice(0, -5);
+      }
+    }
+  }
+
+  /** Every blob hash stored. */
+  *blobHashes(): Generator<string> {
+    let shards: Deno.DirEntry[];
+    try {
+      shards = [...Deno.readDirSync(join(this.root, "blobs"))];
+    } catch {
+      return;
+    }
+    for (const s of shards) {
+      if (!s.isDirectory) continue;
+      for (const f of Deno.readDirSync(join(this.root, "blobs", s.name))) {
+        if (f.isFile) yield f.name;
+      }
+    }
+  }
+}
