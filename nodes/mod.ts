@@ -10,11 +10,15 @@
  */
 import type { Command } from "@commander-js/extra-typings";
 import type { NodeKind } from "../engine/types.ts";
+import { kind as diagnose } from "./diagnose.ts";
+import { kind as redesign } from "./redesign.ts";
 
 /** Every domain node kind, in the order `--help` lists them. */
 // deno-lint-ignore no-explicit-any
 export const kinds: readonly NodeKind<any>[] = [
   // one line per kind, e.g. `generate,` imported from "./generate.ts"
+  diagnose,
+  redesign,
 ];
 
 /** Factories of the domain subcommands (`deno task cli generate ...`). */

@@ -1,0 +1,199 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { compileExperiment, makePlan, runPlan, Store } from "../engine/mod.ts";
+import type { NodeContext } from "../engine/types.ts";
+import { startStubServer } from "../llm/mod.ts";
+import { configId, isMixture, PRESETS } from "../schemas/mod.ts";
+import { diagnose, promptDigest } from "../engineer/mod.ts";
+import {
+  historyFrom,
+  kind as redesignKind,
+  redesign,
+  RedesignParamsSchema,
+} from "./redesign.ts";
+import { kind as diagnoseKind } from "./diagnose.ts";
+import * as v from "valibot";
+
+const easy = PRESETS.easy;
+
+function fakeCtx(dir: string, logs: string[]): NodeContext {
+  return {
+    id: "t",
+    key: "0".repeat(64),
+    seed: 11,
+    signal: new AbortController().signal,
+    workDir: dir,
+    auxDir: join(dir, "aux"),
+    baseDir: dir,
+    progress() {},
+    log(m) {
+      logs.push(m);
+    },
+    writeBlob() {
+      throw new Error("unused");
+    },
+    readBlob() {
+      throw new Error("unused");
+    },
+  };
+}
+
+function findings(success: number) {
+  // Episodes from the engineer fixtures are not exported; diagnose an empty set and patch numbers.
+  const f = diagnose([], { seed: 1, config: easy });
+  return {
+    ...f,
+    episodes: 100,
+    agent_episodes: 200,
+    success_rate: success,
+    agent_success_rate: success,
+  };
+}
+
+Deno.test("redesign node: rules engineer returns a valid next config with rationale, diff and events", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const logs: string[] = [];
+    const params = v.parse(RedesignParamsSchema, {
+      engineer: "rules",
+      context: "stats",
+      config: { preset: "easy" },
+      findings: findings(0.9),
+      stage: 0,
+    });
+    const r = await redesignKind.run(params, fakeCtx(dir, logs));
+    const value = r.value as unknown as Parameters<typeof isMixture>[0];
+    assert.ok(isMixture(value));
+    const rep = r.report as Record<string, unknown>;
+    assert.equal(rep.engineer, "rules");
+    assert.equal(rep.context, "stats");
+    assert.match(rep.rationale as string, /harden-mastered/);
+    const diff = rep.diff as {
+      changed: boolean;
+      components: { status: string }[];
+    };
+    assert.equal(diff.changed, true);
+    assert.deepEqual(diff.components.map((c) => c.status), ["kept", "added"]);
+    assert.deepEqual(rep.events, [{ type: "rule", detail: "harden-mastered" }]);
+    assert.deepEqual(rep.reads, ["stats.components", "stats.success_rate"]);
+    assert.equal(rep.prompt_digest, null);
+    assert.ok(logs[0]!.startsWith("rules engineer"));
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("redesign: same inputs give the same output; history accepts findings or {findings, config}", async () => {
+  const f = findings(0.5);
+  const params = v.parse(RedesignParamsSchema, {
+    engineer: "random",
+    config: easy,
+    findings: f,
+    history: [f, { findings: f, config: { preset: "medium" } }],
+  });
+  const a = await redesign(params, 5);
+  const b = await redesign(params, 5);
+  assert.equal(JSON.stringify(a), JSON.stringify(b));
+  const h = historyFrom(params.history);
+  assert.equal(h.length, 2);
+  assert.equal(configId(h[1]!.config!), configId(PRESETS.medium));
+  assert.throws(() => historyFrom([{ version: 1 }]), TypeError);
+});
+
+Deno.test("redesign kind: the llm prompt digest enters the key, other engineers add nothing", () => {
+  assert.deepEqual(
+    redesignKind.fingerprint!({ engineer: "llm" }, { baseDir: "." }),
+    { prompts: promptDigest() },
+  );
+  assert.deepEqual(
+    redesignKind.fingerprint!({ engineer: "$matrix.engineer" }, {
+      baseDir: ".",
+    }),
+    {
+      prompts: promptDigest(),
+    },
+  );
+  assert.equal(
+    redesignKind.fingerprint!({ engineer: "rules" }, { baseDir: "." }),
+    null,
+  );
+});
+
+Deno.test("an API key never reaches anything the engine writes (sentinel key, successful and failing llm nodes)", async () => {
+  const SENTINEL = "sk-envsmith-SENTINEL-c0ffee-1234567890";
+  const VAR = "ENVSMITH_TEST_SENTINEL_KEY";
+  Deno.env.set(VAR, SENTINEL);
+  const seen: string[] = [];
+  await using stub = startStubServer((req) => {
+    seen.push(req.headers.get("authorization") ?? "");
+    return req.body?.model === "bad"
+      ? { status: 401, message: "invalid api key" }
+      : {
+        reply:
+          '{"rationale": "add agents", "config": {"preset": "easy", "agents": 3}}',
+      };
+  });
+  const dir = await Deno.makeTempDir({ prefix: "envsmith-secret-" });
+  try {
+    const yaml = `experiment: secret
+seed: 3
+nodes:
+  good:
+    kind: redesign
+    with:
+      engineer: llm
+      context: none
+      config: { preset: easy }
+      llm: { base_url: "${stub.baseURL}", model: good, api_key_env: ${VAR}, max_retries: 0, timeout_ms: 5000 }
+  bad:
+    kind: redesign
+    with:
+      engineer: llm
+      context: none
+      config: { preset: easy }
+      llm: { base_url: "${stub.baseURL}", model: bad, api_key_env: ${VAR}, max_retries: 0, timeout_ms: 5000 }
+`;
+    const file = join(dir, "exp.yaml");
+    await Deno.writeTextFile(file, yaml);
+    const exp = compileExperiment(file, yaml, {
+      kinds: [redesignKind, diagnoseKind],
+    });
+    const store = new Store(join(dir, "cache"));
+    const result = await runPlan(makePlan(exp, store), store, {
+      jobs: 2,
+      manifestEveryMs: 20,
+    });
+    // The key was really sent to the endpoint...
+    assert.ok(seen.length >= 2);
+    assert.ok(seen.every((h) => h === `Bearer ${SENTINEL}`));
+    // ...the good node succeeded and the bad one failed with a message naming the variable.
+    const text = JSON.stringify(result);
+    assert.match(text, /401/);
+    assert.match(text, new RegExp(VAR));
+    // ...and nothing written under the project directory contains it.
+    let files = 0;
+    const needles = [SENTINEL, "SENTINEL-c0ffee"];
+    for await (const path of walk(dir)) {
+      files++;
+      const bytes = await Deno.readFile(path);
+      const body = new TextDecoder("utf-8", { fatal: false }).decode(bytes);
+      for (const n of needles) {
+        assert.ok(!body.includes(n), `key found in ${path}`);
+      }
+    }
+    assert.ok(files >= 4, `only ${files} files written`);
+    if (Deno.env.get("SHOW")) for await (const p of walk(dir)) console.log(p.slice(dir.length));
+    assert.ok(!text.includes(SENTINEL));
+  } finally {
+    Deno.env.delete(VAR);
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+async function* walk(dir: string): AsyncGenerator<string> {
+  for await (const e of Deno.readDir(dir)) {
+    const p = join(dir, e.name);
+    if (e.isDirectory) yield* walk(p);
+    else if (e.isFile) yield p;
+  }
+}
