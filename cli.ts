@@ -12,6 +12,7 @@ import {
   kinds as domainKinds,
 } from "./nodes/mod.ts";
 import {
+  builtinKinds,
   cacheDir,
   type CommandContext,
   consoleOutput,
@@ -359,16 +360,30 @@ export async function main(
     Deno.addSignalListener("SIGINT", onSigint);
     listening = true;
   } catch { /* not supported here */ }
-  const { exec } = await import("./engine/exec_kind.ts");
   const makeContext = async (
     g: { cache?: string | undefined; kinds?: string[] | undefined },
   ): Promise<CommandContext> => {
     const kinds = [
-      exec,
+      ...builtinKinds,
       ...domainKinds,
       ...(options.kinds ?? []),
       ...await _pluginKinds(g.kinds ?? []),
     ];
+    const seen = new Map<string, string>();
+    for (const k of kinds) {
+      const prev = seen.get(k.name);
+      if (prev !== undefined && prev !== k.module) {
+        throw new UserError(
+          `Two node kinds are named "${k.name}" (${prev} and ${k.module}); rename one`,
+        );
+      }
+      if (k.name === "stages") {
+        throw new UserError(
+          `A node kind cannot be named "stages" (${k.module}): it is the built-in stages construct`,
+        );
+      }
+      seen.set(k.name, k.module);
+    }
     return {
       kinds,
       cache: cacheDir(g.cache),

@@ -199,7 +199,9 @@ export async function runCommand(
   const t0 = performance.now();
   const result = await runPlan(plan, store, {
     reporter,
-    ...(options.jobs ? { jobs: options.jobs } : {}),
+    ...((options.jobs ?? exp.executor?.jobs) !== undefined
+      ? { jobs: (options.jobs ?? exp.executor?.jobs)! }
+      : {}),
     ...(ctx.signal ? { signal: ctx.signal } : {}),
   });
   const c = result.manifest.counts;

@@ -27,7 +27,7 @@ import type { Json, NodeContext, NodeKind, NodeResult } from "./types.ts";
 import { VERSIONS } from "./version.ts";
 import type { WorkerMessage, WorkerRequest } from "./worker.ts";
 import { hostname } from "node:os";
-import { relative } from "node:path";
+import { relative, resolve } from "node:path";
 
 /** One node ready to execute: everything resolved. */
 export interface Job {
@@ -352,7 +352,22 @@ export interface RunPlanOptions extends ExecuteOptions {
   readonly jobs?: number;
   /** How often the manifest is rewritten while running (ms). @default 2000 */
   readonly manifestEveryMs?: number;
+  /**
+   * Where a job runs. The default runs it in this process (heavy kinds in a
+   * worker). Another executor (e.g. Slurm) writes the job spec
+   * ({@linkcode writeJobSpec} is already called for cacheable jobs), starts
+   * `run-node KEY` elsewhere and resolves when the entry is in the store.
+   * @default executeJob
+   */
+  readonly runner?: JobRunner;
 }
+
+/** Runs one job and returns its stored entry (see {@linkcode executeJob}). */
+export type JobRunner = (
+  job: Job,
+  store: Store,
+  options: ExecuteOptions,
+) => Promise<{ status: "done" | "cached"; entry: Entry; ms: number }>;
 
 /**
  * Runs a plan. Finished nodes are stored as they finish, so a run killed at
@@ -503,8 +518,8 @@ export async function runPlan(
         inputs: k.inputs,
         baseDir: exp.dir,
       };
-      if (k.cacheable) writeJobSpec(store, job, exp.file);
-      return await executeJob(job, store, options);
+      if (k.cacheable) writeJobSpec(store, job, resolve(exp.file));
+      return await (options.runner ?? executeJob)(job, store, options);
     })().then((r) => {
       values.set(i, r.entry);
       m.status = r.status === "cached" ? "cached" : "done";

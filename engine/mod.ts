@@ -92,3 +92,39 @@ export {
   TtyReporter,
 } from "./progress.ts";
 export * from "./commands.ts";
+export { exec, type ExecParams, outputName } from "./exec_kind.ts";
+export {
+  buildTable,
+  type Cell,
+  formatCell,
+  type Lookup,
+  type Table,
+  tableCsv,
+  tableMarkdown,
+} from "./tables.ts";
+export {
+  buildTables,
+  DEFAULT_TABLES_DIR,
+  experimentsWithTables,
+  tablesCommand,
+} from "./tables_command.ts";
+export {
+  BUNDLE_HEADER,
+  exportBundle,
+  type ExportOptions,
+  importBundle,
+} from "./bundle.ts";
+export { gc, type GcResult } from "./gc.ts";
+export { experimentJsonSchema, writeExperimentSchema } from "./json_schema.ts";
+export {
+  type JobRunner,
+  type JobSpec,
+  type RunPlanOptions,
+} from "./executor.ts";
+export { Lock, type LockInfo, type LockOptions, tryLock } from "./lock.ts";
+
+import { exec as _exec } from "./exec_kind.ts";
+import type { NodeKind as _NodeKind } from "./types.ts";
+/** The kinds built into the engine (`exec`). */
+// deno-lint-ignore no-explicit-any
+export const builtinKinds: readonly _NodeKind<any>[] = [_exec];

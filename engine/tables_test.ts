@@ -1,0 +1,165 @@
+import assert from "node:assert/strict";
+import { compileExperiment, type GraphNode } from "./experiment.ts";
+import {
+  buildTable,
+  formatCell,
+  type Lookup,
+  tableCsv,
+  tableMarkdown,
+} from "./tables.ts";
+import { kinds } from "./testdata/kinds.ts";
+import type { Json } from "./types.ts";
+
+const YAML = `experiment: t
+seed: 1
+matrix:
+  method:
+    - fixed
+    - rules
+    - { name: llm, requires_env: [NO_SUCH_KEY_FOR_TEST] }
+  seed: [1, 2, 3]
+  size: [8, 16]
+nodes:
+  score: { kind: test.sleep, with: { ms: 0, value: [$matrix.method, $seed, $matrix.size] } }
+tables:
+  - name: by_size
+    node: score
+    rows: method
+    columns: size
+    value: value.value.success
+    over: seed
+  - name: suites
+    title: Success per suite
+    node: score
+    rows: method
+    columns: value.value.suites.*.success
+    where: { size: 16 }
+    over: seed
+    aggregate: mean
+    digits: 2
+  - name: paths
+    node: score
+    rows: seed
+    columns: [value.value.success, { label: first suite, path: value.value.suites.base.success }]
+    where: { size: 8, method: rules }
+`;
+
+const exp = compileExperiment("t.yaml", YAML, { kinds, env: () => undefined });
+
+/** success = method offset + seed/10 + size/100; suites base/crowded differ by 0.1. */
+function synthetic(n: GraphNode): Json {
+  const m = { fixed: 0, rules: 0.5, llm: 0.9 }[n.variant.method!]!;
+  const s = Number(n.variant.seed) / 10;
+  const z = Number(n.variant.size) / 100;
+  return {
+    value: {
+      success: m + s + z,
+      suites: { base: { success: m + s }, crowded: { success: m + s - 0.1 } },
+    },
+    seed: 0,
+  };
+}
+
+const full: Lookup = (n) =>
+  n.skipped
+    ? { status: "skipped", why: n.skipped }
+    : { status: "ok", value: synthetic(n) };
+const cmd = (ids: string[]) => `deno task run t.yaml --only ${ids.join(" ")}`;
+
+Deno.test("table: axis columns, mean ± std over seeds, skipped rows", () => {
+  const t = buildTable(exp, exp.tables[0]!, full, cmd);
+  assert.deepEqual(t.rows, ["fixed", "rules", "llm"]);
+  assert.deepEqual(t.columns, ["8", "16"]);
+  const c = t.cells.find((c) => c.row === "rules" && c.column === "16")!;
+  assert.equal(c.n, 3);
+  assert.ok(Math.abs(c.mean! - (0.5 + 0.2 + 0.16)) < 1e-12);
+  assert.ok(Math.abs(c.std! - 0.1) < 1e-12);
+  assert.equal(formatCell(t, c), "0.860 ± 0.100");
+  const llm = t.cells.find((c) => c.row === "llm" && c.column === "8")!;
+  assert.equal(formatCell(t, llm), "not run: NO_SUCH_KEY_FOR_TEST not set");
+  assert.deepEqual(t.missing, []);
+  const md = tableMarkdown(t);
+  assert.match(
+    md,
+    /^### by_size\n\n\| method \| 8 \| 16 \|\n\|---\|---:\|---:\|\n\| fixed \| 0\.280 ± 0\.100 \| 0\.360 ± 0\.100 \|/,
+  );
+  assert.match(
+    md,
+    /\| llm \| not run: NO_SUCH_KEY_FOR_TEST not set \| not run: NO_SUCH_KEY_FOR_TEST not set \|/,
+  );
+  assert.match(md, /_mean ± std over seed \(n=3: 1, 2, 3\)/);
+});
+
+Deno.test("table: wildcard columns with a mean column aggregated per seed", () => {
+  const t = buildTable(exp, exp.tables[1]!, full, cmd);
+  assert.equal(t.title, "Success per suite");
+  assert.deepEqual(t.columns, ["base", "crowded", "mean"]);
+  const base = t.cells.find((c) => c.row === "fixed" && c.column === "base")!;
+  assert.ok(Math.abs(base.mean! - 0.2) < 1e-12);
+  const mean = t.cells.find((c) => c.row === "fixed" && c.column === "mean")!;
+  assert.equal(mean.n, 3);
+  assert.ok(Math.abs(mean.mean! - 0.15) < 1e-12);
+  assert.ok(Math.abs(mean.std! - 0.1) < 1e-12);
+  assert.equal(formatCell(t, mean), "0.15 ± 0.10");
+  assert.equal(
+    t.cells.find((c) => c.row === "llm" && c.column === "mean")!.skipped,
+    "NO_SUCH_KEY_FOR_TEST not set",
+  );
+});
+
+Deno.test("table: field-path columns with labels, rows = seed, no over", () => {
+  const t = buildTable(exp, exp.tables[2]!, full, cmd);
+  assert.deepEqual(t.rows, ["1", "2", "3"]);
+  assert.deepEqual(t.columns, ["value.success", "first suite"]);
+  assert.equal(
+    formatCell(
+      t,
+      t.cells.find((c) => c.row === "2" && c.column === "first suite")!,
+    ),
+    "0.700",
+  );
+  const x = 0.5 + 0.1 + 0.08;
+  assert.equal(tableCsv(t).split("\n")[1], `1,value.success,${x},0,1,,,=${x}`);
+});
+
+Deno.test("table: missing nodes are listed with the command that computes them; n shown", () => {
+  const partial: Lookup = (n) =>
+    n.id === "score[method=rules,seed=2,size=8]" ||
+      n.id === "score[method=fixed,seed=3,size=8]"
+      ? { status: "missing" }
+      : full(n);
+  const t = buildTable(exp, exp.tables[0]!, partial, cmd);
+  assert.deepEqual(t.missing, [
+    "score[method=fixed,seed=3,size=8]",
+    "score[method=rules,seed=2,size=8]",
+  ]);
+  assert.equal(
+    t.command,
+    "deno task run t.yaml --only score[method=fixed,seed=3,size=8] score[method=rules,seed=2,size=8]",
+  );
+  const c = t.cells.find((c) => c.row === "rules" && c.column === "8")!;
+  assert.equal(c.n, 2);
+  assert.equal(formatCell(t, c), "0.780 ± 0.141 (n=2)");
+  assert.deepEqual(c.missing, ["score[method=rules,seed=2,size=8]"]);
+  const md = tableMarkdown(t);
+  assert.match(
+    md,
+    /\*\*Incomplete: 2 nodes are not in the cache:\*\* score\[method=fixed,seed=3,size=8\], score\[method=rules,seed=2,size=8\]/,
+  );
+  assert.match(md, /Compute them with: `deno task run t\.yaml --only /);
+});
+
+Deno.test("table: a field that is not a number is reported, not averaged", () => {
+  const odd: Lookup = (n) =>
+    n.skipped
+      ? { status: "skipped", why: n.skipped }
+      : { status: "ok", value: { value: { success: "high" } } };
+  const t = buildTable(exp, exp.tables[0]!, odd, cmd);
+  const c = t.cells.find((c) => c.row === "fixed" && c.column === "8")!;
+  assert.equal(c.mean, null);
+  assert.match(
+    c.notes[0]!,
+    /score\[method=fixed,seed=1,size=8\]: value\.value\.success is not a number/,
+  );
+  assert.match(tableMarkdown(t), /Problems: /);
+});
