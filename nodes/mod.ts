@@ -12,6 +12,7 @@ import type { Command } from "@commander-js/extra-typings";
 import type { NodeKind } from "../engine/types.ts";
 import { kind as diagnose } from "./diagnose.ts";
 import { kind as redesign } from "./redesign.ts";
+import { redesignCommand } from "./redesign_command.ts";
 
 /** Every domain node kind, in the order `--help` lists them. */
 // deno-lint-ignore no-explicit-any
@@ -25,4 +26,5 @@ export const kinds: readonly NodeKind<any>[] = [
 // deno-lint-ignore no-explicit-any
 export const commands: readonly (() => Command<any, any, any>)[] = [
   // one line per subcommand factory, e.g. `generateCommand,` from "./generate_command.ts"
+  () => redesignCommand(),
 ];

@@ -1,0 +1,85 @@
+// Shared helpers of the diagnose/redesign subcommands (private to nodes/).
+import { parse as parseYaml } from "yaml";
+import { UserError } from "../engine/mod.ts";
+import {
+  type AnyEnvConfig,
+  EnvConfigError,
+  parseEnvConfig,
+  PRESET_NAMES,
+} from "../schemas/mod.ts";
+
+/** Where a subcommand writes. */
+export interface CliIo {
+  /** Standard output (one call per line or block). */
+  out(text: string): void;
+  /** Standard error. */
+  err(text: string): void;
+}
+
+/** stdout/stderr. */
+export const defaultIo: CliIo = {
+  out: (t) => console.log(t),
+  err: (t) => console.error(t),
+};
+
+/** Read a JSON or YAML file, with a user-facing error. */
+export async function readDataFile(
+  path: string,
+  what: string,
+): Promise<unknown> {
+  let text: string;
+  try {
+    text = await Deno.readTextFile(path);
+  } catch (e) {
+    throw new UserError(`Cannot read ${what} ${path}: ${(e as Error).message}`);
+  }
+  try {
+    return path.endsWith(".json") ? JSON.parse(text) : parseYaml(text);
+  } catch (e) {
+    throw new UserError(
+      `Cannot parse ${what} ${path}: ${(e as Error).message}`,
+    );
+  }
+}
+
+/** The config named by `--preset` or `--config` (undefined when neither). */
+export async function configFromFlags(
+  flags: { preset?: string | undefined; config?: string | undefined },
+): Promise<AnyEnvConfig | undefined> {
+  if (flags.preset !== undefined && flags.config !== undefined) {
+    throw new UserError("Give either --preset or --config, not both.");
+  }
+  if (flags.preset !== undefined) {
+    if (!(PRESET_NAMES as readonly string[]).includes(flags.preset)) {
+      throw new UserError(
+        `Unknown preset "${flags.preset}"; use one of ${
+          PRESET_NAMES.join(", ")
+        }.`,
+      );
+    }
+    return parseEnvConfig({ preset: flags.preset });
+  }
+  if (flags.config !== undefined) {
+    const raw = await readDataFile(flags.config, "config file");
+    try {
+      return parseEnvConfig(raw);
+    } catch (e) {
+      if (e instanceof EnvConfigError) {
+        throw new UserError(`${flags.config}: ${e.message}`);
+      }
+      throw e;
+    }
+  }
+  return undefined;
+}
+
+/** Parse an integer flag. */
+export function intFlag(name: string, min: number) {
+  return (v: string): number => {
+    const n = Number(v);
+    if (!Number.isInteger(n) || n < min) {
+      throw new UserError(`${name} must be an integer >= ${min}, got "${v}"`);
+    }
+    return n;
+  };
+}

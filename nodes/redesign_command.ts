@@ -1,0 +1,221 @@
+/**
+ * `deno task cli redesign`: one redesign step from the command line.
+ *
+ * ```sh
+ * deno task cli redesign --engineer rules --context full --preset easy --findings findings.json
+ * deno task cli redesign --engineer llm --context failures --config cfg.yaml --findings findings.json \
+ *   --base-url http://127.0.0.1:11434/v1 --model qwen3:4b [--api-key-env OPENAI_API_KEY]
+ * ```
+ *
+ * Prints the next config as JSON on stdout and the rationale (and events) on
+ * stderr. The current config comes from `--preset`/`--config`, else from
+ * the findings' `config`. With `llm`, an unusable reply or an unreachable
+ * endpoint keeps the current config (exit 0, with a message); the command
+ * exits non-zero only when no usable reply came and there is no current
+ * config to keep. LLM replies are cached in `<cache>/aux/redesign/llm`, the
+ * same cache the `redesign` node uses.
+ *
+ * @module
+ */
+import { Command, Option } from "@commander-js/extra-typings";
+import { cacheDir, UserError } from "../engine/mod.ts";
+import {
+  CONTEXT_TYPES,
+  ENGINEER_NAMES,
+  EngineerConfigError,
+} from "../engineer/mod.ts";
+import { LlmConfigError, LlmError } from "../llm/mod.ts";
+import {
+  type AnyEnvConfig,
+  FindingsError,
+  LlmEndpointSchema,
+  PRESETS,
+} from "../schemas/mod.ts";
+import * as v from "valibot";
+import {
+  type CliIo,
+  configFromFlags,
+  defaultIo,
+  intFlag,
+  readDataFile,
+} from "./_cli_io.ts";
+import { redesign, type RedesignParams } from "./redesign.ts";
+
+/** Exit code when no usable reply came and there was no config to keep. */
+export const NO_CONFIG_EXIT = 4;
+
+/**
+ * The `redesign` subcommand.
+ *
+ * @param io Where to write (tests capture it).
+ * @param onExit Receives the exit code (default: `Deno.exitCode`).
+ */
+export function redesignCommand(
+  io: CliIo = defaultIo,
+  onExit: (code: number) => void = (c) => (Deno.exitCode = c),
+) {
+  return new Command("redesign")
+    .description(
+      "Propose the next training config from findings (prints the config as JSON on stdout, the rationale on stderr)",
+    )
+    .addOption(
+      new Option("--engineer <name>", "environment engineer").choices(
+        ENGINEER_NAMES,
+      ).makeOptionMandatory(),
+    )
+    .addOption(
+      new Option("--context <type>", "what the engineer sees").choices(
+        CONTEXT_TYPES,
+      ).default("full"),
+    )
+    .option("--preset <name>", "current config: a preset (easy, medium, hard)")
+    .option("--config <file>", "current config: a JSON or YAML file")
+    .option(
+      "--findings <file>",
+      "findings.json from `diagnose` (omit only with --context none)",
+    )
+    .option(
+      "--history <file>",
+      "JSON list of earlier findings (or {findings, config}), oldest first; read by --context full",
+    )
+    .option("--stage <n>", "stage index", intFlag("--stage", 0))
+    .option(
+      "--seed <n>",
+      "seed of random/replay engineers",
+      intFlag("--seed", 0),
+      0,
+    )
+    .option(
+      "--budget <chars>",
+      "character budget of the context text",
+      intFlag("--budget", 200),
+    )
+    .option("--base-url <url>", "llm: OpenAI-compatible base URL")
+    .option("--model <name>", "llm: model name")
+    .option(
+      "--api-key-env <var>",
+      "llm: NAME of the environment variable holding the API key",
+    )
+    .option("--temperature <t>", "llm: sampling temperature", parseFloat)
+    .option(
+      "--timeout-ms <ms>",
+      "llm: timeout per HTTP attempt",
+      intFlag("--timeout-ms", 1),
+    )
+    .option(
+      "--max-retries <n>",
+      "llm: HTTP retries",
+      intFlag("--max-retries", 0),
+    )
+    .option(
+      "--reasks <n>",
+      "llm: re-asks after an invalid reply",
+      intFlag("--reasks", 0),
+    )
+    .option("--offline", "llm: answer only from the reply cache")
+    .option(
+      "--report <file>",
+      "also write the full report (diff, events, usage) as JSON",
+    )
+    .action(async (o) => {
+      const given = await configFromFlags(o);
+      let findings: unknown = null;
+      if (o.findings !== undefined) {
+        findings = await readDataFile(o.findings, "findings file");
+      } else if (o.context !== "none") {
+        throw new UserError(
+          `--findings is required with --context ${o.context} (use --context none to redesign blind).`,
+        );
+      }
+      const fromFindings = (findings as { config?: unknown } | null)?.config ??
+        undefined;
+      let current: AnyEnvConfig | unknown = given ?? fromFindings;
+      const hasPrevious = current !== undefined && current !== null;
+      if (!hasPrevious) {
+        if (o.engineer !== "llm") {
+          throw new UserError(
+            "No current config: give --preset or --config (the findings carry none).",
+          );
+        }
+        current = PRESETS.easy; // shown to the model only; never kept
+      }
+      let history: unknown[] | undefined;
+      if (o.history !== undefined) {
+        const h = await readDataFile(o.history, "history file");
+        if (!Array.isArray(h)) {
+          throw new UserError(
+            `${o.history}: the history must be a JSON list of findings`,
+          );
+        }
+        history = h;
+      }
+      let llm: RedesignParams["llm"];
+      if (o.engineer === "llm") {
+        const r = v.safeParse(LlmEndpointSchema, {
+          base_url: o.baseUrl,
+          model: o.model,
+          ...(o.apiKeyEnv === undefined ? {} : { api_key_env: o.apiKeyEnv }),
+          ...(o.temperature === undefined
+            ? {}
+            : { temperature: o.temperature }),
+          ...(o.timeoutMs === undefined ? {} : { timeout_ms: o.timeoutMs }),
+          ...(o.maxRetries === undefined ? {} : { max_retries: o.maxRetries }),
+          ...(o.offline ? { offline: true } : {}),
+        });
+        if (!r.success) {
+          throw new UserError(
+            `--engineer llm needs --base-url URL and --model M: ${
+              r.issues.map((i) => `${v.getDotPath(i) ?? ""} ${i.message}`).join(
+                "; ",
+              )
+            }`,
+          );
+        }
+        llm = r.output;
+      }
+      const params: RedesignParams = {
+        engineer: o.engineer,
+        context: o.context,
+        config: current as RedesignParams["config"],
+        findings,
+        ...(history === undefined ? {} : { history }),
+        ...(o.stage === undefined ? {} : { stage: o.stage }),
+        ...(o.budget === undefined ? {} : { budget: o.budget }),
+        ...(o.reasks === undefined ? {} : { reasks: o.reasks }),
+        ...(llm === undefined ? {} : { llm }),
+      };
+      let result;
+      try {
+        result = await redesign(params, o.seed, {
+          cacheDir: `${cacheDir()}/aux/redesign/llm`,
+          onEndpointError: "fallback",
+        });
+      } catch (e) {
+        if (
+          e instanceof FindingsError || e instanceof LlmConfigError ||
+          e instanceof EngineerConfigError ||
+          e instanceof LlmError ||
+          (e instanceof TypeError && e.name === "EnvConfigError")
+        ) throw new UserError(e.message);
+        throw e;
+      }
+      const events = result.report.events as { type: string; detail: string }[];
+      const fellBack = events.some((e) => e.type === "fallback");
+      io.err(result.rationale);
+      for (const e of events) io.err(`[${e.type}] ${e.detail}`);
+      if (fellBack && !hasPrevious) {
+        io.err(
+          "redesign: no usable reply from the LLM and no current config to keep (give --preset or --config to fall back to it).",
+        );
+        onExit(NO_CONFIG_EXIT);
+        return;
+      }
+      io.out(JSON.stringify(result.config, null, 2));
+      if (o.report !== undefined) {
+        await Deno.writeTextFile(
+          o.report,
+          JSON.stringify(result.report, null, 2) + "\n",
+        );
+      }
+    });
+}
