@@ -10,6 +10,10 @@
  */
 import type { Command } from "@commander-js/extra-typings";
 import type { NodeKind } from "../engine/types.ts";
+import { kind as policyInit } from "./policy_init.ts";
+import { kind as train } from "./train.ts";
+import { kind as rollout } from "./rollout.ts";
+import { kind as evaluate } from "./evaluate.ts";
 import { kind as diagnose } from "./diagnose.ts";
 import { kind as redesign } from "./redesign.ts";
 import { redesignCommand } from "./redesign_command.ts";
@@ -18,6 +22,10 @@ import { redesignCommand } from "./redesign_command.ts";
 // deno-lint-ignore no-explicit-any
 export const kinds: readonly NodeKind<any>[] = [
   // one line per kind, e.g. `generate,` imported from "./generate.ts"
+  policyInit,
+  train,
+  rollout,
+  evaluate,
   diagnose,
   redesign,
 ];

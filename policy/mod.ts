@@ -105,3 +105,14 @@ export {
   Trainer,
   type TrainerOptions,
 } from "./trainer.ts";
+export {
+  type EpisodeResult,
+  mlpRunner,
+  onnxRunner,
+  type PolicyRunner,
+  rollout,
+  type RolloutOptions,
+  type RolloutResult,
+  type RolloutSummary,
+  summarize,
+} from "./rollout.ts";

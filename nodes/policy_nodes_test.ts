@@ -1,0 +1,226 @@
+import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
+import { join } from "node:path";
+import type { BlobRef, Json, NodeContext, NodeKind } from "../engine/types.ts";
+import {
+  decodeTrajectories,
+  type Instance,
+  instanceToJson,
+} from "../mapf/mod.ts";
+import { exportOnnx, loadCheckpoint, Mlp } from "../policy/mod.ts";
+import { randomInstances } from "../policy/_test_instances.ts";
+import { kind as policyInit } from "./policy_init.ts";
+import { kind as train } from "./train.ts";
+import { kind as rolloutKind } from "./rollout.ts";
+import { kind as evaluate } from "./evaluate.ts";
+import { loadRollouts } from "./diagnose.ts";
+import { policyFingerprint } from "./policy_io.ts";
+import * as v from "valibot";
+
+/** An in-memory NodeContext. */
+function fakeCtx(
+  blobs: Map<string, Uint8Array>,
+  baseDir = "/nonexistent",
+  seed = 42,
+) {
+  const progress: [number, number, string | undefined][] = [];
+  const ctx: NodeContext = {
+    id: "n",
+    key: "k".repeat(64),
+    seed,
+    signal: new AbortController().signal,
+    workDir: "/tmp",
+    auxDir: "/tmp",
+    baseDir,
+    progress: (d, t, note) => progress.push([d, t, note]),
+    log: () => {},
+    writeBlob(bytes: Uint8Array, media: string): Promise<BlobRef> {
+      const h = createHash("sha256").update(bytes).digest("hex");
+      blobs.set(h, bytes.slice());
+      return Promise.resolve({ $blob: h, size: bytes.length, media });
+    },
+    readBlob(ref: BlobRef) {
+      const b = blobs.get(ref.$blob);
+      if (!b) throw new Error(`no blob ${ref.$blob}`);
+      return Promise.resolve(b);
+    },
+  };
+  return { ctx, progress };
+}
+
+async function run<P>(
+  kind: NodeKind<P, Json>,
+  params: unknown,
+  ctx: NodeContext,
+): Promise<{ value: unknown; report?: unknown }> {
+  const parsed = v.parse(kind.params, params);
+  return await kind.run(parsed, ctx);
+}
+
+const envs = {
+  instances: randomInstances(24, 17, { size: 6, agents: 2 }) as unknown as Json,
+};
+
+Deno.test("policy.init -> train -> rollout -> evaluate, deterministic, readable by diagnose", async () => {
+  const blobs = new Map<string, Uint8Array>();
+  const { ctx, progress } = fakeCtx(blobs);
+  const init = await run(policyInit, { hidden: [32, 32], seed: 3 }, ctx);
+  assert.equal((init.value as { obs: { radius: number } }).obs.radius, 2);
+  const trainParams = {
+    policy: init.value,
+    envs,
+    updates: 3,
+    parallel: 16,
+    steps: 16,
+    minibatch: 128,
+  };
+  const t1 = await run(train, trainParams, ctx);
+  const t2 = await run(train, trainParams, ctx);
+  assert.deepEqual(t1.value, t2.value, "same inputs, same checkpoint blob");
+  const value = t1.value as { updates: number; onnx: BlobRef };
+  assert.equal(value.updates, 3);
+  const report = t1.report as {
+    curve: { update: number; success: number | null }[];
+  };
+  assert.deepEqual(report.curve.map((p) => p.update), [1, 2, 3]);
+  assert.deepEqual(progress.map((p) => [p[0], p[1]]), [
+    [1, 3],
+    [2, 3],
+    [3, 3],
+    [1, 3],
+    [2, 3],
+    [3, 3],
+  ]);
+  // resume: policy out -> policy in
+  const t3 = await run(
+    train,
+    { ...trainParams, policy: t1.value, updates: 2 },
+    ctx,
+  );
+  assert.equal((t3.value as { updates: number }).updates, 5);
+  assert.ok(
+    loadCheckpoint(blobs.get((t3.value as { onnx: BlobRef }).onnx.$blob)!).adam!
+      .t > 0,
+  );
+
+  const ro = await run(
+    rolloutKind,
+    { policy: t1.value, envs, episodes: 2 },
+    ctx,
+  );
+  const rv = ro.value as {
+    summary: { episodes: number };
+    trajectories: BlobRef;
+    episodes: unknown[];
+  };
+  assert.equal(rv.summary.episodes, 48);
+  assert.equal(
+    decodeTrajectories(blobs.get(rv.trajectories.$blob)!).length,
+    48,
+  );
+  const loaded = await loadRollouts(ro.value, undefined, undefined, ctx);
+  assert.equal(loaded.episodes.length, 48);
+  assert.equal(loaded.instances.length, 24);
+
+  const ev = await run(evaluate, {
+    policy: t1.value,
+    envs,
+    greedy: true,
+    trajectories: false,
+  }, ctx);
+  const evv = ev.value as {
+    success_rate: number;
+    outcome_rates: Record<string, number>;
+    per_instance: unknown[];
+  };
+  assert.equal(evv.per_instance.length, 24);
+  const rates = Object.values(evv.outcome_rates).reduce((s, x) => s + x, 0);
+  assert.ok(Math.abs(rates - 1) < 1e-9, "outcome rates sum to 1");
+  assert.equal(evv.outcome_rates.success, evv.success_rate);
+  const ev2 = await run(evaluate, {
+    policy: t1.value,
+    envs,
+    greedy: true,
+    trajectories: false,
+  }, ctx);
+  assert.deepEqual(ev2.value, ev.value);
+});
+
+Deno.test("evaluate accepts an external ONNX file with the same contract and fingerprints its content", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    // a model without envsmith metadata: its width (66) selects observation radius 1
+    const net = Mlp.init({
+      inputSize: 66,
+      hidden: [8],
+      actions: 5,
+      activation: "relu",
+    }, { seed: 1 });
+    const bytes = exportOnnx(net, { producer: "pytorch" });
+    await Deno.writeFile(join(dir, "ext.onnx"), bytes);
+    const { ctx } = fakeCtx(new Map(), dir);
+    const ev = await run(evaluate, {
+      policy: { file: "ext.onnx" },
+      envs,
+      trajectories: false,
+    }, ctx);
+    assert.equal((ev.value as { episodes: number }).episodes, 24);
+    const fp = policyFingerprint({ policy: "ext.onnx" }, { baseDir: dir }) as {
+      policy_file: string;
+      obs_version: number;
+    };
+    assert.equal(
+      fp.policy_file,
+      createHash("sha256").update(bytes).digest("hex"),
+    );
+    assert.equal(fp.obs_version, 1);
+    // a width that matches no layout is refused with the supported widths
+    const odd = exportOnnx(
+      Mlp.init({ inputSize: 70, hidden: [8], actions: 5, activation: "relu" }),
+    );
+    await Deno.writeFile(join(dir, "odd.onnx"), odd);
+    await assert.rejects(
+      () => run(evaluate, { policy: "odd.onnx", envs }, ctx),
+      /input width 70 matches no observation layout.*66 \(radius 1\), 162 \(radius 2\)/,
+    );
+    await assert.rejects(
+      () => run(evaluate, { policy: "missing.onnx", envs }, ctx),
+      /Cannot read policy file missing\.onnx/,
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("train reads instances given as a JSON-lines blob and refuses bad inputs clearly", async () => {
+  const blobs = new Map<string, Uint8Array>();
+  const { ctx } = fakeCtx(blobs);
+  const init = await run(policyInit, { hidden: [16] }, ctx);
+  const lines = (envs.instances as unknown as Instance[]).map(instanceToJson)
+    .join("\n");
+  const ref = await ctx.writeBlob(
+    new TextEncoder().encode(lines),
+    "application/jsonl",
+  );
+  const t = await run(train, {
+    policy: init.value,
+    envs: { instances: ref },
+    samples: 500,
+    parallel: 8,
+    steps: 8,
+    minibatch: 64,
+  }, ctx);
+  const rep = t.report as { updates: number; samples: number };
+  assert.ok(rep.samples >= 500 && rep.updates >= 1);
+  await assert.rejects(
+    () => run(train, { policy: 5, envs }, ctx),
+    /policy: expected the value of a policy\.init or train node/,
+  );
+  await assert.rejects(
+    () => run(train, { policy: init.value, envs: 3 }, ctx),
+    /envs: expected the value of a generate node/,
+  );
+  assert.throws(() =>
+    v.parse(train.params, { policy: init.value, envs, algo: "sac" })
+  );
+});

@@ -1,0 +1,133 @@
+/**
+ * The `rollout` node kind: play a policy on instances, batched, and keep the
+ * trajectories for diagnosis.
+ *
+ * ```yaml
+ * rollouts: { kind: rollout, with: { policy: $policy, envs: $envs } }
+ * ```
+ *
+ * Parameters: `policy` and `envs` (required; see `policy_io.ts`),
+ * `episodes` per instance (1), `greedy` (false: actions are sampled, with
+ * `seed`), `parallel` environments (256), `seed` (default: the node's seed).
+ *
+ * Value: `{ trajectories: <blob, mapf trajectory format v1>, envs: <the envs
+ * value, passed through>, config?: <its generating config>, summary, suites,
+ * episodes: [per-episode metrics] }` (what `diagnose` reads). Report: the
+ * summary.
+ *
+ * @module
+ */
+import * as v from "valibot";
+import type { Json, NodeKind } from "../engine/types.ts";
+import {
+  obsSize,
+  OnnxPolicy,
+  onnxRunner,
+  rollout,
+  type RolloutResult,
+} from "../policy/mod.ts";
+import {
+  envsConfig,
+  policyFingerprint,
+  policyObs,
+  readInstances,
+  readPolicy,
+} from "./policy_io.ts";
+
+const int = (min: number, max: number) =>
+  v.pipe(v.number(), v.integer(), v.minValue(min), v.maxValue(max));
+
+/** Parameters shared by `rollout` and `evaluate`. */
+export const RolloutParamsSchema = v.strictObject({
+  policy: v.unknown(),
+  envs: v.unknown(),
+  episodes: v.optional(int(1, 10_000)),
+  greedy: v.optional(v.boolean()),
+  parallel: v.optional(int(1, 65_536)),
+  seed: v.optional(int(0, 0xffffffff)),
+});
+
+/** Parameters of `rollout` / `evaluate`. */
+export type RolloutParams = v.InferOutput<typeof RolloutParamsSchema>;
+
+/**
+ * Load the policy into onnxruntime and roll it out on the instances of
+ * `params.envs`; shared by `rollout` and `evaluate`.
+ */
+export async function runRollout(
+  p: RolloutParams,
+  ctx: Parameters<NodeKind["run"]>[1],
+  record: boolean,
+): Promise<RolloutResult & { instances: number }> {
+  const { bytes, source, obs: known } = await readPolicy(p.policy, ctx);
+  const obs = policyObs(bytes, source, known);
+  const instances = await readInstances(p.envs, ctx);
+  const policy = await OnnxPolicy.load(bytes, {
+    source,
+    inputSize: obsSize(obs),
+  });
+  try {
+    const res = await rollout(onnxRunner(policy), instances, {
+      obs,
+      episodes: p.episodes ?? 1,
+      greedy: p.greedy ?? false,
+      envs: p.parallel ?? 256,
+      seed: p.seed ?? ctx.seed,
+      record,
+      signal: ctx.signal,
+      onProgress: (done, total) => ctx.progress(done, total),
+    });
+    return { ...res, instances: instances.length };
+  } finally {
+    await policy.release();
+  }
+}
+
+/** Summary fields rounded for JSON values. */
+export function roundJson(x: unknown): Json {
+  if (typeof x === "number") {
+    return Number.isFinite(x) ? Math.round(x * 1e6) / 1e6 : null;
+  }
+  if (Array.isArray(x)) return x.map(roundJson);
+  if (x && typeof x === "object") {
+    const o: { [k: string]: Json } = {};
+    for (const [k, y] of Object.entries(x)) {
+      if (y !== undefined) o[k] = roundJson(y);
+    }
+    return o;
+  }
+  return x as Json;
+}
+
+/** The `rollout` kind. */
+export const kind: NodeKind<RolloutParams, Json> = {
+  name: "rollout",
+  description:
+    "Roll a policy out on instances (batched onnxruntime inference) and record trajectories",
+  params: RolloutParamsSchema,
+  module: import.meta.url,
+  heavy: true,
+  fingerprint: policyFingerprint,
+  async run(p, ctx) {
+    const res = await runRollout(p, ctx, true);
+    const traj = await ctx.writeBlob(
+      res.trajectories!,
+      "application/x-mapf-trajectories",
+    );
+    const config = envsConfig(p.envs);
+    ctx.log(
+      `${res.summary.episodes} episodes on ${res.instances} instances: success ${res.summary.success_rate}`,
+    );
+    return {
+      value: {
+        trajectories: { $blob: traj.$blob, size: traj.size, media: traj.media },
+        envs: p.envs as Json,
+        ...(config === undefined ? {} : { config }),
+        summary: roundJson(res.summary),
+        suites: roundJson(res.suites),
+        episodes: roundJson(res.episodes),
+      },
+      report: roundJson(res.summary),
+    };
+  },
+};

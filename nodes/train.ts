@@ -1,0 +1,205 @@
+/**
+ * The `train` node kind: policy + environments + budget -> a new checkpoint.
+ *
+ * ```yaml
+ * policy: { kind: train, with: { policy: $prev.policy, envs: $envs, updates: 40, algo: ppo } }
+ * ```
+ *
+ * Parameters:
+ * - `policy` (required): a policy value (`policy.init`, `train`) or an
+ *   envsmith ONNX file; training resumes its optimiser state and counters.
+ * - `envs` (required): the training instances (a generate node's value).
+ * - Budget: `updates` (default 40 when `samples` is not given) and/or
+ *   `samples` (agent-steps); training stops at the first one reached.
+ * - `algo`: `ppo` (default) or `grpo`; `group` (GRPO replays per instance, 8).
+ * - `parallel` (environments, 64), `steps` (PPO rollout length, 32), `lr`
+ *   (3e-4), `epochs` (4), `minibatch` (512), `clip` (0.2), `entropy`
+ *   (0.01), `value_coef` (0.5 PPO / 0 GRPO), `gamma` (0.99), `lambda`
+ *   (0.95), `max_grad_norm` (0.5), `reward` (coefficients, see
+ *   `policy/reward.ts`), `seed` (default: the node's seed).
+ *
+ * Value: the new policy value. Report: the training curve, one point per
+ * update (`update`, `samples`, `seconds`, `episodes`, `success` of the
+ * training episodes that ended in that update, `reward` per agent-step,
+ * `entropy`, `approx_kl`, `clip_frac`, `value_loss`) and its last point.
+ * Progress: updates done of the budget, with the recent success rate.
+ *
+ * @module
+ */
+import * as v from "valibot";
+import type { Json, NodeKind } from "../engine/types.ts";
+import { InstancePool } from "../mapf/mod.ts";
+import {
+  type CurvePoint,
+  Trainer,
+  type TrainerOptions,
+} from "../policy/mod.ts";
+import {
+  policyFingerprint,
+  type PolicyValue,
+  readCheckpoint,
+  readInstances,
+  writePolicy,
+} from "./policy_io.ts";
+
+const int = (min: number, max: number) =>
+  v.pipe(v.number(), v.integer(), v.minValue(min), v.maxValue(max));
+const num = (min: number, max: number) =>
+  v.pipe(v.number(), v.minValue(min), v.maxValue(max));
+
+/** Reward coefficients accepted by `train` (each optional). */
+export const RewardParamsSchema = v.strictObject({
+  goal: v.optional(num(-100, 100)),
+  progress: v.optional(num(-100, 100)),
+  hole: v.optional(num(-100, 100)),
+  collision: v.optional(num(-100, 100)),
+  blocked: v.optional(num(-100, 100)),
+  step: v.optional(num(-100, 100)),
+  success: v.optional(num(-100, 100)),
+  failure: v.optional(num(-100, 100)),
+});
+
+/** Training hyper-parameters shared by `train` and the `train` command. */
+export const TrainOptionsSchema = v.object({
+  algo: v.optional(v.picklist(["ppo", "grpo"])),
+  group: v.optional(int(2, 256)),
+  parallel: v.optional(int(1, 4096)),
+  steps: v.optional(int(1, 4096)),
+  lr: v.optional(num(0, 1)),
+  epochs: v.optional(int(1, 100)),
+  minibatch: v.optional(int(1, 65536)),
+  clip: v.optional(num(0, 10)),
+  entropy: v.optional(num(0, 10)),
+  value_coef: v.optional(num(0, 100)),
+  gamma: v.optional(num(0, 1)),
+  lambda: v.optional(num(0, 1)),
+  max_grad_norm: v.optional(num(0, 1e6)),
+  reward: v.optional(RewardParamsSchema),
+});
+
+/** Parameters of `train`. */
+export const TrainParamsSchema = v.strictObject({
+  policy: v.unknown(),
+  envs: v.unknown(),
+  updates: v.optional(int(1, 1_000_000)),
+  samples: v.optional(int(1, 1e12)),
+  seed: v.optional(int(0, 0xffffffff)),
+  ...TrainOptionsSchema.entries,
+});
+
+/** Parameters of `train`. */
+export type TrainParams = v.InferOutput<typeof TrainParamsSchema>;
+
+/** Map the snake_case parameters to {@linkcode TrainerOptions}. */
+export function trainerOptions(
+  p: v.InferOutput<typeof TrainOptionsSchema>,
+  seed: number,
+): TrainerOptions {
+  const o: TrainerOptions = { seed };
+  if (p.algo !== undefined) o.algo = p.algo;
+  if (p.group !== undefined) o.group = p.group;
+  if (p.parallel !== undefined) o.envs = p.parallel;
+  if (p.steps !== undefined) o.steps = p.steps;
+  if (p.lr !== undefined) o.lr = p.lr;
+  if (p.epochs !== undefined) o.epochs = p.epochs;
+  if (p.minibatch !== undefined) o.minibatch = p.minibatch;
+  if (p.clip !== undefined) o.clip = p.clip;
+  if (p.entropy !== undefined) o.entropyCoef = p.entropy;
+  if (p.value_coef !== undefined) o.valueCoef = p.value_coef;
+  if (p.gamma !== undefined) o.gamma = p.gamma;
+  if (p.lambda !== undefined) o.lambda = p.lambda;
+  if (p.max_grad_norm !== undefined) o.maxGradNorm = p.max_grad_norm;
+  if (p.reward !== undefined) {
+    const r: Record<string, number> = {};
+    for (const [k, x] of Object.entries(p.reward)) {
+      if (x !== undefined) r[k] = x;
+    }
+    o.reward = r;
+  }
+  return o;
+}
+
+/** A curve point as JSON (rounded so reports stay small). */
+export function curvePointJson(p: CurvePoint): { [k: string]: Json } {
+  const r = (
+    x: number,
+    d = 4,
+  ) => (Number.isFinite(x) ? Math.round(x * 10 ** d) / 10 ** d : null);
+  return {
+    update: p.update,
+    samples: p.samples,
+    seconds: r(p.seconds, 2),
+    episodes: p.episodes,
+    success: r(p.success),
+    reward: r(p.reward),
+    entropy: r(p.stats.entropy),
+    approx_kl: r(p.stats.approxKl, 6),
+    clip_frac: r(p.stats.clipFrac),
+    value_loss: r(p.stats.valueLoss),
+  };
+}
+
+/** The `train` kind. */
+export const kind: NodeKind<TrainParams, PolicyValue> = {
+  name: "train",
+  description:
+    "Train a policy on instances with multi-agent PPO or GRPO for a budget of updates/samples",
+  params: TrainParamsSchema,
+  module: import.meta.url,
+  heavy: true,
+  fingerprint: policyFingerprint,
+  async run(p, ctx) {
+    const ck = await readCheckpoint(p.policy, ctx);
+    const instances = await readInstances(p.envs, ctx);
+    const pool = InstancePool.from(instances);
+    const trainer = new Trainer(
+      ck,
+      pool,
+      trainerOptions(p, p.seed ?? ctx.seed),
+    );
+    const maxUpdates = p.updates ?? (p.samples === undefined ? 40 : Infinity);
+    const maxSamples = p.samples ?? Infinity;
+    const startSamples = ck.counters.samples;
+    const curve: Json[] = [];
+    let done = 0, recentOk = 0, recentN = 0;
+    const total = Number.isFinite(maxUpdates) ? maxUpdates : maxSamples;
+    while (
+      done < maxUpdates && ck.counters.samples - startSamples < maxSamples
+    ) {
+      ctx.signal.throwIfAborted();
+      const pt = trainer.update();
+      done++;
+      curve.push(curvePointJson(pt));
+      // success over the last few updates' episodes, for the progress line
+      const ok = pt.episodes > 0 ? pt.success * pt.episodes : 0;
+      recentOk = 0.7 * recentOk + ok;
+      recentN = 0.7 * recentN + pt.episodes;
+      const progressed = Number.isFinite(maxUpdates)
+        ? done
+        : ck.counters.samples - startSamples;
+      ctx.progress(
+        Math.min(progressed, total),
+        total,
+        `success ${(recentN > 0 ? recentOk / recentN : 0).toFixed(2)}`,
+      );
+    }
+    const value = await writePolicy(trainer.checkpoint(), ctx);
+    const last = curve[curve.length - 1] ?? null;
+    ctx.log(
+      `trained ${done} updates, ${
+        ck.counters.samples - startSamples
+      } samples on ${instances.length} instances`,
+    );
+    return {
+      value,
+      report: {
+        algo: trainer.options.algo,
+        instances: instances.length,
+        updates: done,
+        samples: ck.counters.samples - startSamples,
+        last,
+        curve,
+      },
+    };
+  },
+};
