@@ -17,6 +17,7 @@ import { kind as evaluate } from "./evaluate.ts";
 import { kind as diagnose } from "./diagnose.ts";
 import { kind as redesign } from "./redesign.ts";
 import { redesignCommand } from "./redesign_command.ts";
+import { diagnoseCommand } from "./diagnose_command.ts";
 
 /** Every domain node kind, in the order `--help` lists them. */
 // deno-lint-ignore no-explicit-any
@@ -34,5 +35,6 @@ export const kinds: readonly NodeKind<any>[] = [
 // deno-lint-ignore no-explicit-any
 export const commands: readonly (() => Command<any, any, any>)[] = [
   // one line per subcommand factory, e.g. `generateCommand,` from "./generate_command.ts"
+  () => diagnoseCommand(),
   () => redesignCommand(),
 ];
