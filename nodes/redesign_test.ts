@@ -182,7 +182,9 @@ nodes:
       }
     }
     assert.ok(files >= 4, `only ${files} files written`);
-    if (Deno.env.get("SHOW")) for await (const p of walk(dir)) console.log(p.slice(dir.length));
+    if (Deno.env.get("SHOW")) {
+      for await (const p of walk(dir)) console.log(p.slice(dir.length));
+    }
     assert.ok(!text.includes(SENTINEL));
   } finally {
     Deno.env.delete(VAR);
