@@ -414,6 +414,14 @@ const _DIMS: readonly _DimSpec[] = [
         : [{ value: ep.config.interaction, ok: f.success }],
   },
   {
+    name: "path_interaction",
+    unit: "episode",
+    values: (ep, f) =>
+      ep.measuredInteraction === undefined
+        ? []
+        : [{ value: _round(ep.measuredInteraction), ok: f.success }],
+  },
+  {
     name: "reference_makespan",
     unit: "episode",
     values: (ep, f) => [{ value: ep.referenceMakespan, ok: f.success }],

@@ -194,3 +194,15 @@ Deno.test("per-dimension breakdown shows where success drops", () => {
   // Constant dimensions (agents, grid side) are left out.
   assert.equal(f.dimensions.some((d) => d.dimension === "agents"), false);
 });
+
+Deno.test("measured path interaction is a dimension when instances carry it", () => {
+  const calm = { ...successEpisode(), measuredInteraction: 0 };
+  const busy = { ...corridorCollisionEpisode(), measuredInteraction: 0.5 };
+  const f = diagnose([calm, calm, busy]);
+  const d = f.dimensions.find((x) => x.dimension === "path_interaction")!;
+  assert.deepEqual(d.buckets.map((b) => [b.label, b.success_rate]), [["0", 1], [
+    "0.5",
+    0,
+  ]]);
+  assert.equal(d.spread, 1);
+});

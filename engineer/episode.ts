@@ -50,6 +50,11 @@ export interface EpisodeView {
   readonly referenceMakespan: number;
   /** Mixture component the instance was drawn from. */
   readonly component: number;
+  /**
+   * Measured path interaction of the instance (fraction of agent pairs whose
+   * shortest paths collide; the paper's conflict density), when known.
+   */
+  readonly measuredInteraction?: number;
   /** The component's configuration, when known (per-dimension breakdowns use it). */
   readonly config?: EnvConfig;
 }

@@ -87,6 +87,9 @@ export function episodesFromRollouts(
       referenceSoc: inst.reference?.soc ?? 0,
       referenceMakespan: inst.reference?.makespan ?? 0,
       component,
+      ...(inst.stats === undefined
+        ? {}
+        : { measuredInteraction: inst.stats.interaction }),
       ...(base === undefined ? {} : { config: { ...base, slip: inst.slip } }),
     };
     return view;

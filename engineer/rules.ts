@@ -238,6 +238,7 @@ const FINDINGS_DIM: Readonly<Record<string, CurriculumDim>> = {
   slip: "slip",
   corridors: "corridors",
   interaction: "interaction",
+  path_interaction: "interaction",
   reference_makespan: "distance",
   agent_distance: "distance",
   horizon_slack: "horizon",
@@ -464,6 +465,31 @@ function _retained(
   }));
 }
 
+/**
+ * One step along `dim`; when that changes nothing (the dimension is at its
+ * bound), the next frontier dimension that does change (least developed
+ * first when hardening, most developed first when easing).
+ */
+function _effectiveStep(
+  src: EnvConfig,
+  dim: CurriculumDim,
+  dir: number,
+): { dim: CurriculumDim; next: EnvConfig } {
+  const id = configId(src);
+  const first = step(src, dim, dir);
+  if (configId(first) !== id) return { dim, next: first };
+  const order = [...FRONTIER].sort((a, b) =>
+    dir > 0
+      ? progress(src, a) - progress(src, b)
+      : progress(src, b) - progress(src, a)
+  );
+  for (const d of order) {
+    const next = step(src, d, dir);
+    if (configId(next) !== id) return { dim: d, next };
+  }
+  return { dim, next: first };
+}
+
 /** The decision of the rules engineer (exported for tests and reports). */
 export interface RulesDecision {
   /** The next configuration. */
@@ -579,8 +605,11 @@ export function decideRules(
     const src = comps.filter((c) =>
       c.success !== undefined
     ).sort((a, b) => b.success! - a.success!)[0]?.config ?? base;
-    const dim = target ?? leastDeveloped(src);
-    const next = step(src, dim, +1);
+    const { dim, next } = _effectiveStep(
+      src,
+      target ?? leastDeveloped(src),
+      +1,
+    );
     tr.fire(
       "harden-mastered",
       `success ${_pct(s!)} >= ${
@@ -596,10 +625,13 @@ export function decideRules(
     const src = comps.filter((c) =>
       c.success !== undefined
     ).sort((a, b) => a.success! - b.success!)[0]?.config ?? base;
-    const dim = target !== undefined && progress(src, target) > 0.001
-      ? target
-      : mostDeveloped(src);
-    const next = step(src, dim, -1);
+    const { dim, next } = _effectiveStep(
+      src,
+      target !== undefined && progress(src, target) > 0.001
+        ? target
+        : mostDeveloped(src),
+      -1,
+    );
     tr.fire(
       "ease-struggling",
       `success ${_pct(s!)} < ${

@@ -412,3 +412,20 @@ Deno.test("the context ablation changes the rules engineer's decision", async ()
   assert.notEqual(out.stats, out.failures);
   assert.notEqual(out.failures, out.full);
 });
+
+Deno.test("a dimension at its bound falls through to one that can still move", () => {
+  const cur = { ...easy, slip: 0.3 };
+  const d = decideRules(
+    ctx("full", {
+      success: 0.9,
+      types: { hole: 1 },
+      cases: [{ outcome: "hole", f: { slipped: true } }],
+    }, cur),
+    cur,
+  );
+  assert.ok(d.fired.includes("harden-mastered"));
+  assert.notEqual(d.target, "slip");
+  const m = comps(d.config);
+  assert.equal(m.length, 2);
+  assert.notEqual(configId(m[0]!.config), configId(m[1]!.config));
+});
