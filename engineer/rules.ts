@@ -625,13 +625,7 @@ export function decideRules(
     const src = comps.filter((c) =>
       c.success !== undefined
     ).sort((a, b) => a.success! - b.success!)[0]?.config ?? base;
-    const { dim, next } = _effectiveStep(
-      src,
-      target !== undefined && progress(src, target) > 0.001
-        ? target
-        : mostDeveloped(src),
-      -1,
-    );
+    const { dim, next } = _effectiveStep(src, target ?? mostDeveloped(src), -1);
     tr.fire(
       "ease-struggling",
       `success ${_pct(s!)} < ${

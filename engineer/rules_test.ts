@@ -429,3 +429,17 @@ Deno.test("a dimension at its bound falls through to one that can still move", (
   assert.equal(m.length, 2);
   assert.notEqual(configId(m[0]!.config), configId(m[1]!.config));
 });
+
+Deno.test("ease-struggling eases the evidence target, even below the easy preset", () => {
+  const d = decideRules(
+    ctx("full", {
+      success: 0.1,
+      types: { hole: 1 },
+      cases: [{ outcome: "hole" }],
+    }),
+    easy,
+  );
+  assert.deepEqual(d.fired, ["failure-type", "ease-struggling"]);
+  assert.equal(d.target, "hole_density");
+  assert.equal(only(d.config).hole_density, 0.05);
+});
