@@ -407,6 +407,8 @@ export async function main(
   configure(program);
   try {
     await program.parseAsync([...args], { from: "user" });
+    // domain subcommands (nodes/*_command.ts) report their exit code via Deno.exitCode
+    if (code === 0 && Deno.exitCode !== 0) code = Deno.exitCode;
   } catch (e) {
     if (e instanceof CommanderError) code = e.exitCode;
     else if (

@@ -15,8 +15,9 @@
  *    8 candidate start-goal pairs with shortest-path distance in
  *    `distance.min..max`, scores each by how many earlier agents' shortest
  *    paths it would collide with if all followed their shortest paths at
- *    once, and takes (with probability `interaction`) the most conflicting
- *    candidate, otherwise the least conflicting one;
+ *    once, ranks them by that score and takes the candidate at rank
+ *    `round(interaction * (candidates - 1))`: `interaction` 0 keeps paths
+ *    apart, 0.5 is about what uniform placement gives, 1 makes them cross;
  * 3. solve it (prioritized planning, then CBS with a small node budget for
  *    up to 4 agents), set the horizon (`ceil(factor * makespan)` or `steps`)
  *    and reject it if the plan does not fit.
@@ -222,12 +223,9 @@ function _draw(
   const { min, max } = c.distance;
   let distanceSum = 0;
   for (let a = 0; a < n; a++) {
-    let chosen: { s: number; g: number; path: number[]; score: number } | null =
-      null;
-    const wantMax = a > 0 && rng.chance(c.interaction);
+    const cands: { s: number; g: number; path: number[]; score: number }[] = [];
     const tries = a === 0 || n === 1 ? 1 : CANDIDATES;
-    let found = 0;
-    for (let k = 0; k < tries * 3 && found < tries; k++) {
+    for (let k = 0; k < Math.max(6, tries * 3) && cands.length < tries; k++) {
       const g = region[rng.int(region.length)]!;
       if (used[g]) continue;
       bfsDistances(grid, W, H, g, dist, queue);
@@ -243,14 +241,15 @@ function _draw(
         }
       }
       if (s < 0) continue;
-      found++;
       const path = _path(dist, s, W, H);
       let score = 0;
       for (const q of paths) if (_pathsConflict(path, q)) score++;
-      if (
-        !chosen || (wantMax ? score > chosen.score : score < chosen.score)
-      ) chosen = { s, g, path, score };
+      cands.push({ s, g, path, score });
     }
+    // rank by conflicts with the agents placed so far; interaction 0 takes the
+    // least conflicting candidate, 1 the most, 0.5 the median
+    cands.sort((x, y) => x.score - y.score);
+    const chosen = cands[Math.round(c.interaction * (cands.length - 1))];
     if (!chosen) return { ok: false, reason: "placement" };
     used[chosen.s] = 1;
     used[chosen.g] = 1;

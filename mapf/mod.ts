@@ -34,6 +34,22 @@
  * versioned `Uint8Array` (one byte per agent-step). {@linkcode runPlan}
  * executes a joint plan.
  *
+ * ## Generator, solvers, suites
+ * {@linkcode generate} draws instances of a configuration (seeded,
+ * byte-identical, each checked solvable, rejections counted, impossible
+ * configurations fail fast with a {@linkcode GenerationError}).
+ * {@linkcode solve} runs prioritized planning ({@linkcode solvePP}) and CBS
+ * ({@linkcode solveCBS}). {@linkcode SUITES} are the fixed evaluation suites
+ * ({@linkcode generateSuite}), drawn from a seed space disjoint from training.
+ *
+ * ## Rendering and interchange
+ * {@linkcode renderPrompt} / {@linkcode parsePrompt}: the paper's benchmark
+ * text format (and {@linkcode parsePlanText} for answers);
+ * {@linkcode renderState} / {@linkcode renderEpisode}: compact text for
+ * diagnoses; {@linkcode renderSvg}: pictures for reports;
+ * {@linkcode exportMap} / {@linkcode exportScen} / {@linkcode importMovingAI}:
+ * MovingAI benchmark files.
+ *
  * @module
  */
 export * from "./grid.ts";
@@ -44,3 +60,15 @@ export * from "./pool.ts";
 export * from "./batch_env.ts";
 export * from "./trajectory.ts";
 export * from "./replay.ts";
+export * from "./solution.ts";
+export * from "./space_time_astar.ts";
+export * from "./solve_pp.ts";
+export * from "./solve_cbs.ts";
+export * from "./solve.ts";
+export * from "./map_gen.ts";
+export * from "./generator.ts";
+export * from "./suites.ts";
+export * from "./render_text.ts";
+export * from "./render_state.ts";
+export * from "./render_svg.ts";
+export * from "./movingai.ts";

@@ -10,6 +10,7 @@
  */
 import type { Command } from "@commander-js/extra-typings";
 import type { NodeKind } from "../engine/types.ts";
+import { kind as generate } from "./generate.ts";
 import { kind as policyInit } from "./policy_init.ts";
 import { kind as train } from "./train.ts";
 import { kind as rollout } from "./rollout.ts";
@@ -18,11 +19,16 @@ import { kind as diagnose } from "./diagnose.ts";
 import { kind as redesign } from "./redesign.ts";
 import { redesignCommand } from "./redesign_command.ts";
 import { diagnoseCommand } from "./diagnose_command.ts";
+import { generateCommand } from "./generate_command.ts";
+import { importCommand } from "./import_command.ts";
+import { renderCommand } from "./render_command.ts";
+import { solveCommand } from "./solve_command.ts";
 
 /** Every domain node kind, in the order `--help` lists them. */
 // deno-lint-ignore no-explicit-any
 export const kinds: readonly NodeKind<any>[] = [
   // one line per kind, e.g. `generate,` imported from "./generate.ts"
+  generate,
   policyInit,
   train,
   rollout,
@@ -35,6 +41,10 @@ export const kinds: readonly NodeKind<any>[] = [
 // deno-lint-ignore no-explicit-any
 export const commands: readonly (() => Command<any, any, any>)[] = [
   // one line per subcommand factory, e.g. `generateCommand,` from "./generate_command.ts"
+  () => generateCommand(),
+  () => renderCommand(),
+  () => solveCommand(),
+  () => importCommand(),
   () => diagnoseCommand(),
   () => redesignCommand(),
 ];

@@ -1,0 +1,252 @@
+/**
+ * The `generate` node kind: MAPF-FrozenLake instances from a configuration
+ * or from named benchmark suites.
+ *
+ * ```yaml
+ * envs:  { kind: generate, with: { config: $prev.config, count: 512, seed: 3 } }
+ * bench: { kind: generate, with: { suites: [base, crowded, corridors], per_suite: 200, seed: 1000 } }
+ * ```
+ *
+ * Parameters (exactly one of `config` and `suites`):
+ * - `config`: a configuration in input form (a preset reference with
+ *   overrides, a full component, or a mixture; see schemas/env_config.ts),
+ *   e.g. the value of a `redesign` node; with `count` (default 256).
+ * - `suites`: suite names (see mapf/suites.ts); with `per_suite` (default:
+ *   each suite's own count). Suite instances come from the suite seed space,
+ *   disjoint from any training seed.
+ * - `seed` (default 0, `0..2^31-1`), `max_attempts` (draws per instance,
+ *   default 100).
+ *
+ * Value: `{ instances, count, config?, suites?, summary }` where `instances`
+ * is a blob of JSON lines (`application/x-ndjson`, one instance per line)
+ * when the JSON exceeds 64 KiB, otherwise the list itself (read either with
+ * {@linkcode loadGenerated}); `config` is the resolved configuration (config
+ * runs); `suites` maps suite names to their configurations (suite runs);
+ * `summary` has accepted/attempted draws and mean reference cost.
+ * Report: the full generation report(s), with rejection counts per reason
+ * and per mixture component (per suite for suite runs).
+ *
+ * An invalid config fails before anything runs (the parameter schema); a
+ * config that cannot produce instances fails the node with the generator's
+ * explanation.
+ *
+ * @module
+ */
+import * as v from "valibot";
+import type { BlobRef, Json, NodeContext, NodeKind } from "../engine/types.ts";
+import {
+  generate,
+  type GenerationReport,
+  getSuite,
+  type Instance,
+  instancesToJsonLines,
+  parseInstanceLines,
+  SUITE_NAMES,
+} from "../mapf/mod.ts";
+import { EnvConfigSpecSchema, parseEnvConfig } from "../schemas/mod.ts";
+
+/** Media type of instance blobs. */
+export const INSTANCES_MEDIA = "application/x-ndjson";
+/** Above this JSON size the instances go to a blob. */
+export const INLINE_LIMIT = 64 * 1024;
+
+const _int = (name: string, min: number, max: number) =>
+  v.pipe(
+    v.number(`${name} must be an integer in ${min}..${max}`),
+    v.integer(`${name} must be an integer in ${min}..${max}`),
+    v.minValue(min, `${name} must be at least ${min}`),
+    v.maxValue(max, `${name} must be at most ${max}`),
+  );
+
+/** Parameters of the generate kind. */
+export const GenerateParamsSchema = v.pipe(
+  v.strictObject({
+    /** Configuration (input form). */
+    config: v.optional(EnvConfigSpecSchema),
+    /** Suite names. */
+    suites: v.optional(
+      v.pipe(
+        v.array(
+          v.picklist(
+            SUITE_NAMES as string[],
+            `suites must name known suites: ${SUITE_NAMES.join(", ")}`,
+          ),
+        ),
+        v.minLength(1, "suites must name at least one suite"),
+      ),
+    ),
+    /** Instances of a config run. */
+    count: v.optional(_int("count", 1, 1_000_000)),
+    /** Instances per suite. */
+    per_suite: v.optional(_int("per_suite", 1, 100_000)),
+    /** Seed. */
+    seed: v.optional(_int("seed", 0, 0x7fffffff)),
+    /** Draws per instance before giving up. */
+    max_attempts: v.optional(_int("max_attempts", 1, 100_000)),
+  }),
+  v.check(
+    (p) => (p.config === undefined) !== (p.suites === undefined),
+    "give exactly one of `config` (with `count`) and `suites` (with `per_suite`)",
+  ),
+  v.check(
+    (p) => p.suites === undefined || p.count === undefined,
+    "`count` goes with `config`; use `per_suite` with `suites`",
+  ),
+  v.check(
+    (p) => p.config === undefined || p.per_suite === undefined,
+    "`per_suite` goes with `suites`; use `count` with `config`",
+  ),
+);
+
+/** Resolved parameters. */
+export type GenerateParams = v.InferOutput<typeof GenerateParamsSchema>;
+
+/** What a generate run produced (before storing). */
+export interface Generated {
+  /** All instances, suites in the order given. */
+  readonly instances: Instance[];
+  /** One report per config run or suite. */
+  readonly reports: GenerationReport[];
+}
+
+/** Run the generator as the node would (no engine needed; used by tests and the CLI). */
+export function runGenerate(
+  p: GenerateParams,
+  options: {
+    signal?: AbortSignal;
+    onProgress?: (done: number, total: number) => void;
+  } = {},
+): Generated {
+  const seed = p.seed ?? 0;
+  const maxAttempts = p.max_attempts ?? 100;
+  const instances: Instance[] = [];
+  const reports: GenerationReport[] = [];
+  if (p.suites) {
+    const total = p.suites.reduce(
+      (s, n) => s + (p.per_suite ?? getSuite(n).count),
+      0,
+    );
+    let before = 0;
+    for (const name of p.suites) {
+      const suite = getSuite(name);
+      const count = p.per_suite ?? suite.count;
+      const r = generate(suite.config, {
+        count,
+        seed,
+        suite: name,
+        maxAttempts,
+        ...(options.signal ? { signal: options.signal } : {}),
+        onProgress: (d) => options.onProgress?.(before + d, total),
+      });
+      before += count;
+      instances.push(...r.instances);
+      reports.push(r.report);
+    }
+  } else {
+    const r = generate(parseEnvConfig(p.config), {
+      count: p.count ?? 256,
+      seed,
+      maxAttempts,
+      ...(options.signal ? { signal: options.signal } : {}),
+      ...(options.onProgress ? { onProgress: options.onProgress } : {}),
+    });
+    instances.push(...r.instances);
+    reports.push(r.report);
+  }
+  return { instances, reports };
+}
+
+/**
+ * The instances of a generate node's value (or of a bare list or blob of
+ * JSON lines), validated.
+ */
+export async function loadGenerated(
+  value: unknown,
+  readBlob: (ref: BlobRef) => Promise<Uint8Array>,
+): Promise<Instance[]> {
+  const x =
+    typeof value === "object" && value !== null && !Array.isArray(value) &&
+      "instances" in value
+      ? (value as { instances: unknown }).instances
+      : value;
+  if (Array.isArray(x)) {
+    return parseInstanceLines(x.map((i) => JSON.stringify(i)).join("\n"));
+  }
+  if (
+    typeof x === "object" && x !== null &&
+    typeof (x as BlobRef).$blob === "string"
+  ) {
+    return parseInstanceLines(
+      new TextDecoder().decode(await readBlob(x as BlobRef)),
+    );
+  }
+  throw new TypeError(
+    "expected a generate node's value ({ instances: ... }), a blob of JSON lines, or a list of instances",
+  );
+}
+
+/** The generate kind. */
+export const kind: NodeKind<GenerateParams> = {
+  name: "generate",
+  description:
+    "Generate MAPF-FrozenLake instances from a config (count) or from benchmark suites (per_suite)",
+  params: GenerateParamsSchema,
+  module: import.meta.url,
+  heavy: true,
+  async run(p: GenerateParams, ctx: NodeContext) {
+    const { instances, reports } = runGenerate(p, {
+      signal: ctx.signal,
+      onProgress: (done, total) => {
+        if (done === total || done % 32 === 0) ctx.progress(done, total);
+      },
+    });
+    const lines = instancesToJsonLines(instances);
+    let stored: Json;
+    if (lines.length > INLINE_LIMIT) {
+      const ref = await ctx.writeBlob(
+        new TextEncoder().encode(lines),
+        INSTANCES_MEDIA,
+      );
+      stored = { $blob: ref.$blob, size: ref.size, media: ref.media };
+    } else {
+      stored = JSON.parse(
+        `[${lines.trimEnd().split("\n").filter((l) => l).join(",")}]`,
+      ) as Json;
+    }
+    let accepted = 0, attempts = 0, soc = 0, makespan = 0;
+    for (const r of reports) {
+      accepted += r.accepted;
+      attempts += r.attempts;
+      soc += r.mean.soc * r.accepted;
+      makespan += r.mean.makespan * r.accepted;
+    }
+    const summary: Json = {
+      count: instances.length,
+      attempts,
+      rejection_rate: attempts === 0
+        ? 0
+        : Math.round(((attempts - accepted) / attempts) * 10000) / 10000,
+      mean_soc: accepted === 0 ? 0 : Math.round((soc / accepted) * 1000) / 1000,
+      mean_makespan: accepted === 0
+        ? 0
+        : Math.round((makespan / accepted) * 1000) / 1000,
+    };
+    ctx.log(
+      `${instances.length} instances from ${attempts} draws (rejection rate ${summary.rejection_rate})`,
+    );
+    const value: { [k: string]: Json } = {
+      instances: stored,
+      count: instances.length,
+      summary,
+    };
+    if (p.suites) {
+      value.suites = Object.fromEntries(
+        p.suites.map((n) => [n, getSuite(n).config as unknown as Json]),
+      );
+    } else value.config = parseEnvConfig(p.config) as unknown as Json;
+    return {
+      value,
+      report: { generation: reports as unknown as Json },
+    };
+  },
+};

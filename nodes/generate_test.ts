@@ -1,0 +1,185 @@
+import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
+import { join } from "node:path";
+import * as v from "valibot";
+import type { BlobRef, NodeContext } from "../engine/types.ts";
+import {
+  compileExperiment,
+  makePlan,
+  runPlan,
+  SilentReporter,
+  Store,
+} from "../engine/mod.ts";
+import { GenerationError, instancesToJsonLines } from "../mapf/mod.ts";
+import { configId, PRESETS } from "../schemas/mod.ts";
+import {
+  GenerateParamsSchema,
+  INLINE_LIMIT,
+  kind,
+  loadGenerated,
+  runGenerate,
+} from "./generate.ts";
+
+function fakeCtx(): NodeContext & {
+  blobs: Map<string, Uint8Array>;
+  progressCalls: number;
+} {
+  const blobs = new Map<string, Uint8Array>();
+  const ctx = {
+    id: "g",
+    key: "k",
+    seed: 1,
+    signal: new AbortController().signal,
+    workDir: "/tmp",
+    auxDir: "/tmp",
+    baseDir: "/tmp",
+    blobs,
+    progressCalls: 0,
+    progress() {
+      ctx.progressCalls++;
+    },
+    log() {},
+    writeBlob(bytes: Uint8Array, media: string): Promise<BlobRef> {
+      const h = createHash("sha256").update(bytes).digest("hex");
+      blobs.set(h, bytes);
+      return Promise.resolve({ $blob: h, size: bytes.length, media });
+    },
+    readBlob(ref: BlobRef): Promise<Uint8Array> {
+      return Promise.resolve(blobs.get(ref.$blob)!);
+    },
+  };
+  return ctx;
+}
+
+const params = (x: unknown) => v.parse(GenerateParamsSchema, x);
+
+Deno.test("generate node: small config runs inline, with the resolved config and a report", async () => {
+  const ctx = fakeCtx();
+  const r = await kind.run(
+    params({ config: { preset: "easy", agents: 3 }, count: 5, seed: 2 }),
+    ctx,
+  );
+  const value = r.value as Record<string, unknown>;
+  assert.ok(Array.isArray(value.instances));
+  assert.equal(value.count, 5);
+  assert.deepEqual(value.config, { ...PRESETS.easy, agents: 3 });
+  const insts = await loadGenerated(value, ctx.readBlob);
+  assert.equal(insts.length, 5);
+  assert.equal(insts[0]!.config, configId({ agents: 3 }));
+  const gen = (r.report as { generation: { accepted: number }[] }).generation;
+  assert.equal(gen[0]!.accepted, 5);
+  assert.ok(ctx.progressCalls >= 1);
+  // same params, same value
+  const again = await kind.run(
+    params({ config: { preset: "easy", agents: 3 }, count: 5, seed: 2 }),
+    fakeCtx(),
+  );
+  assert.equal(JSON.stringify(again.value), JSON.stringify(r.value));
+});
+
+Deno.test("generate node: large runs go to a JSON-lines blob; suites use their seed space", async () => {
+  const ctx = fakeCtx();
+  const p = params({ config: { preset: "medium" }, count: 150, seed: 1 });
+  const r = await kind.run(p, ctx);
+  const ref = (r.value as unknown as { instances: BlobRef }).instances;
+  assert.equal(ref.media, "application/x-ndjson");
+  assert.ok(ref.size > INLINE_LIMIT);
+  const insts = await loadGenerated(r.value, ctx.readBlob);
+  assert.equal(
+    instancesToJsonLines(insts),
+    instancesToJsonLines(runGenerate(p).instances),
+  );
+
+  const s = await kind.run(
+    params({ suites: ["base", "corridors"], per_suite: 3, seed: 7 }),
+    fakeCtx(),
+  );
+  const sv = s.value as unknown as {
+    instances: { id: string; suite: string }[];
+    suites: Record<string, unknown>;
+  };
+  assert.deepEqual(sv.instances.map((i) => i.id), [
+    "base-0",
+    "base-1",
+    "base-2",
+    "corridors-0",
+    "corridors-1",
+    "corridors-2",
+  ]);
+  assert.deepEqual(Object.keys(sv.suites), ["base", "corridors"]);
+  assert.equal((s.report as { generation: unknown[] }).generation.length, 2);
+});
+
+Deno.test("generate node: parameter errors are caught before running", () => {
+  const bad = (x: unknown) => {
+    const r = v.safeParse(GenerateParamsSchema, x);
+    assert.ok(!r.success);
+    return r.issues.map((i) => i.message).join("; ");
+  };
+  assert.match(
+    bad({ config: { preset: "easy" }, suites: ["base"] }),
+    /exactly one/,
+  );
+  assert.match(bad({ count: 3 }), /exactly one/);
+  assert.match(bad({ suites: ["nope"] }), /known suites/);
+  assert.match(bad({ suites: ["base"], count: 3 }), /per_suite/);
+  assert.match(
+    bad({ config: { width: 500 }, count: 3 }),
+    /width must be at most 64/,
+  );
+  assert.match(bad({ config: { preset: "easy" }, seed: -1 }), /seed/);
+});
+
+Deno.test("generate node: an impossible config fails with the generator's reason", async () => {
+  await assert.rejects(
+    () =>
+      kind.run(
+        params({
+          config: {
+            width: 4,
+            height: 4,
+            agents: 2,
+            distance: { min: 12, max: 14 },
+          },
+          count: 2,
+        }),
+        fakeCtx(),
+      ),
+    (e: unknown) =>
+      e instanceof GenerationError && /distance 12..14/.test(e.message),
+  );
+});
+
+Deno.test("generate node runs in the engine and is cached", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "envsmith-generate-" });
+  try {
+    const file = join(dir, "exp.yaml");
+    const yaml = [
+      "experiment: gen",
+      "seed: 1",
+      "nodes:",
+      "  envs: { kind: generate, with: { config: { preset: easy, slip: 0.1 }, count: 4, seed: 3 } }",
+      "  bench: { kind: generate, with: { suites: [mini], per_suite: 2 } }",
+      "",
+    ].join("\n");
+    await Deno.writeTextFile(file, yaml);
+    const store = new Store(join(dir, "cache"));
+    const exp = compileExperiment(file, yaml, { kinds: [kind] });
+    const r1 = await runPlan(makePlan(exp, store), store, {
+      jobs: 1,
+      reporter: new SilentReporter(),
+    });
+    const envs = r1.values.get(exp.byId.get("envs")!)!.value as {
+      instances: { slip: number }[];
+    };
+    assert.equal(envs.instances.length, 4);
+    assert.equal(envs.instances[0]!.slip, 0.1);
+    const plan2 = makePlan(exp, store);
+    assert.ok(
+      plan2.items.every((i) => i.status === "cached"),
+      JSON.stringify(plan2.items.map((i) => i.status)),
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -1,0 +1,156 @@
+/**
+ * `deno task cli import`: instances from the paper's benchmark prompts or
+ * from MovingAI files, as JSON lines.
+ *
+ * ```sh
+ * # one prompt per file, or a JSON-lines dump of the benchmark ({"sample_id", "text"} per line)
+ * deno task cli import --format prompt benchmark.jsonl > paper.jsonl
+ * deno task cli import --format movingai room.map room.scen --agents 8 > room.jsonl
+ * ```
+ *
+ * Each imported instance gets a reference from the solvers and a horizon of
+ * `--horizon-factor` (default 3) times its makespan, or `--horizon` steps.
+ * Holes are impassable (`--holes blocked`, the benchmark's reading) unless
+ * `--holes lethal` is given.
+ *
+ * @module
+ */
+import { Command, Option } from "@commander-js/extra-typings";
+import { UserError } from "../engine/mod.ts";
+import {
+  importMovingAI,
+  type Instance,
+  InstanceError,
+  instancesToJsonLines,
+  MovingAIError,
+  parsePrompt,
+  PromptParseError,
+} from "../mapf/mod.ts";
+import { intFlag } from "./_cli_io.ts";
+import { type MapfCliIo, mapfIo, readInput, writeOutput } from "./_mapf_cli.ts";
+
+/** The `import` subcommand. */
+export function importCommand(io: MapfCliIo = mapfIo) {
+  return new Command("import")
+    .description(
+      "Import benchmark prompts or MovingAI .map/.scen files as instance JSON lines",
+    )
+    .argument(
+      "<file>",
+      "a prompt text file, a JSON-lines file of {sample_id, text}, or a .map file",
+    )
+    .argument("[scen]", "movingai: the .scen file")
+    .addOption(
+      new Option("--format <format>", "input format").choices(
+        ["prompt", "movingai"] as const,
+      ).makeOptionMandatory(),
+    )
+    .option(
+      "--agents <n>",
+      "movingai: use the first N scenario lines",
+      intFlag("--agents", 1),
+    )
+    .addOption(
+      new Option("--holes <mode>", "hole mode").choices(
+        ["lethal", "blocked"] as const,
+      ).default("blocked" as const),
+    )
+    .addOption(
+      new Option("--collision <mode>", "collision mode").choices(
+        ["fail", "block"] as const,
+      ).default("fail" as const),
+    )
+    .option(
+      "--horizon-factor <x>",
+      "horizon as a factor of the reference makespan",
+      parseFloat,
+      3,
+    )
+    .option("--horizon <steps>", "absolute horizon", intFlag("--horizon", 1))
+    .option("--out <file>", "write to a file instead of stdout")
+    .action(async (file, scen, o) => {
+      const common = {
+        holes: o.holes,
+        collision: o.collision,
+        horizonFactor: o.horizonFactor,
+        ...(o.horizon !== undefined ? { horizonSteps: o.horizon } : {}),
+      };
+      const out: Instance[] = [];
+      try {
+        if (o.format === "movingai") {
+          if (scen === undefined) {
+            throw new UserError(
+              "--format movingai needs the .map and the .scen file",
+            );
+          }
+          const id = file.replace(/^.*\//, "").replace(/\.map$/, "");
+          out.push(
+            importMovingAI(
+              await readInput(io, file),
+              await readInput(io, scen),
+              {
+                id,
+                ...common,
+                ...(o.agents !== undefined ? { agents: o.agents } : {}),
+              },
+            ),
+          );
+        } else {
+          const text = await readInput(io, file);
+          const lines = text.split("\n").filter((l) => l.trim() !== "");
+          const jsonl = lines.length > 0 &&
+            lines.every((l) => l.trimStart().startsWith("{"));
+          if (jsonl) {
+            lines.forEach((l, i) => {
+              let row: { sample_id?: unknown; id?: unknown; text?: unknown };
+              try {
+                row = JSON.parse(l);
+              } catch (e) {
+                throw new UserError(
+                  `${file} line ${i + 1}: not JSON (${(e as Error).message})`,
+                );
+              }
+              if (typeof row.text !== "string") {
+                throw new UserError(`${file} line ${i + 1}: no "text" field`);
+              }
+              const id = typeof row.sample_id === "string"
+                ? row.sample_id
+                : typeof row.id === "string"
+                ? row.id
+                : `prompt-${i}`;
+              try {
+                out.push(parsePrompt(row.text, { id, ...common }));
+              } catch (e) {
+                if (e instanceof PromptParseError) {
+                  throw new UserError(
+                    `${file} line ${i + 1} (${id}): ${e.message}`,
+                  );
+                }
+                throw e;
+              }
+            });
+          } else {
+            const id = file.replace(/^.*\//, "").replace(/\.[^.]*$/, "");
+            out.push(parsePrompt(text, { id, ...common }));
+          }
+        }
+      } catch (e) {
+        if (
+          e instanceof PromptParseError || e instanceof MovingAIError ||
+          e instanceof InstanceError
+        ) {
+          throw new UserError(`${file}: ${e.message}`);
+        }
+        throw e;
+      }
+      const unsolved = out.filter((i) => i.reference === null).length;
+      const lines = instancesToJsonLines(out);
+      if (o.out !== undefined) await writeOutput(o.out, lines);
+      else io.out(lines.replace(/\n$/, ""));
+      io.err(
+        `imported ${out.length} instances${
+          unsolved ? ` (${unsolved} without a solver reference)` : ""
+        }`,
+      );
+    });
+}
