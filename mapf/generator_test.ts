@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
 import { generate, GenerationError, staticInfeasibility } from "./generator.ts";
 import {
   compileInstance,
@@ -32,10 +33,24 @@ Deno.test("same config and seed give byte-identical instances; runs are prefixes
     generate({ preset: "medium" }, { count: 12, seed: 6 }).instances,
   );
   assert.notEqual(a, c);
-  // pinned digest of the first easy instance: changes to the generator must be deliberate
   const first = generate({ preset: "easy" }, { count: 1, seed: 0 })
     .instances[0]!;
   assert.equal(first.id, `${configId(PRESETS.easy)}-0-0`);
+  // pinned digests: the same bytes on every machine; a change here must be deliberate
+  const digest = (preset: "easy" | "hard") =>
+    createHash("sha256").update(
+      instancesToJsonLines(
+        generate({ preset }, { count: 5, seed: 0 }).instances,
+      ),
+    ).digest("hex");
+  assert.equal(
+    digest("easy"),
+    "2f5ecfcb54b4683d90138538c9118e4f5b4d1153d7614e295ae3699504ad4cfa",
+  );
+  assert.equal(
+    digest("hard"),
+    "ae8429e456f599d18eda7ac242ef3c8552cfcdec831a95f1525b27ffc500802d",
+  );
 });
 
 Deno.test("every instance is solvable within its horizon and its reference is a real plan", () => {

@@ -74,7 +74,7 @@ export function solveCommand(
                 ms,
               }),
             );
-          } else io.out(`${inst.id}: not solved by ${o.solver} (${ms} ms)`);
+          } else io.out(`${name}: not solved by ${o.solver} (${ms} ms)`);
           continue;
         }
         const plan = pathsToPlan(sol.paths, inst.width);

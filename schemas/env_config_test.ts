@@ -187,6 +187,11 @@ Deno.test("configId is short, stable and insensitive to spelling", () => {
     configId(PRESETS.easy),
     configId(parseEnvConfig({ preset: "easy" })),
   );
+  // pinned: ids must not change across machines or releases (reports and caches refer to them)
+  assert.deepEqual(
+    [configId(PRESETS.easy), configId(PRESETS.medium), configId(PRESETS.hard)],
+    ["287b479b14fb", "1b8bbd9a9240", "0be69e0f2db3"],
+  );
 });
 
 Deno.test("clampEnvConfig repairs untrusted input into a valid config", () => {

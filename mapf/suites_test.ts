@@ -1,0 +1,77 @@
+import assert from "node:assert/strict";
+import { generateSuite, getSuite, SUITE_NAMES, SUITES } from "./suites.ts";
+import { generate } from "./generator.ts";
+import { components, isMixture, PRESETS } from "../schemas/mod.ts";
+import type { Instance } from "./instance.ts";
+
+Deno.test("the suites cover what the easy preset lacks", () => {
+  for (
+    const name of ["base", "crowded", "holey", "slippery", "large", "corridors"]
+  ) {
+    assert.ok(SUITE_NAMES.includes(name), name);
+  }
+  const comps = SUITE_NAMES.flatMap((n) =>
+    components(SUITES[n]!.config).map((c) => c.config)
+  );
+  const easy = PRESETS.easy;
+  assert.ok(comps.some((c) => c.agents >= 3 * easy.agents), "crowding");
+  assert.ok(comps.some((c) => c.corridors >= 0.9), "corridors");
+  assert.ok(comps.some((c) => c.interaction >= 0.9), "crossing paths");
+  assert.ok(comps.some((c) => c.slip > 0), "slip");
+  assert.ok(
+    comps.some((c) => "factor" in c.horizon && c.horizon.factor < 1.5),
+    "tight horizons",
+  );
+  assert.ok(
+    comps.some((c) => c.width * c.height >= 4 * easy.width * easy.height),
+    "larger maps",
+  );
+  assert.ok(
+    comps.some((c) => c.hole_density >= 3 * easy.hole_density),
+    "dense holes",
+  );
+  assert.ok(isMixture(SUITES.mini!.config));
+});
+
+Deno.test("suite instances are fixed, named and match their config", () => {
+  for (const name of SUITE_NAMES) {
+    const { instances } = generateSuite(name, { count: 4 });
+    const again = generateSuite(name, { count: 4 }).instances;
+    assert.deepEqual(instances, again);
+    const comps = components(getSuite(name).config);
+    instances.forEach((inst, k) => {
+      assert.equal(inst.id, `${name}-${k}`);
+      assert.equal(inst.suite, name);
+      const c = comps[inst.stats!.component]!.config;
+      assert.equal(inst.width, c.width);
+      assert.equal(inst.starts.length, c.agents);
+      assert.equal(inst.slip, c.slip);
+      assert.equal(inst.holes, c.holes);
+    });
+  }
+  // another seed gives another fixed set
+  assert.notDeepEqual(
+    generateSuite("base", { count: 4, seed: 1 }).instances,
+    generateSuite("base", { count: 4 }).instances,
+  );
+});
+
+Deno.test("suite instances never coincide with training instances of the same config", () => {
+  const key = (i: Instance) => JSON.stringify([i.cells, i.starts, i.goals]);
+  const suite = new Set(
+    generateSuite("base", { count: 100 }).instances.map(key),
+  );
+  assert.equal(suite.size, 100);
+  for (const seed of [0, 1, 2]) {
+    for (
+      const inst of generate(getSuite("base").config, { count: 100, seed })
+        .instances
+    ) {
+      assert.ok(
+        !suite.has(key(inst)),
+        `training seed ${seed} drew suite instance ${inst.id}`,
+      );
+    }
+  }
+  assert.throws(() => getSuite("bsae"), /known suites: base/);
+});
