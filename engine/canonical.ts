@@ -30,44 +30,32 @@ export class UnhashableError extends TypeError {
  * ```
  */
 export function canonicalJson(value: unknown): string {
-  const parts: string[] = [];
-  _write(value, parts, "", new Set());
-  return parts.join("");
+  return _write(value, "", new Set());
 }
 
-function _write(
-  value: unknown,
-  out: string[],
-  path: string,
-  seen: Set<object>,
-): void {
-  if (value === null) {
-    out.push("null");
-    return;
-  }
+function _write(value: unknown, path: string, seen: Set<object>): string {
+  if (value === null) return "null";
   switch (typeof value) {
     case "boolean":
-      out.push(value ? "true" : "false");
-      return;
+      return value ? "true" : "false";
     case "number":
       if (!Number.isFinite(value)) {
         throw new UnhashableError(path, `the number ${value}`);
       }
-      out.push(JSON.stringify(value));
-      return;
+      return JSON.stringify(value);
     case "string":
-      out.push(JSON.stringify(value));
-      return;
+      return JSON.stringify(value);
     case "object": {
       if (seen.has(value)) throw new UnhashableError(path, "a cyclic value");
       seen.add(value);
+      let out: string;
       if (Array.isArray(value)) {
-        out.push("[");
+        out = "[";
         for (let i = 0; i < value.length; i++) {
-          if (i > 0) out.push(",");
-          _write(value[i], out, `${path}[${i}]`, seen);
+          if (i > 0) out += ",";
+          out += _write(value[i], `${path}[${i}]`, seen);
         }
-        out.push("]");
+        out += "]";
       } else {
         const proto = Object.getPrototypeOf(value);
         if (proto !== Object.prototype && proto !== null) {
@@ -78,20 +66,20 @@ function _write(
         }
         const rec = value as Record<string, unknown>;
         const keys = Object.keys(rec).sort();
-        out.push("{");
+        out = "{";
         let first = true;
         for (const k of keys) {
           const v = rec[k];
           if (v === undefined) continue;
-          if (!first) out.push(",");
+          if (!first) out += ",";
           first = false;
-          out.push(JSON.stringify(k), ":");
-          _write(v, out, path ? `${path}.${k}` : k, seen);
+          out += JSON.stringify(k) + ":" +
+            _write(v, path ? `${path}.${k}` : k, seen);
         }
-        out.push("}");
+        out += "}";
       }
       seen.delete(value);
-      return;
+      return out;
     }
     default:
       throw new UnhashableError(path, `a ${typeof value}`);

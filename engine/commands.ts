@@ -257,8 +257,9 @@ export async function statusCommand(
     const l = lastById.get(it.node.id);
     let extra = "";
     if (it.status === "cached") {
-      extra = `computed in ${formatDuration(it.entry?.ms ?? 0)} on ${
-        it.entry?.created.slice(0, 19) ?? "?"
+      const e = store.readEntry(it.key.key);
+      extra = `computed in ${formatDuration(e?.ms ?? 0)} on ${
+        e?.created.slice(0, 19) ?? "?"
       }`;
     } else if (l?.status === "failed" && l.key === it.key.key) {
       extra = `failed last run: ${l.error ?? "?"} (log ${store.root}/${

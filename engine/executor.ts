@@ -342,8 +342,44 @@ export interface RunResult {
   readonly manifestPath: string;
   /** Failed nodes. */
   readonly failures: readonly NodeFailure[];
-  /** Value of every node that is cached or was computed (by index). */
-  readonly values: ReadonlyMap<number, Entry>;
+  /** Entry of every node that is cached or was computed (by index; cached ones are read on demand). */
+  readonly values: EntryMap;
+}
+
+/**
+ * Entries by node index: computed ones held in memory, cached ones read (and
+ * verified) from the store on first use.
+ */
+export class EntryMap {
+  #store: Store;
+  #keys: readonly string[];
+  #loaded = new Map<number, Entry>();
+  #stored = new Set<number>();
+  /** Creates the map over `keys` (index-aligned with the experiment's nodes). */
+  constructor(store: Store, keys: readonly string[]) {
+    this.#store = store;
+    this.#keys = keys;
+  }
+  /** Marks a node as available in the store. */
+  markStored(i: number): void {
+    this.#stored.add(i);
+  }
+  /** Whether a node's entry is available. */
+  has(i: number): boolean {
+    return this.#loaded.has(i) || this.#stored.has(i);
+  }
+  /** Sets a computed entry. */
+  set(i: number, e: Entry): void {
+    this.#loaded.set(i, e);
+  }
+  /** The entry of a node, reading it from the store if needed. */
+  get(i: number): Entry | undefined {
+    const hit = this.#loaded.get(i);
+    if (hit || !this.#stored.has(i)) return hit;
+    const e = this.#store.loadVerified(this.#keys[i]!);
+    if (e) this.#loaded.set(i, e);
+    return e ?? undefined;
+  }
 }
 
 /** Options of {@linkcode runPlan}. */
@@ -397,6 +433,7 @@ export async function runPlan(
     nodes: [],
   };
   const mnode = new Map<number, ManifestNode>();
+  const itemSet = new Set(plan.items);
   const rel = (p: string) => relative(store.root, p);
   for (const node of exp.nodes) {
     const k = keys[node.index]!;
@@ -408,7 +445,7 @@ export async function runPlan(
       } catch { /* not cacheable */ }
     }
     const it = plan.byIndex.get(node.index);
-    const inItems = it && plan.items.includes(it);
+    const inItems = it !== undefined && itemSet.has(it);
     const m: ManifestNode = {
       id: node.id,
       key: k.key,
@@ -432,7 +469,12 @@ export async function runPlan(
     manifest.nodes.push(m);
     mnode.set(node.index, m);
   }
-  let manifestPath = writeManifest(store, manifest);
+  const anythingToRun = plan.items.some((it) =>
+    it.status === "run" || it.status === "blocked"
+  );
+  // The first write records the run before anything executes (a killed run
+  // leaves a manifest); a run with nothing to do writes once, at the end.
+  let manifestPath = anythingToRun ? writeManifest(store, manifest) : "";
   let dirty = false;
   const timer = setInterval(() => {
     if (dirty) {
@@ -441,8 +483,10 @@ export async function runPlan(
     }
   }, options.manifestEveryMs ?? 2000);
 
-  const values = new Map<number, Entry>();
-  for (const [i, it] of plan.byIndex) if (it.entry) values.set(i, it.entry);
+  const values = new EntryMap(store, keys.map((k) => k.key));
+  for (const [i, it] of plan.byIndex) {
+    if (it.status === "cached") values.markStored(i);
+  }
   const failures: NodeFailure[] = [];
   const toRun = plan.items.filter((it) =>
     it.status === "run" || it.status === "blocked"

@@ -45,10 +45,13 @@ export interface ManifestNode {
   log?: string;
   /** Error message when failed. */
   error?: string;
-  /** Key components. */
-  components: KeyComponents;
-  /** Input key -> input node id. */
-  inputs: Record<string, string>;
+  /**
+   * Key components; omitted when the node's entry is stored (`cached`,
+   * `done`), whose entry holds them.
+   */
+  components?: KeyComponents;
+  /** Input key -> input node id (omitted like `components`). */
+  inputs?: Record<string, string>;
 }
 
 /** A run manifest. */
@@ -89,7 +92,17 @@ export function writeManifest(store: Store, m: Manifest): string {
   const counts: Partial<Record<NodeStatus, number>> = {};
   for (const n of m.nodes) counts[n.status] = (counts[n.status] ?? 0) + 1;
   m.counts = counts;
-  Deno.writeTextFileSync(tmp, JSON.stringify(m));
+  const slim = {
+    ...m,
+    nodes: m.nodes.map((n) => {
+      if (!n.cacheable || (n.status !== "cached" && n.status !== "done")) {
+        return n;
+      }
+      const { components: _c, inputs: _i, ...rest } = n;
+      return rest;
+    }),
+  };
+  Deno.writeTextFileSync(tmp, JSON.stringify(slim));
   Deno.renameSync(tmp, path);
   return path;
 }

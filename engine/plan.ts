@@ -7,13 +7,18 @@
 import { codeDigest } from "./digest.ts";
 import { CorruptEntryError } from "./errors.ts";
 import type { Experiment, GraphNode } from "./experiment.ts";
-import { computeKeys, explainChange, type NodeKey } from "./keys.ts";
+import {
+  computeKeys,
+  explainChange,
+  type KeyComponents,
+  type NodeKey,
+} from "./keys.ts";
 import {
   latestManifest,
   type Manifest,
   type ManifestNode,
 } from "./manifest.ts";
-import type { Entry, Store } from "./store.ts";
+import type { Store } from "./store.ts";
 import { UserError } from "./errors.ts";
 import { didYouMean } from "./suggest.ts";
 
@@ -32,8 +37,6 @@ export interface PlanItem {
   why: string[];
   /** Ids of inputs it waits for (when blocked). */
   waitingFor: string[];
-  /** The verified entry when cached. */
-  entry?: Entry;
 }
 
 /** A plan. */
@@ -140,10 +143,8 @@ export function makePlan(
     }
     if (key.cacheable) {
       try {
-        const entry = store.loadVerified(key.key);
-        if (entry) {
+        if (store.checkEntry(key.key)) {
           item.status = "cached";
-          item.entry = entry;
           return item;
         }
       } catch (e) {
@@ -164,19 +165,39 @@ export function makePlan(
       try {
         codeFiles = { ...codeDigest(node.kind.module).files };
       } catch { /* explained as not cacheable elsewhere */ }
-      const prevFiles = previous.code[prev.components.code];
-      item.why.push(...explainChange(
-        {
+      let before: {
+        components: KeyComponents;
+        inputs: Record<string, string>;
+        codeFiles?: Record<string, string>;
+      } | null = null;
+      if (prev.components) {
+        const files = previous.code[prev.components.code];
+        before = {
           components: prev.components,
-          inputs: prev.inputs,
-          ...(prevFiles ? { codeFiles: prevFiles } : {}),
-        },
-        {
+          inputs: prev.inputs ?? {},
+          ...(files ? { codeFiles: files } : {}),
+        };
+      } else {
+        try {
+          const e = store.readEntry(prev.key);
+          if (e) {
+            before = {
+              components: e.components,
+              inputs: { ...e.inputs },
+              codeFiles: { ...e.codeFiles },
+            };
+          }
+        } catch { /* corrupt: no explanation */ }
+      }
+      if (before) {
+        item.why.push(...explainChange(before, {
           components: key.components,
           inputs: key.inputs,
           ...(codeFiles ? { codeFiles } : {}),
-        },
-      ));
+        }));
+      } else {item.why.push(
+          "its key changed (the earlier components are no longer stored)",
+        );}
     } else if (prev.status === "failed") {
       item.why.push(`failed in the last run: ${prev.error ?? "?"}`);
     } else if (prev.status === "blocked") {

@@ -208,14 +208,23 @@ export class Store {
     return this.parseEntry(key, file, bytes);
   }
 
-  /** Verifies and parses the bytes of an entry file. */
-  parseEntry(key: string, file: string, bytes: Uint8Array): Entry {
+  /**
+   * Verifies the bytes of an entry file against its header without parsing
+   * the JSON; returns the body and the blob hashes the header lists.
+   */
+  verifyEntryBytes(
+    key: string,
+    file: string,
+    bytes: Uint8Array,
+  ): { body: Uint8Array; blobs: string[] } {
     const nl = bytes.indexOf(10);
     if (nl < 0) {
       throw new CorruptEntryError(key, file, "no header line (truncated?)");
     }
     const header = new TextDecoder().decode(bytes.subarray(0, nl));
-    const m = /^envsmith-entry 1 ([0-9a-f]{64})$/.exec(header);
+    const m = /^envsmith-entry 1 ([0-9a-f]{64})((?: [0-9a-f]{64})*)$/.exec(
+      header,
+    );
     if (!m) {
       throw new CorruptEntryError(
         key,
@@ -231,6 +240,50 @@ export class Store {
         "sha256 of the content does not match its header (truncated or modified)",
       );
     }
+    return { body, blobs: m[2] ? m[2].trim().split(" ") : [] };
+  }
+
+  /**
+   * Whether `key` has a verified entry whose blobs are intact, without
+   * parsing it: `false` when absent; throws {@linkcode CorruptEntryError}
+   * (after moving the bad file aside) when corrupt.
+   */
+  checkEntry(key: string): boolean {
+    const file = this.entryPath(key);
+    let bytes: Uint8Array;
+    try {
+      bytes = Deno.readFileSync(file);
+    } catch (e) {
+      if (e instanceof Deno.errors.NotFound) return false;
+      throw e;
+    }
+    let blobs: string[];
+    try {
+      blobs = this.verifyEntryBytes(key, file, bytes).blobs;
+    } catch (e) {
+      if (e instanceof CorruptEntryError) this.quarantine(e.file);
+      throw e;
+    }
+    for (const b of blobs) {
+      try {
+        this.readBlob({ $blob: b });
+      } catch (e) {
+        if (e instanceof Deno.errors.NotFound) {
+          throw new CorruptEntryError(
+            key,
+            this.blobPath(b),
+            `blob ${b} of this entry is missing`,
+          );
+        }
+        throw e;
+      }
+    }
+    return true;
+  }
+
+  /** Verifies and parses the bytes of an entry file. */
+  parseEntry(key: string, file: string, bytes: Uint8Array): Entry {
+    const { body, blobs } = this.verifyEntryBytes(key, file, bytes);
     let entry: Entry;
     try {
       entry = JSON.parse(new TextDecoder().decode(body)) as Entry;
@@ -244,14 +297,22 @@ export class Store {
     if (entry.key !== key) {
       throw new CorruptEntryError(key, file, `holds key ${entry.key}`);
     }
+    if ((entry.blobs ?? []).join(" ") !== blobs.join(" ")) {
+      throw new CorruptEntryError(
+        key,
+        file,
+        "the blob list of its header does not match its content",
+      );
+    }
     return entry;
   }
 
   /** Stores an entry (write-once). Returns false if one existed already. */
   writeEntry(entry: Entry): boolean {
     const body = new TextEncoder().encode(JSON.stringify(entry));
+    const blobs = entry.blobs.length ? " " + entry.blobs.join(" ") : "";
     const head = new TextEncoder().encode(
-      `${ENTRY_HEADER} ${sha256Hex(body)}\n`,
+      `${ENTRY_HEADER} ${sha256Hex(body)}${blobs}\n`,
     );
     const bytes = new Uint8Array(head.length + body.length);
     bytes.set(head);
