@@ -23,6 +23,8 @@ import { generateCommand } from "./generate_command.ts";
 import { importCommand } from "./import_command.ts";
 import { renderCommand } from "./render_command.ts";
 import { solveCommand } from "./solve_command.ts";
+import { trainCommand } from "./train_command.ts";
+import { evaluateCommand } from "./evaluate_command.ts";
 
 /** Every domain node kind, in the order `--help` lists them. */
 // deno-lint-ignore no-explicit-any
@@ -44,6 +46,8 @@ export const commands: readonly (() => Command<any, any, any>)[] = [
   () => generateCommand(),
   () => renderCommand(),
   () => solveCommand(),
+  () => trainCommand(),
+  () => evaluateCommand(),
   () => importCommand(),
   () => diagnoseCommand(),
   () => redesignCommand(),

@@ -1,0 +1,184 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import type { Command } from "@commander-js/extra-typings";
+import { UserError } from "../engine/mod.ts";
+import { generate, instancesToJsonLines } from "../mapf/mod.ts";
+import { loadCheckpoint } from "../policy/mod.ts";
+import { trainCommand } from "./train_command.ts";
+import { evaluateCommand } from "./evaluate_command.ts";
+import type { PolicyCliIo } from "./policy_cli.ts";
+
+async function run(
+  // deno-lint-ignore no-explicit-any
+  make: (io: PolicyCliIo) => Command<any, any, any>,
+  args: string[],
+): Promise<{ out: string; err: string; status: string[] }> {
+  const out: string[] = [], err: string[] = [], status: string[] = [];
+  const cmd = make({
+    out: (t) => out.push(t),
+    err: (t) => err.push(t),
+    status: (t) => status.push(t),
+    endStatus: () => {},
+  });
+  cmd.exitOverride();
+  cmd.configureOutput({
+    writeOut: (s) => out.push(s),
+    writeErr: (s) => err.push(s),
+  });
+  await cmd.parseAsync(args, { from: "user" });
+  return { out: out.join("\n"), err: err.join("\n"), status };
+}
+
+Deno.test("cli train -> evaluate: checkpoint, progress lines, resume, text and JSON metrics", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const out = join(dir, "p.onnx");
+    const r = await run(trainCommand, [
+      "--preset",
+      "easy",
+      "--count",
+      "60",
+      "--updates",
+      "2",
+      "--parallel",
+      "16",
+      "--seed",
+      "3",
+      "--hidden",
+      "16,16",
+      "--out",
+      out,
+      "--curve",
+      join(dir, "curve.json"),
+    ]);
+    assert.equal(r.status.length, 2);
+    assert.match(r.status[1]!, /^train ppo: update 2, [\d,]+ samples/);
+    assert.match(
+      r.err,
+      /trained 2 updates \(2 in total\).*on 60 instances; wrote/,
+    );
+    const ck = loadCheckpoint(await Deno.readFile(out));
+    assert.deepEqual(ck.net.spec.hidden, [16, 16]);
+    assert.equal(ck.counters.updates, 2);
+    assert.equal(
+      JSON.parse(await Deno.readTextFile(join(dir, "curve.json"))).length,
+      2,
+    );
+    // resume from the checkpoint, training on a JSON-lines file
+    const file = join(dir, "train.jsonl");
+    await Deno.writeTextFile(
+      file,
+      instancesToJsonLines(
+        generate({ preset: "easy" }, { count: 20, seed: 4 }).instances,
+      ),
+    );
+    const out2 = join(dir, "p2.onnx");
+    await run(trainCommand, [
+      "--instances",
+      file,
+      "--policy",
+      out,
+      "--updates",
+      "1",
+      "--parallel",
+      "8",
+      "--out",
+      out2,
+    ]);
+    assert.equal(loadCheckpoint(await Deno.readFile(out2)).counters.updates, 3);
+
+    const text = await run(evaluateCommand, [
+      "--policy",
+      out2,
+      "--suite",
+      "base",
+      "--count",
+      "12",
+    ]);
+    assert.match(
+      text.out,
+      /on suite base: 12 instances x 1 episode \(sampled actions\)/,
+    );
+    assert.match(text.out, /success rate +\d\.\d{3}/);
+    assert.match(text.out, /vertex_collision rate +\d\.\d{3}/);
+    assert.match(text.out, /path efficiency/);
+    const js = await run(evaluateCommand, [
+      "--policy",
+      out2,
+      "--preset",
+      "hard",
+      "--count",
+      "5",
+      "--episodes",
+      "2",
+      "--json",
+    ]);
+    const m = JSON.parse(js.out);
+    assert.equal(m.episodes, 10);
+    assert.equal(m.count, 5);
+    assert.equal(m.instances, "preset hard");
+    assert.ok(
+      Math.abs(
+        Object.values(m.outcome_rates as Record<string, number>).reduce(
+          (a, b) => a + b,
+          0,
+        ) - 1,
+      ) < 1e-6,
+    );
+    assert.equal(m.outcome_rates.success, m.success_rate);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("cli evaluate/train: user errors name the problem (no stack traces)", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const bad = join(dir, "bad.onnx");
+    await Deno.writeFile(bad, new Uint8Array([1, 2, 3, 4, 5, 6, 7, 8]));
+    await assert.rejects(
+      () =>
+        run(evaluateCommand, [
+          "--policy",
+          bad,
+          "--suite",
+          "base",
+          "--count",
+          "2",
+        ]),
+      (e: unknown) =>
+        e instanceof UserError &&
+        /Cannot use ONNX policy .*bad\.onnx: .*corrupt/.test(e.message),
+    );
+    await assert.rejects(
+      () =>
+        run(evaluateCommand, [
+          "--policy",
+          bad,
+          "--suite",
+          "base",
+          "--preset",
+          "easy",
+        ]),
+      (e: unknown) =>
+        e instanceof UserError &&
+        /exactly one of --suite, --preset/.test(e.message),
+    );
+    await assert.rejects(
+      () =>
+        run(trainCommand, [
+          "--preset",
+          "easy",
+          "--policy",
+          bad,
+          "--out",
+          join(dir, "x.onnx"),
+          "--updates",
+          "1",
+        ]),
+      (e: unknown) => e instanceof UserError && /bad\.onnx/.test(e.message),
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
