@@ -1,0 +1,45 @@
+import assert from "node:assert/strict";
+import { ExperimentFileSchema, TableSchema } from "./schemas/experiment.ts";
+
+const readme = Deno.readTextFileSync(new URL("./README.md", import.meta.url));
+const config = JSON.parse(
+  Deno.readTextFileSync(new URL("./deno.json", import.meta.url)),
+) as { denoVersion: string };
+
+Deno.test("README pins the same Deno version as deno.json", () => {
+  const m = /^deno@(\d+\.\d+\.\d+)$/.exec(config.denoVersion);
+  assert.ok(
+    m,
+    `deno.json denoVersion "${config.denoVersion}" is not deno@X.Y.Z`,
+  );
+  const version = m[1]!;
+  assert.ok(
+    readme.includes(`npx --yes deno@${version} task ablate`),
+    "README: npx ablate command",
+  );
+  assert.ok(
+    readme.includes(`npx --yes deno@${version} task test`),
+    "README: npx test command",
+  );
+  const pinned = [...readme.matchAll(/deno@(\d+\.\d+\.\d+)/g)].map((x) => x[1]);
+  assert.deepEqual(
+    [...new Set(pinned)],
+    [version],
+    "every pinned version in the README",
+  );
+  assert.ok(readme.includes(`With Deno ${version} installed`));
+});
+
+Deno.test("README documents every top-level key and every table key", () => {
+  for (const key of Object.keys(ExperimentFileSchema.entries)) {
+    assert.ok(readme.includes(`| \`${key}\``), `top-level key ${key}`);
+  }
+  for (const key of Object.keys(TableSchema.entries)) {
+    assert.match(readme, new RegExp(`^[\\s-]+${key}:`, "m"), `table key ${key}`);
+  }
+});
+
+Deno.test("CI runs the README's test command", () => {
+  const ci = Deno.readTextFileSync(new URL("./.ci/run", import.meta.url));
+  assert.match(ci, /deno task test/);
+});
