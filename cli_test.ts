@@ -244,6 +244,64 @@ ${
   for (const n of last.nodes) assert.ok(store.loadVerified(n.key), n.id);
 });
 
+Deno.test("cli: SIGINT stops a run (workers terminated), exits 130, and the next run resumes", async () => {
+  const yaml = `experiment: intr
+seed: 1
+nodes:
+  quick: { kind: test.add, with: { a: 1 } }
+  slow: { kind: test.sleep, with: { ms: 20000, steps: 200 } }
+  spin: { kind: test.spin, with: { n: 2000000000 } }
+`;
+  await using p = await project(yaml);
+  const child = spawnCli(
+    ["--cache", p.cache, "run", p.file, "--jobs", "3"],
+    {},
+  );
+  const runs = join(p.cache, "runs", "intr");
+  const t0 = Date.now();
+  const started = () => {
+    try {
+      return [...Deno.readDirSync(join(p.cache, "locks"))].length >= 2;
+    } catch {
+      return false;
+    }
+  };
+  while (!started() && Date.now() - t0 < 20000) {
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  await new Promise((r) => setTimeout(r, 200));
+  const t1 = Date.now();
+  child.kill("SIGINT");
+  const out = await child.output();
+  assert.equal(out.code, 130, new TextDecoder().decode(out.stderr));
+  assert.ok(Date.now() - t1 < 5000, "stops promptly");
+  assert.match(new TextDecoder().decode(out.stderr), /interrupt: stopping/);
+  const files = [...Deno.readDirSync(runs)].map((e) => e.name).filter((n) =>
+    n.endsWith(".json") && !n.startsWith(".")
+  ).sort();
+  const m = readManifest(join(runs, files.pop()!))!;
+  assert.equal(m.status, "interrupted");
+  assert.equal(m.nodes.find((n) => n.id === "quick")!.status, "done");
+  assert.equal(m.nodes.find((n) => n.id === "slow")!.status, "interrupted");
+  assert.equal(m.nodes.find((n) => n.id === "spin")!.status, "interrupted");
+  assert.equal(
+    [...Deno.readDirSync(join(p.cache, "locks"))].length,
+    0,
+    "locks released",
+  );
+  // The next run of a shorter variant finds quick cached.
+  await Deno.writeTextFile(
+    p.file,
+    yaml.replace("ms: 20000, steps: 200", "ms: 10, steps: 1").replace(
+      "2000000000",
+      "1000",
+    ),
+  );
+  const again = await cli(["--cache", p.cache, "run", p.file]);
+  assert.equal(again.code, 0);
+  assert.match(again.err, /2 computed, 1 cached/);
+});
+
 Deno.test("cli: two concurrent runs of one experiment leave one consistent cache", async () => {
   const yaml = `experiment: twin
 seed: 1

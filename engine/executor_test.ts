@@ -292,3 +292,36 @@ Deno.test("resolved parameters are validated against the kind's schema before ru
     /^parameters do not match kind test.add: a: Invalid type: Expected number but received Array/,
   );
 });
+
+Deno.test("an error thrown in a worker fails the node with its message, log lines and stack", async () => {
+  const yaml =
+    `experiment: w\nseed: 1\nnodes:\n  s: { kind: test.spin, with: { n: 10, fail: "out of range" } }\n  t: { kind: test.add, with: { a: 1, note: $s } }\n`;
+  await using t = await tmpProject(yaml);
+  const exp = compile(t.file, yaml);
+  const r = await runAll(exp, t.store);
+  assert.equal(r.failures.length, 1);
+  assert.equal(r.failures[0]!.message, "out of range");
+  const log = await Deno.readTextFile(r.failures[0]!.log);
+  assert.match(log, /failing on purpose/);
+  assert.match(log, /FAILED: RangeError: out of range\n\s+at .*spin\.ts/);
+  assert.equal(r.manifest.nodes.find((n) => n.id === "t")!.status, "blocked");
+});
+
+Deno.test("--only selects nodes and pulls in their uncached inputs, nothing else", async () => {
+  await using t = await tmpProject(GRAPH);
+  const exp = compile(t.file, GRAPH);
+  const plan = makePlan(exp, t.store, { only: ["c[k=2]"] });
+  assert.deepEqual(plan.items.map((it) => it.node.id), [
+    "a",
+    "b[k=2]",
+    "c[k=2]",
+  ]);
+  const r = await runPlan(plan, t.store);
+  assert.deepEqual(r.manifest.counts, { done: 3, unselected: 2 });
+  const plan2 = makePlan(exp, t.store, { only: ["c"] });
+  assert.deepEqual(plan2.items.map((it) => [it.node.id, it.status]), [
+    ["b[k=1]", "run"],
+    ["c[k=1]", "blocked"],
+    ["c[k=2]", "cached"],
+  ]);
+});

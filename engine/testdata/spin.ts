@@ -6,6 +6,7 @@ import { record } from "./_record.ts";
 const params = v.strictObject({
   n: v.pipe(v.number(), v.integer(), v.minValue(1)),
   input: v.optional(v.unknown()),
+  fail: v.optional(v.string()),
 });
 
 /** Spins. */
@@ -20,6 +21,10 @@ export const kind: NodeKind<v.InferOutput<typeof params>> = {
     for (let i = 0; i < p.n; i++) {
       x = (Math.imul(x, 1664525) + 1013904223) >>> 0;
       if (i % 100000 === 0) ctx.progress(i, p.n);
+    }
+    if (p.fail) {
+      ctx.log("failing on purpose");
+      throw new RangeError(p.fail);
     }
     const bytes = new TextEncoder().encode(`spin ${x}`);
     const blob = await ctx.writeBlob(bytes, "text/plain");
