@@ -35,7 +35,11 @@ Deno.test("README documents every top-level key and every table key", () => {
     assert.ok(readme.includes(`| \`${key}\``), `top-level key ${key}`);
   }
   for (const key of Object.keys(TableSchema.entries)) {
-    assert.match(readme, new RegExp(`^[\\s-]+${key}:`, "m"), `table key ${key}`);
+    assert.match(
+      readme,
+      new RegExp(`^[\\s-]+${key}:`, "m"),
+      `table key ${key}`,
+    );
   }
 });
 
