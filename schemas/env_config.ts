@@ -522,14 +522,24 @@ export const AnyEnvConfigSchema = v.union(
   "config must be a full component or { mixture: [...] }",
 );
 
+const _specUnion = v.union(
+  [MixtureConfigInputSchema, EnvConfigInputSchema],
+  'config must be an object such as { preset: "easy" } or { mixture: [...] }',
+);
+
 /**
  * Schema of the input form (what node parameters and YAML files use). Choose
  * the mixture branch when the object has a `mixture` key, so error messages
- * come from the branch the author meant.
+ * come from the branch the author meant. (Without an input, e.g. when a JSON
+ * Schema is derived, it is the union of both forms.)
  */
 export const EnvConfigSpecSchema: v.GenericSchema<unknown, EnvConfigSpec> = v
   .lazy((input) =>
-    _isMixtureLike(input) ? MixtureConfigInputSchema : EnvConfigInputSchema
+    input === undefined
+      ? _specUnion
+      : _isMixtureLike(input)
+      ? MixtureConfigInputSchema
+      : EnvConfigInputSchema
   ) as unknown as v.GenericSchema<unknown, EnvConfigSpec>;
 
 // ---------------------------------------------------------------------------
