@@ -463,3 +463,26 @@ Deno.test("cli: every subcommand has --help with an example", async () => {
     assert.match(r.out, /Example/, sub.join(" "));
   }
 });
+
+Deno.test("every shipped experiment carries the schema comment and loads without errors", async () => {
+  const dir = join(ROOT, "experiments");
+  let files: string[] = [];
+  try {
+    files = [...Deno.readDirSync(dir)].filter((e) =>
+      e.isFile && /\.ya?ml$/.test(e.name)
+    ).map((e) => join(dir, e.name));
+  } catch { /* no experiments yet */ }
+  const cache = await Deno.makeTempDir({ prefix: "envsmith-exp-" });
+  for (const f of files) {
+    const text = await Deno.readTextFile(f);
+    assert.match(
+      text,
+      /^# yaml-language-server: \$schema=\.\.\/schemas\/experiment\.schema\.json/,
+      f,
+    );
+    const r = await cli(["--cache", cache, "plan", f, "--json"]);
+    assert.equal(r.code, 0, `${f}:\n${r.err}`);
+    assert.ok(JSON.parse(r.out).nodes.length > 0, f);
+  }
+  await Deno.remove(cache, { recursive: true });
+});

@@ -412,3 +412,30 @@ Deno.test("ExperimentError message lists file:line:col per problem", () => {
     assert.match(e.message, /dir\/exp\.yaml:4:14: unknown kind "nope"/);
   }
 });
+
+Deno.test("YAML anchors and merge keys share parameters", () => {
+  const exp = compileExperiment(
+    "e.yaml",
+    `experiment: x
+seed: 1
+nodes:
+  a: { kind: test.sleep, with: &common { ms: 5, steps: 2, tag: shared } }
+  b:
+    kind: test.sleep
+    with:
+      <<: *common
+      tag: own
+`,
+    opts,
+  );
+  assert.deepEqual(exp.nodes[exp.byId.get("b")!]!.params, {
+    ms: 5,
+    steps: 2,
+    tag: "own",
+  });
+  assert.deepEqual(exp.nodes[exp.byId.get("a")!]!.params, {
+    ms: 5,
+    steps: 2,
+    tag: "shared",
+  });
+});

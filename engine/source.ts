@@ -42,6 +42,7 @@ export class Source {
       lineCounter: this.#lines,
       prettyErrors: false,
       uniqueKeys: true,
+      merge: true,
     });
     if (this.#doc.errors.length > 0) {
       throw new ExperimentSyntaxError(this.#doc.errors.map((e) => {
