@@ -16,6 +16,7 @@ import { kind as evaluate } from "./evaluate.ts";
 import { loadRollouts } from "./diagnose.ts";
 import { policyFingerprint } from "./policy_io.ts";
 import * as v from "valibot";
+import { startStubServer } from "../llm/mod.ts";
 
 /** An in-memory NodeContext. */
 function fakeCtx(
@@ -223,4 +224,61 @@ Deno.test("train reads instances given as a JSON-lines blob and refuses bad inpu
   assert.throws(() =>
     v.parse(train.params, { policy: init.value, envs, algo: "sac" })
   );
+});
+
+Deno.test("rollout and evaluate run an LLM policy against an OpenAI-compatible endpoint", async () => {
+  await using stub = startStubServer((req) => {
+    // answer every prompt with "everyone stays": agents not born on their goal time out
+    const agents = Number(
+      /with (\d+) agents?/.exec(req.body.messages[1].content)![1],
+    );
+    const lines = Array.from({ length: agents }, (_, a) => `Agent ${a}: S`);
+    return {
+      reply: req.body.messages[1].content.includes("(0, 0)")
+        ? "no idea"
+        : lines.join("\n"),
+    };
+  });
+  const aux = await Deno.makeTempDir();
+  try {
+    const blobs = new Map<string, Uint8Array>();
+    const { ctx } = fakeCtx(blobs);
+    const c = { ...ctx, auxDir: aux };
+    const policy = {
+      llm: { base_url: stub.baseURL, model: "stub", max_retries: 0 },
+      concurrency: 3,
+    };
+    const few = {
+      instances: (envs.instances as unknown as Instance[]).slice(
+        0,
+        6,
+      ) as unknown as Json,
+    };
+    const ro = await run(rolloutKind, { policy, envs: few }, c);
+    const rv = ro.value as {
+      summary: { episodes: number; outcome_rates: Record<string, number> };
+    };
+    assert.equal(rv.summary.episodes, 6);
+    assert.equal(
+      rv.summary.outcome_rates.timeout! +
+        rv.summary.outcome_rates.invalid_plan!,
+      1,
+    );
+    const n = stub.requests.length;
+    // replayed offline from the reply cache in the aux directory
+    const off = { ...policy, llm: { ...policy.llm, offline: true } };
+    const ev = await run(evaluate, {
+      policy: off,
+      envs: few,
+      trajectories: false,
+    }, c);
+    assert.equal(stub.requests.length, n);
+    assert.equal((ev.value as { success_rate: number }).success_rate, 0);
+    await assert.rejects(
+      () => run(evaluate, { policy: { llm: { model: "x" } }, envs: few }, c),
+      /policy\.llm: /,
+    );
+  } finally {
+    await Deno.remove(aux, { recursive: true });
+  }
 });

@@ -6,7 +6,10 @@
  * rollouts: { kind: rollout, with: { policy: $policy, envs: $envs } }
  * ```
  *
- * Parameters: `policy` and `envs` (required; see `policy_io.ts`),
+ * Parameters: `policy` and `envs` (required; see `policy_io.ts`; an LLM
+ * policy is `policy: { llm: { base_url, model, api_key_env?, temperature?,
+ * ... }, concurrency?: 4 }`, whose replies are cached in the kind's aux
+ * directory so a run can be replayed offline with `offline: true`),
  * `episodes` per instance (1), `greedy` (false: actions are sampled, with
  * `seed`), `parallel` environments (256), `seed` (default: the node's seed).
  *
@@ -17,9 +20,12 @@
  *
  * @module
  */
+import { join } from "node:path";
 import * as v from "valibot";
+import { type LlmEndpoint, LlmEndpointSchema } from "../schemas/mod.ts";
 import type { Json, NodeKind } from "../engine/types.ts";
 import {
+  llmRollout,
   obsSize,
   OnnxPolicy,
   onnxRunner,
@@ -59,6 +65,25 @@ export async function runRollout(
   ctx: Parameters<NodeKind["run"]>[1],
   record: boolean,
 ): Promise<RolloutResult & { instances: number }> {
+  const llm = llmPolicyParams(p.policy);
+  if (llm) {
+    const instances = await readInstances(p.envs, ctx);
+    const res = await llmRollout(instances, {
+      endpoint: llm.endpoint,
+      cacheDir: join(ctx.auxDir, "llm"),
+      episodes: p.episodes ?? 1,
+      seed: p.seed ?? ctx.seed,
+      concurrency: llm.concurrency,
+      record,
+      signal: ctx.signal,
+      onProgress: (done, total) => ctx.progress(done, total),
+    });
+    const invalid = res.info.filter((i) => i.error).length;
+    if (invalid > 0) {
+      ctx.log(`${invalid} LLM replies were not usable plans (invalid_plan)`);
+    }
+    return { ...res, instances: instances.length };
+  }
   const { bytes, source, obs: known } = await readPolicy(p.policy, ctx);
   const obs = policyObs(bytes, source, known);
   const instances = await readInstances(p.envs, ctx);
@@ -81,6 +106,35 @@ export async function runRollout(
   } finally {
     await policy.release();
   }
+}
+
+/** Schema of an LLM policy: `policy: { llm: <endpoint>, concurrency?: n }`. */
+export const LlmPolicySchema = v.strictObject({
+  llm: LlmEndpointSchema,
+  concurrency: v.optional(
+    v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(64)),
+  ),
+});
+
+/**
+ * The endpoint of an LLM policy parameter (`{ llm: { base_url, model, ... } }`),
+ * or undefined for other policies. Throws a TypeError naming the problem for
+ * a malformed endpoint.
+ */
+export function llmPolicyParams(
+  x: unknown,
+): { endpoint: LlmEndpoint; concurrency: number } | undefined {
+  if (typeof x !== "object" || x === null || !("llm" in x)) return undefined;
+  const r = v.safeParse(LlmPolicySchema, x);
+  if (!r.success) {
+    throw new TypeError(
+      `policy.llm: ${
+        r.issues.map((i) => `${v.getDotPath(i) ?? ""} ${i.message}`.trim())
+          .join("; ")
+      }`,
+    );
+  }
+  return { endpoint: r.output.llm, concurrency: r.output.concurrency ?? 4 };
 }
 
 /** Summary fields rounded for JSON values. */

@@ -116,3 +116,11 @@ export {
   type RolloutSummary,
   summarize,
 } from "./rollout.ts";
+export {
+  episodeResult,
+  LLM_SYSTEM,
+  type LlmEpisodeInfo,
+  llmRollout,
+  type LlmRolloutOptions,
+  parseLlmPlan,
+} from "./llm_policy.ts";
