@@ -325,3 +325,24 @@ Deno.test("--only selects nodes and pulls in their uncached inputs, nothing else
     ["c[k=2]", "cached"],
   ]);
 });
+
+Deno.test("plan explains a miss against the last run that included the node, not an --only run", async () => {
+  await using t = await tmpProject(GRAPH);
+  await runAll(compile(t.file, GRAPH), t.store);
+  const changed = compile(
+    t.file,
+    GRAPH.replace("more: [$a.parts.0, 10]", "more: [$a.parts.0, 11]").replace(
+      "b: 2 }",
+      "b: 3 }",
+    ),
+  );
+  // An --only run of a alone.
+  await runPlan(makePlan(changed, t.store, { only: ["a"] }), t.store);
+  const plan = makePlan(changed, t.store);
+  const why = new Map(plan.items.map((it) => [it.node.id, it.why.join("; ")]));
+  assert.equal(plan.items.find((it) => it.node.id === "a")!.status, "cached");
+  assert.equal(
+    why.get("c[k=1]"),
+    "input b[k=1] changed; input a changed; param with.more[1] changed 10 -> 11",
+  );
+});

@@ -14,9 +14,10 @@ import {
   type NodeKey,
 } from "./keys.ts";
 import {
-  latestManifest,
+  listManifests,
   type Manifest,
   type ManifestNode,
+  readManifest,
 } from "./manifest.ts";
 import type { Store } from "./store.ts";
 import { UserError } from "./errors.ts";
@@ -119,9 +120,24 @@ export function makePlan(
   if (options.only && options.only.length > 0) {
     selected = selectNodes(exp, options.only);
   }
-  const previous = latestManifest(store, exp.name);
+  // The last run that included each node (looking back over a few runs, so
+  // an `--only` run does not hide the others).
   const prevById = new Map<string, ManifestNode>();
-  if (previous) { for (const n of previous.nodes) prevById.set(n.id, n); }
+  const prevCode = new Map<string, Manifest["code"]>();
+  let previous: Manifest | null = null;
+  const files = listManifests(store, exp.name);
+  for (let i = files.length - 1, read = 0; i >= 0 && read < 5; i--) {
+    const m = readManifest(files[i]!);
+    if (!m) continue;
+    read++;
+    previous ??= m;
+    for (const n of m.nodes) {
+      if (n.status === "unselected" || prevById.has(n.id)) continue;
+      prevById.set(n.id, n);
+      prevCode.set(n.id, m.code);
+    }
+    if (prevById.size >= exp.nodes.length) break;
+  }
   const notes: string[] = [];
   const items: PlanItem[] = [];
   const byIndex = new Map<number, PlanItem>();
@@ -171,7 +187,7 @@ export function makePlan(
         codeFiles?: Record<string, string>;
       } | null = null;
       if (prev.components) {
-        const files = previous.code[prev.components.code];
+        const files = prevCode.get(node.id)?.[prev.components.code];
         before = {
           components: prev.components,
           inputs: prev.inputs ?? {},
@@ -204,6 +220,8 @@ export function makePlan(
       item.why.push(
         `blocked in the last run: ${prev.reason ?? "an input failed"}`,
       );
+    } else if (prev.status === "skipped") {
+      item.why.push(`skipped in the last run: ${prev.reason ?? "?"}`);
     } else if (prev.status === "cached" || prev.status === "done") {
       item.why.push(
         "its cache entry is gone (cache gc, or another cache directory)",
