@@ -42,7 +42,9 @@ Deno.test("tty reporter: one live line per running node, redrawn in place", asyn
   r.start("b");
   now = 1000;
   r.progress("a", 5, 10, "note");
-  await new Promise((res) => setTimeout(res, 150));
+  for (let i = 0; i < 200 && !out.join("").includes("▸ b"); i++) {
+    await new Promise((res) => setTimeout(res, 10));
+  }
   const frame = out.join("");
   assert.match(frame, /▸ a {2}5\/10 {2}note {2}1\.0s/);
   assert.match(frame, /▸ b {2}1\.0s/);
