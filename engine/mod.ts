@@ -7,6 +7,29 @@
  * Node kinds implement {@linkcode NodeKind} (see `types.ts`); the engine never
  * imports domain code: `cli.ts` passes the registered kinds in.
  *
+ * For kind authors:
+ * - Import only types from `engine/types.ts` in a kind's module: its module
+ *   graph is digested into every key of the kind, so a runtime import of the
+ *   engine would invalidate the kind's cache whenever the engine changes.
+ * - `run(params, ctx)` gets parameters already validated by `params` with
+ *   references resolved to the referenced values (`$node.field` gives the
+ *   field of the node's `value`; a node's `report` never reaches dependents).
+ *   Return JSON; put large binary data in blobs (`ctx.writeBlob`) and return
+ *   the {@linkcode BlobRef}; read inputs' blobs with `ctx.readBlob`.
+ * - Randomness: seeds are parameters (`$seed`); `ctx.seed` (from the key) is
+ *   for anything else. Same key, same output.
+ * - `heavy: true` runs the kind in a Web Worker that imports `kind.module`
+ *   and takes its `kind` export; progress, logs and blobs work the same.
+ * - `fingerprint(literalParams, {baseDir})` adds content to the key that the
+ *   parameters do not show (e.g. files the node reads).
+ *
+ * For executors (e.g. Slurm): {@linkcode runPlan} takes a `runner`
+ * ({@linkcode JobRunner}); the job spec of every cacheable job is in
+ * `CACHE/jobs/KEY.json` before the runner is called, so a runner can start
+ * `deno run -A cli.ts --cache DIR run-node KEY` anywhere the cache directory
+ * is shared and resolve once {@linkcode Store.loadVerified} finds the entry.
+ * Locks and write-once entries make that safe on NFS.
+ *
  * @example
  * ```ts ignore
  * import { loadExperiment, makePlan, runPlan, Store } from "./mod.ts";
