@@ -1,5 +1,7 @@
 import assert from "node:assert/strict";
 import { ExperimentFileSchema, TableSchema } from "./schemas/experiment.ts";
+import { compileExperiment } from "./engine/experiment.ts";
+import { allKinds } from "./mod.ts";
 
 const readme = Deno.readTextFileSync(new URL("./README.md", import.meta.url));
 const config = JSON.parse(
@@ -46,4 +48,16 @@ Deno.test("README documents every top-level key and every table key", () => {
 Deno.test("CI runs the README's test command", () => {
   const ci = Deno.readTextFileSync(new URL("./.ci/run", import.meta.url));
   assert.match(ci, /deno task test/);
+});
+
+Deno.test("the README's example experiment is valid with the registered kinds", () => {
+  const start = readme.indexOf("## Experiment files");
+  const m = /```yaml\n([\s\S]*?)```/.exec(readme.slice(start));
+  assert.ok(m, "an example yaml block under ## Experiment files");
+  const exp = compileExperiment("README.md#example", m[1]!, {
+    kinds: allKinds,
+  });
+  assert.equal(exp.name, "ablate-context");
+  assert.ok(exp.byId.has("score[context=full,seed=3]"));
+  assert.equal(exp.tables[0]!.name, "ablation");
 });
