@@ -163,3 +163,30 @@ Deno.test("table: a field that is not a number is reported, not averaged", () =>
   );
   assert.match(tableMarkdown(t), /Problems: /);
 });
+
+Deno.test("tables without files: every experiments/*.yaml that has tables", async () => {
+  const { experimentsWithTables } = await import("./tables_command.ts");
+  const dir = await Deno.makeTempDir();
+  try {
+    await Deno.writeTextFile(
+      `${dir}/a.yaml`,
+      "experiment: a\nseed: 1\nnodes: {}\ntables:\n  - { name: x, node: n, rows: r, columns: c }\n",
+    );
+    await Deno.writeTextFile(
+      `${dir}/b.yaml`,
+      "experiment: b\nseed: 1\nnodes: {}\n",
+    );
+    await Deno.writeTextFile(
+      `${dir}/c.yml`,
+      "# yaml-language-server: $schema=x\nexperiment: c\nseed: 1\nnodes: {}\ntables: []\n",
+    );
+    await Deno.writeTextFile(`${dir}/notes.txt`, "tables:\n");
+    assert.deepEqual(experimentsWithTables(dir), [
+      `${dir}/a.yaml`,
+      `${dir}/c.yml`,
+    ]);
+    assert.deepEqual(experimentsWithTables(`${dir}/missing`), []);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
