@@ -537,7 +537,14 @@ export async function runPlan(
     const t0 = performance.now();
     (async () => {
       const params = resolveInputs(node.params, (ref) => {
-        const dep = values.get(ref.index)!;
+        const dep = values.get(ref.index);
+        if (!dep) {
+          throw new Error(
+            `input ${
+              exp.nodes[ref.index]!.id
+            } is no longer in the cache (removed during the run?); run again to recompute it`,
+          );
+        }
         const got = getField(dep.value, ref.path);
         if (got === undefined) {
           throw new Error(
