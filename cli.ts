@@ -316,6 +316,19 @@ Examples:
       const { importCommand } = await import("./engine/bundle.ts");
       setCode(await importCommand(ctx, file));
     });
+  cache.command("verify")
+    .description(
+      "check the hash of every entry and blob; move corrupt ones aside",
+    )
+    .addHelpText(
+      "after",
+      "\nExample:\n  deno task cli cache verify --cache /shared/envsmith-cache",
+    )
+    .action(async (_o, cmd) => {
+      const ctx = await ctxOf(cmd as unknown as Command);
+      const { verifyCommand } = await import("./engine/gc.ts");
+      setCode(await verifyCommand(ctx));
+    });
   cache.command("gc")
     .description("remove entries and blobs that no run manifest references")
     .option("--dry-run", "only list what would be removed")

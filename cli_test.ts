@@ -403,6 +403,21 @@ tables:
     bad.err,
     /is corrupt \(sha256 mismatch at byte \d+\)|bad record header/,
   );
+  // verify finds a flipped byte in a blob and moves it aside.
+  const st = new Store(p.cache);
+  const blob = [...st.blobHashes()][0]!;
+  const bb = await Deno.readFile(st.blobPath(blob));
+  bb[0]! ^= 0xff;
+  await Deno.writeFile(st.blobPath(blob), bb);
+  const ver = await cli(["--cache", p.cache, "cache", "verify"]);
+  assert.equal(ver.code, 1);
+  assert.match(ver.out, new RegExp(`Corrupt cache blob ${blob}`));
+  assert.match(ver.err, /verified 3 entries and 1 blobs .*: 1 corrupt/);
+  assert.equal((await cli(["--cache", p.cache, "cache", "verify"])).code, 0);
+  assert.match(
+    (await cli(["--cache", p.cache, "run", p.file])).err,
+    /1 computed, 2 cached/,
+  );
   // gc: after changing the experiment and dropping old runs, old entries go.
   await Deno.writeTextFile(p.file, yaml.replace("size: 100", "size: 101"));
   assert.equal((await cli(["--cache", p.cache, "run", p.file])).code, 0);
@@ -415,7 +430,7 @@ tables:
     "--keep-runs",
     "1",
   ]);
-  assert.match(dry.err, /would remove 3 entries, 1 blobs, 1 manifests/);
+  assert.match(dry.err, /would remove 3 entries, 1 blobs, 2 manifests/);
   const store = new Store(p.cache);
   assert.equal([...store.keys()].length, 6);
   await cli(["--cache", p.cache, "cache", "gc", "--keep-runs", "1"]);
@@ -455,6 +470,7 @@ Deno.test("cli: every subcommand has --help with an example", async () => {
       ["cache", "export"],
       ["cache", "import"],
       ["cache", "gc"],
+      ["cache", "verify"],
     ]
   ) {
     const r = await cli([...sub, "--help"]);

@@ -137,7 +137,7 @@ export {
   type ExportOptions,
   importBundle,
 } from "./bundle.ts";
-export { gc, type GcResult } from "./gc.ts";
+export { gc, type GcResult, verifyCache, type VerifyResult } from "./gc.ts";
 export { experimentJsonSchema, writeExperimentSchema } from "./json_schema.ts";
 export {
   type JobRunner,
