@@ -439,3 +439,15 @@ nodes:
     tag: "shared",
   });
 });
+
+Deno.test("error: every duplicate key is reported, nested ones too", () => {
+  const ds = errorsOf(
+    `experiment: x\nseed: 1\nnodes:\n  a: { kind: test.add, with: { a: 1, a: 2 } }\n  b: { kind: test.add, with: { a: 1 } }\n  b: { kind: test.add }\n`,
+  );
+  assert.deepEqual(ds.map((d) => [d.code, d.line, d.col]), [["yaml", 4, 38], [
+    "yaml",
+    6,
+    3,
+  ]]);
+  assert.equal(ds[0]!.message, `Map keys must be unique; "a" is repeated`);
+});

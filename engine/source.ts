@@ -11,6 +11,7 @@ import {
   isSeq,
   LineCounter,
   parseDocument,
+  visit,
 } from "yaml";
 import type { Document, Node as YamlNode } from "yaml";
 import {
@@ -38,25 +39,51 @@ export class Source {
   constructor(file: string, text: string) {
     this.file = file;
     this.#lines = new LineCounter();
+    // Duplicate keys are found below in one pass: the parser's own check
+    // (uniqueKeys) is quadratic in the size of a mapping.
     this.#doc = parseDocument(text, {
       lineCounter: this.#lines,
       prettyErrors: false,
-      uniqueKeys: true,
+      uniqueKeys: false,
       merge: true,
     });
-    if (this.#doc.errors.length > 0) {
-      throw new ExperimentSyntaxError(this.#doc.errors.map((e) => {
-        const { line, col } = this.#lines.linePos(e.pos[0]);
-        const first = e.message.split("\n")[0] ?? e.message;
-        return {
-          code: "yaml",
-          file,
-          line,
-          col,
-          path: "",
-          message: first.replace(/ at line \d+, column \d+.*$/, ""),
-        };
-      }));
+    const diags: Diagnostic[] = this.#doc.errors.map((e) => {
+      const { line, col } = this.#lines.linePos(e.pos[0]);
+      const first = e.message.split("\n")[0] ?? e.message;
+      return {
+        code: "yaml",
+        file,
+        line,
+        col,
+        path: "",
+        message: first.replace(/ at line \d+, column \d+.*$/, ""),
+      };
+    });
+    visit(this.#doc, {
+      Map: (_, map) => {
+        const seen = new Set<string>();
+        for (const pair of map.items) {
+          if (!isScalar(pair.key)) continue;
+          const k = String(pair.key.value);
+          if (k === "<<") continue;
+          if (seen.has(k)) {
+            const { line, col } = this.#lines.linePos(pair.key.range?.[0] ?? 0);
+            diags.push({
+              code: "yaml",
+              file,
+              line,
+              col,
+              path: "",
+              message: `Map keys must be unique; "${k}" is repeated`,
+            });
+          }
+          seen.add(k);
+        }
+      },
+    });
+    if (diags.length > 0) {
+      diags.sort((a, b) => a.line - b.line || a.col - b.col);
+      throw new ExperimentSyntaxError(diags);
     }
     this.data = this.#doc.toJS({ maxAliasCount: 10000 });
   }
