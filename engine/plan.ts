@@ -138,6 +138,8 @@ export function makePlan(
     }
     if (prevById.size >= exp.nodes.length) break;
   }
+  // One directory listing instead of a failed open per missing entry.
+  const present = new Set(store.keys());
   const notes: string[] = [];
   const items: PlanItem[] = [];
   const byIndex = new Map<number, PlanItem>();
@@ -159,7 +161,7 @@ export function makePlan(
     }
     if (key.cacheable) {
       try {
-        if (store.checkEntry(key.key)) {
+        if (present.has(key.key) && store.checkEntry(key.key)) {
           item.status = "cached";
           return item;
         }
