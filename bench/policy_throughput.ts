@@ -13,7 +13,7 @@
  *
  * @module
  */
-import { BatchEnv, InstancePool } from "../mapf/mod.ts";
+import { BatchEnv, generate, InstancePool } from "../mapf/mod.ts";
 import {
   Adam,
   clipGradNorm,
@@ -27,16 +27,15 @@ import {
   ppoLoss,
   Rng,
 } from "../policy/mod.ts";
-import { randomInstances } from "../policy/_test_instances.ts";
 
 const argSeconds = Deno.args.indexOf("--seconds");
 const SECONDS = argSeconds >= 0 ? Number(Deno.args[argSeconds + 1]) : 1.5;
 const JSON_OUT = Deno.args.includes("--json");
 
-/** Real observation rows: many agents of 8x8 two-agent instances at random times. */
+/** Real observation rows: agents of generated `easy` instances after a few random steps. */
 function observationRows(n: number): Float32Array {
   const pool = InstancePool.from(
-    randomInstances(256, 1, { size: 8, agents: 2, holes: 0.1 }),
+    generate({ preset: "easy" }, { count: 256, seed: 1 }).instances,
   );
   const env = new BatchEnv(pool, { envs: Math.ceil(n / 2), seed: 1 });
   env.resetAll();

@@ -4,11 +4,11 @@ import { join } from "node:path";
 import type { BlobRef, Json, NodeContext, NodeKind } from "../engine/types.ts";
 import {
   decodeTrajectories,
+  generate,
   type Instance,
   instanceToJson,
 } from "../mapf/mod.ts";
 import { exportOnnx, loadCheckpoint, Mlp } from "../policy/mod.ts";
-import { randomInstances } from "../policy/_test_instances.ts";
 import { kind as policyInit } from "./policy_init.ts";
 import { kind as train } from "./train.ts";
 import { kind as rolloutKind } from "./rollout.ts";
@@ -59,7 +59,8 @@ async function run<P>(
 }
 
 const envs = {
-  instances: randomInstances(24, 17, { size: 6, agents: 2 }) as unknown as Json,
+  instances: generate({ preset: "easy" }, { count: 24, seed: 17 })
+    .instances as unknown as Json,
 };
 
 Deno.test("policy.init -> train -> rollout -> evaluate, deterministic, readable by diagnose", async () => {
