@@ -5,6 +5,7 @@
  * deno task cli evaluate --policy easy.onnx --suite base
  * deno task cli evaluate --policy easy.onnx --suite corridors --episodes 3 --json
  * deno task cli evaluate --policy torch_export.onnx --preset hard --count 100
+ * deno task cli evaluate --base-url http://127.0.0.1:11434/v1 --model qwen3:4b --suite mini --json
  * ```
  *
  * Instances: a benchmark `--suite` (its fixed instances), a `--preset` or
@@ -12,24 +13,34 @@
  * `config`, never drawn by training), or a JSON-lines `--instances` file.
  * Any ONNX file with the policy contract works (see policy/onnx_export.ts);
  * one without envsmith metadata is fed the observation layout its input
- * width selects. Prints the success rate, each failure type's rate and the
- * path efficiency; `--json` prints them as one JSON object on stdout.
+ * width selects. With `--base-url` and `--model` instead of `--policy`, the
+ * LLM policy plays (an OpenAI-compatible endpoint plans each instance; an
+ * unusable reply counts as `invalid_plan`); replies are cached in
+ * `<cache>/aux/evaluate/llm`, shared with the `evaluate` node, and
+ * `--offline` replays them. Prints the success rate, each failure type's
+ * rate and the path efficiency; `--json` prints them as one JSON object on
+ * stdout.
  *
  * @module
  */
 import { Command } from "@commander-js/extra-typings";
-import { UserError } from "../engine/mod.ts";
+import * as v from "valibot";
+import { cacheDir, UserError } from "../engine/mod.ts";
+import { LlmEndpointSchema } from "../schemas/mod.ts";
 import type { Instance } from "../mapf/mod.ts";
 import {
+  llmRollout,
   obsSize,
   OnnxPolicy,
   onnxRunner,
   PolicyContractError,
   rollout,
+  type RolloutResult,
 } from "../policy/mod.ts";
 import { configFromFlags, intFlag } from "./_cli_io.ts";
 import {
   generateOrExplain,
+  numberFlag,
   type PolicyCliIo,
   policyIo,
   readInstanceFile,
@@ -44,7 +55,28 @@ export function evaluateCommand(io: PolicyCliIo = policyIo) {
     .description(
       "Evaluate an ONNX policy: success rate, failure types, path efficiency",
     )
-    .requiredOption("--policy <file>", "the ONNX policy")
+    .option("--policy <file>", "the ONNX policy")
+    .option(
+      "--base-url <url>",
+      "LLM policy: OpenAI-compatible endpoint (instead of --policy)",
+    )
+    .option("--model <name>", "LLM policy: model name")
+    .option(
+      "--api-key-env <NAME>",
+      "LLM policy: environment variable holding the API key",
+    )
+    .option(
+      "--temperature <t>",
+      "LLM policy: sampling temperature (default 0)",
+      numberFlag("--temperature", 0),
+    )
+    .option(
+      "--concurrency <n>",
+      "LLM policy: requests in flight",
+      intFlag("--concurrency", 1),
+      4,
+    )
+    .option("--offline", "LLM policy: answer only from the reply cache")
     .option("--suite <name>", "a benchmark suite")
     .option("--preset <name>", "instances of a preset (held-out seed space)")
     .option(
@@ -99,9 +131,64 @@ export function evaluateCommand(io: PolicyCliIo = policyIo) {
           ? `preset ${o.preset}`
           : `config ${o.config}`;
       }
+      if ((o.policy === undefined) === (o.baseUrl === undefined)) {
+        throw new UserError(
+          "Give either --policy FILE.onnx or --base-url URL --model NAME (an LLM policy).",
+        );
+      }
+      if (o.baseUrl !== undefined) {
+        const ep = v.safeParse(LlmEndpointSchema, {
+          base_url: o.baseUrl,
+          model: o.model ?? "",
+          ...(o.apiKeyEnv !== undefined ? { api_key_env: o.apiKeyEnv } : {}),
+          ...(o.temperature !== undefined
+            ? { temperature: o.temperature }
+            : {}),
+          ...(o.offline ? { offline: true } : {}),
+        });
+        if (!ep.success) {
+          throw new UserError(`LLM policy: ${
+            ep.issues.map((i) => i.message).join("; ")
+          }`);
+        }
+        let res;
+        try {
+          res = await llmRollout(instances, {
+            endpoint: ep.output,
+            cacheDir: `${cacheDir()}/aux/evaluate/llm`,
+            episodes: o.episodes,
+            seed: o.seed,
+            concurrency: o.concurrency,
+            record: false,
+            onProgress: (d, t) =>
+              io.status(`evaluate: ${d}/${t} episodes`),
+          });
+        } catch (e) {
+          if (
+            e instanceof Error &&
+            (e.name.startsWith("Llm") || e instanceof TypeError)
+          ) {
+            throw new UserError(e.message);
+          }
+          throw e;
+        }
+        io.endStatus();
+        report(
+          io,
+          `${o.model} at ${o.baseUrl}`,
+          what,
+          instances.length,
+          o.episodes,
+          "planned",
+          res,
+          o.json,
+        );
+        return;
+      }
+      const policyFile = o.policy!;
       let bytes: Uint8Array;
       try {
-        bytes = await Deno.readFile(o.policy);
+        bytes = await Deno.readFile(policyFile);
       } catch (e) {
         throw new UserError(
           `Cannot read policy ${o.policy}: ${(e as Error).message}`,
@@ -110,9 +197,9 @@ export function evaluateCommand(io: PolicyCliIo = policyIo) {
       let policy: OnnxPolicy;
       let obs;
       try {
-        obs = policyObs(bytes, o.policy, undefined);
+        obs = policyObs(bytes, policyFile, undefined);
         policy = await OnnxPolicy.load(bytes, {
-          source: o.policy,
+          source: policyFile,
           inputSize: obsSize(obs),
         });
       } catch (e) {
@@ -129,40 +216,62 @@ export function evaluateCommand(io: PolicyCliIo = policyIo) {
           seed: o.seed,
           greedy: o.greedy ?? false,
           record: false,
-          onProgress: (d, t) =>
-            io.status(`evaluate: ${d}/${t} episodes`),
+          onProgress: (d, t) => io.status(`evaluate: ${d}/${t} episodes`),
         });
       } finally {
         await policy.release();
       }
       io.endStatus();
-      const s = res.summary;
-      if (o.json) {
-        io.out(JSON.stringify(roundJson({
-          policy: o.policy,
-          instances: what,
-          count: instances.length,
-          ...s,
-          ...(Object.keys(res.suites).length > 1 ? { suites: res.suites } : {}),
-        })));
-        return;
-      }
-      const f = (x: number | null, d = 3) => (x === null ? "-" : x.toFixed(d));
-      const lines = [
-        `${o.policy} on ${what}: ${instances.length} instances x ${o.episodes} episode${
-          o.episodes > 1 ? "s" : ""
-        } (${o.greedy ? "greedy" : "sampled"} actions)`,
-        `success rate           ${f(s.success_rate)}`,
-        ...Object.entries(s.outcome_rates).filter(([k]) => k !== "success").map(
-          ([k, x]) => `${(k + " rate").padEnd(22)} ${f(x)}`,
-        ),
-        `path efficiency        ${
-          f(s.efficiency)
-        }  (reference SoC / achieved SoC, mean over successes)`,
-        `SoC / reference        ${f(s.soc_ratio)}`,
-        `makespan               ${f(s.makespan, 2)}  (mean over successes)`,
-        `steps                  ${f(s.steps, 2)}`,
-      ];
-      io.out(lines.join("\n"));
+      report(
+        io,
+        policyFile,
+        what,
+        instances.length,
+        o.episodes,
+        o.greedy ? "greedy" : "sampled",
+        res,
+        o.json,
+      );
     });
+}
+
+/** Print the metrics as text or one JSON object. */
+function report(
+  io: PolicyCliIo,
+  policy: string,
+  what: string,
+  count: number,
+  episodes: number,
+  mode: string,
+  res: RolloutResult,
+  json: boolean | undefined,
+): void {
+  const s = res.summary;
+  if (json) {
+    io.out(JSON.stringify(roundJson({
+      policy,
+      instances: what,
+      count,
+      ...s,
+      ...(Object.keys(res.suites).length > 1 ? { suites: res.suites } : {}),
+    })));
+    return;
+  }
+  const f = (x: number | null, d = 3) => (x === null ? "-" : x.toFixed(d));
+  const lines = [
+    `${policy} on ${what}: ${count} instances x ${episodes} episode${
+      episodes > 1 ? "s" : ""
+    } (${mode} actions)`,
+    `success rate           ${f(s.success_rate)}`,
+    ...Object.entries(s.outcome_rates as Record<string, number>).filter(([k]) => k !== "success").map((
+      [k, x],
+    ) => `${(k + " rate").padEnd(22)} ${f(x)}`),
+    `path efficiency        ${
+      f(s.efficiency)
+    }  (reference SoC / achieved SoC, mean over successes)`,
+    `SoC / reference        ${f(s.soc_ratio)}`,
+    `makespan               ${f(s.makespan, 2)}  (mean over successes)`,
+    `steps                  ${f(s.steps, 2)}`,
+  ];
+  io.out(lines.join("\n"));
 }

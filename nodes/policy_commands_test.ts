@@ -4,6 +4,7 @@ import type { Command } from "@commander-js/extra-typings";
 import { UserError } from "../engine/mod.ts";
 import { generate, instancesToJsonLines } from "../mapf/mod.ts";
 import { loadCheckpoint } from "../policy/mod.ts";
+import { startStubServer } from "../llm/mod.ts";
 import { trainCommand } from "./train_command.ts";
 import { evaluateCommand } from "./evaluate_command.ts";
 import type { PolicyCliIo } from "./policy_cli.ts";
@@ -179,6 +180,60 @@ Deno.test("cli evaluate/train: user errors name the problem (no stack traces)", 
       (e: unknown) => e instanceof UserError && /bad\.onnx/.test(e.message),
     );
   } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("cli evaluate with an LLM policy: plans from an endpoint, cached for --offline replays", async () => {
+  const dir = await Deno.makeTempDir();
+  const old = Deno.env.get("ENVSMITH_CACHE");
+  Deno.env.set("ENVSMITH_CACHE", join(dir, "cache"));
+  try {
+    await using stub = startStubServer((req) => {
+      const agents = Number(
+        /with (\d+) agents?/.exec(req.body.messages[1].content)![1],
+      );
+      return {
+        reply: Array.from({ length: agents }, (_, a) => `Agent ${a}: S`).join(
+          "\n",
+        ),
+      };
+    });
+    const args = [
+      "--base-url",
+      stub.baseURL,
+      "--model",
+      "stub",
+      "--suite",
+      "base",
+      "--count",
+      "3",
+      "--json",
+    ];
+    const r = await run(evaluateCommand, args);
+    const m = JSON.parse(r.out);
+    assert.equal(m.policy, `stub at ${stub.baseURL}`);
+    assert.equal(m.episodes, 3);
+    assert.equal(m.outcome_rates.timeout, 1, "everyone stays: timeouts");
+    assert.equal(stub.requests.length, 3);
+    const again = await run(evaluateCommand, [...args, "--offline"]);
+    assert.deepEqual(JSON.parse(again.out), m);
+    assert.equal(stub.requests.length, 3, "served from the reply cache");
+    await assert.rejects(
+      () =>
+        run(evaluateCommand, ["--base-url", stub.baseURL, "--suite", "base"]),
+      (e: unknown) =>
+        e instanceof UserError &&
+        /LLM policy: model must not be empty/.test(e.message),
+    );
+    await assert.rejects(
+      () => run(evaluateCommand, ["--suite", "base"]),
+      (e: unknown) =>
+        e instanceof UserError && /Give either --policy/.test(e.message),
+    );
+  } finally {
+    if (old === undefined) Deno.env.delete("ENVSMITH_CACHE");
+    else Deno.env.set("ENVSMITH_CACHE", old);
     await Deno.remove(dir, { recursive: true });
   }
 });
