@@ -35,6 +35,9 @@ export interface MainOptions {
   readonly kinds?: readonly NodeKind[];
   /** Output. @default stdout/stderr */
   readonly output?: Output;
+  /** Domain subcommand factories. @default the ones of nodes/mod.ts */
+  // deno-lint-ignore no-explicit-any
+  readonly commands?: readonly (() => Command<any, any, any>)[];
   /** Progress reporter of runs. @default live lines on a terminal, plain lines otherwise */
   readonly reporter?: Reporter;
 }
@@ -406,8 +409,17 @@ export async function main(
     };
   };
   const program = createProgram(makeContext, (c) => (code = c));
-  for (const make of domainCommands) {
-    program.addCommand(make() as unknown as Command);
+  for (const make of options.commands ?? domainCommands) {
+    // One broken domain subcommand must not take the engine's commands down.
+    try {
+      program.addCommand(make() as unknown as Command);
+    } catch (e) {
+      output.err(
+        `warning: the subcommand factory ${
+          make.name || "(anonymous)"
+        } failed: ${(e as Error)?.message ?? e}`,
+      );
+    }
   }
   const configure = (c: Command) => {
     c.exitOverride();

@@ -502,3 +502,20 @@ Deno.test("every shipped experiment carries the schema comment and loads without
   }
   await Deno.remove(cache, { recursive: true });
 });
+
+Deno.test("cli: a broken domain subcommand factory is reported and does not take the CLI down", async () => {
+  const out: string[] = [], err: string[] = [];
+  const code = await main(["tables", "--help"], {
+    kinds: testKinds,
+    commands: [function brokenCommand(): never {
+      throw new ReferenceError("numberFlag is not defined");
+    }],
+    output: { out: (l) => out.push(l), err: (l) => err.push(l) },
+  });
+  assert.equal(code, 0);
+  assert.match(out.join("\n"), /Usage: envsmith tables/);
+  assert.match(
+    err.join("\n"),
+    /warning: the subcommand factory brokenCommand failed: numberFlag is not defined/,
+  );
+});
