@@ -416,7 +416,7 @@ export async function main(
     } catch (e) {
       output.err(
         `warning: the subcommand factory ${
-          make.name || "(anonymous)"
+          make.name || make.toString().replace(/\s+/g, " ").slice(0, 60)
         } failed: ${(e as Error)?.message ?? e}`,
       );
     }
