@@ -14,6 +14,10 @@
  * - `suites`: suite names (see mapf/suites.ts); with `per_suite` (default:
  *   each suite's own count). Suite instances come from the suite seed space,
  *   disjoint from any training seed.
+ * - `stream` (optional, `0..2^31-1`): an independent stream of instances
+ *   under the same `seed`, e.g. `stream: $stage`, so the stages of one run
+ *   (and a `fixed` engineer's repeated config) draw fresh instances while
+ *   runs stay paired by `seed`. Absent, the seed is used as it is.
  * - `seed` (default 0, `0..2^31-1`), `max_attempts` (draws per instance,
  *   default 100).
  *
@@ -40,6 +44,7 @@ import {
   getSuite,
   type Instance,
   instancesToJsonLines,
+  mix32,
   parseInstanceLines,
   SUITE_NAMES,
 } from "../mapf/mod.ts";
@@ -81,6 +86,8 @@ export const GenerateParamsSchema = v.pipe(
     per_suite: v.optional(_int("per_suite", 1, 100_000)),
     /** Seed. */
     seed: v.optional(_int("seed", 0, 0x7fffffff)),
+    /** Independent instance stream under the same seed. */
+    stream: v.optional(_int("stream", 0, 0x7fffffff)),
     /** Draws per instance before giving up. */
     max_attempts: v.optional(_int("max_attempts", 1, 100_000)),
   }),
@@ -109,6 +116,15 @@ export interface Generated {
   readonly reports: GenerationReport[];
 }
 
+/**
+ * The generator seed of stream `stream` under `seed`: the seed itself without
+ * a stream, otherwise a 31-bit mix of both (distinct streams, distinct seeds).
+ */
+export function streamSeed(seed: number, stream?: number): number {
+  if (stream === undefined) return seed;
+  return mix32(mix32(seed) ^ mix32(stream + 0x9e3779b9)) & 0x7fffffff;
+}
+
 /** Run the generator as the node would (no engine needed; used by tests and the CLI). */
 export function runGenerate(
   p: GenerateParams,
@@ -117,7 +133,7 @@ export function runGenerate(
     onProgress?: (done: number, total: number) => void;
   } = {},
 ): Generated {
-  const seed = p.seed ?? 0;
+  const seed = streamSeed(p.seed ?? 0, p.stream);
   const maxAttempts = p.max_attempts ?? 100;
   const instances: Instance[] = [];
   const reports: GenerationReport[] = [];

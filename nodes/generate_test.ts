@@ -18,6 +18,7 @@ import {
   kind,
   loadGenerated,
   runGenerate,
+  streamSeed,
 } from "./generate.ts";
 
 function fakeCtx(): NodeContext & {
@@ -182,4 +183,25 @@ Deno.test("generate node runs in the engine and is cached", async () => {
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
+});
+
+Deno.test("generate node: streams under one seed draw different instances, deterministically", () => {
+  const run = (stream?: number) =>
+    runGenerate(params({
+      config: { preset: "easy" },
+      count: 4,
+      seed: 3,
+      ...(stream === undefined ? {} : { stream }),
+    })).instances.map((i) =>
+      JSON.stringify(i.cells) + JSON.stringify(i.starts)
+    );
+  const plain = run();
+  const s0 = run(0);
+  const s1 = run(1);
+  assert.deepEqual(run(1), s1);
+  assert.notDeepEqual(s0, s1);
+  assert.notDeepEqual(plain, s0);
+  assert.equal(streamSeed(3), 3);
+  assert.notEqual(streamSeed(3, 1), streamSeed(4, 1));
+  assert.notEqual(streamSeed(3, 1), streamSeed(3, 2));
 });
