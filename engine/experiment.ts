@@ -76,7 +76,7 @@ export interface GraphNode {
   readonly deps: readonly number[];
   /** Its parameters with matrix values and the seed substituted; node inputs remain as {@linkcode InputRef}. */
   readonly params: Resolvable;
-  /** The literal parameters with references as written (for fingerprints and messages). */
+  /** The parameters with node references as written and matrix/seed references substituted (what fingerprints see). */
   readonly literal: Json;
   /** Why it is skipped (e.g. `OPENAI_API_KEY not set`), when it is. */
   readonly skipped?: string;
@@ -969,7 +969,7 @@ class _Compiler {
           variant: proj,
           deps: [...deps],
           params,
-          literal: _literal(p.template),
+          literal: _literal(p.template, params),
           ...(skipped ? { skipped } : {}),
         });
         byId.set(id, index);
@@ -1197,14 +1197,19 @@ function _probe(
   return out;
 }
 
-function _literal(t: Template): Json {
-  if (t instanceof NodeRef || t instanceof MatrixRef || t instanceof SeedRef) {
-    return t.raw;
-  }
+/**
+ * The parameters as the kind's fingerprint sees them: node references as
+ * written (their values are not known before running), matrix and seed
+ * references replaced by this variant's values.
+ */
+function _literal(t: Template, resolved: Resolvable): Json {
+  if (t instanceof NodeRef) return t.raw;
+  if (t instanceof MatrixRef || t instanceof SeedRef) return resolved as Json;
   if (t instanceof _Broken) return null;
   if (t === null || typeof t !== "object") return t;
-  if (Array.isArray(t)) return t.map(_literal);
+  const r = resolved as Record<string, Resolvable> & Resolvable[];
+  if (Array.isArray(t)) return t.map((x, i) => _literal(x, r[i]!));
   const out: { [k: string]: Json } = {};
-  for (const [k, x] of Object.entries(t)) out[k] = _literal(x);
+  for (const [k, x] of Object.entries(t)) out[k] = _literal(x, r[k]!);
   return out;
 }

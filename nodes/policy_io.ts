@@ -40,6 +40,7 @@ import {
   PolicyContractError,
   saveCheckpoint,
 } from "../policy/mod.ts";
+import { LlmEndpointSpecSchema, resolveLlmEndpoint } from "../schemas/mod.ts";
 
 /** Media type of ONNX blobs. */
 export const ONNX_MEDIA = "application/onnx";
@@ -235,6 +236,16 @@ export function policyFingerprint(
   if (file !== undefined) {
     const bytes = readFileSync(resolve(info.baseDir, file));
     out.policy_file = createHash("sha256").update(bytes).digest("hex");
+  }
+  // An LLM policy whose URL or model comes from the environment: those enter
+  // the key (never the API key).
+  const llm = _get(_get(params, "policy"), "llm");
+  if (
+    _get(llm, "base_url_env") !== undefined ||
+    _get(llm, "model_env") !== undefined
+  ) {
+    const e = resolveLlmEndpoint(v.parse(LlmEndpointSpecSchema, llm));
+    out.endpoint = { base_url: e.base_url, model: e.model };
   }
   return out;
 }

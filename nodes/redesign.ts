@@ -33,9 +33,10 @@ import {
   type AnyEnvConfig,
   EnvConfigSpecSchema,
   type Findings,
-  LlmEndpointSchema,
+  LlmEndpointSpecSchema,
   parseEnvConfig,
   parseFindings,
+  resolveLlmEndpoint,
 } from "../schemas/mod.ts";
 import {
   buildContext,
@@ -79,7 +80,7 @@ export const RedesignParamsSchema = v.strictObject({
     v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(5)),
   ),
   /** Endpoint of the llm engineer. */
-  llm: v.optional(LlmEndpointSchema),
+  llm: v.optional(LlmEndpointSpecSchema),
 });
 
 /** Parameters of the redesign kind. */
@@ -142,8 +143,11 @@ export async function redesign(
     ...(params.stage === undefined ? {} : { stage: params.stage }),
     ...(params.budget === undefined ? {} : { budget: params.budget }),
   });
-  const chat = params.llm === undefined ? undefined : {
-    ...chatOptionsFromEndpoint(params.llm, options.cacheDir),
+  const endpoint = params.engineer === "llm" && params.llm !== undefined
+    ? resolveLlmEndpoint(params.llm, options.env)
+    : undefined;
+  const chat = endpoint === undefined ? undefined : {
+    ...chatOptionsFromEndpoint(endpoint, options.cacheDir),
     ...(options.env === undefined ? {} : { env: options.env }),
   };
   const engineer = createEngineer(params.engineer, {
@@ -173,7 +177,7 @@ export async function redesign(
     },
     usage: (proposal.usage ?? null) as Json,
     prompt_digest: params.engineer === "llm" ? promptDigest() : null,
-    model: params.llm?.model ?? null,
+    model: endpoint?.model ?? null,
   };
   return { config: next, rationale: proposal.rationale, report };
 }
@@ -186,15 +190,23 @@ export const kind: NodeKind<RedesignParams, Json> = {
   params: RedesignParamsSchema,
   module: import.meta.url,
   fingerprint(params) {
-    // The llm engineer's prompts are files, not code: their digest enters the key.
-    const engineer = (params as { engineer?: unknown } | null)?.engineer;
-    if (
-      engineer === "llm" ||
-      (typeof engineer === "string" && engineer.startsWith("$"))
-    ) {
-      return { prompts: promptDigest() };
-    }
-    return null;
+    // The llm engineer's prompts are files, not code: their digest enters the
+    // key, and so do a base URL and model read from the environment (never the
+    // API key). Matrix values are already substituted here.
+    const p = params as { engineer?: unknown; llm?: unknown } | null;
+    if (p?.engineer !== "llm") return null;
+    const spec = v.safeParse(LlmEndpointSpecSchema, p.llm);
+    const env = spec.success &&
+        (spec.output.base_url_env !== undefined ||
+          spec.output.model_env !== undefined)
+      ? resolveLlmEndpoint(spec.output)
+      : undefined;
+    return {
+      prompts: promptDigest(),
+      ...(env
+        ? { endpoint: { base_url: env.base_url, model: env.model } }
+        : {}),
+    };
   },
   async run(params, ctx) {
     const result = await redesign(params, params.seed ?? ctx.seed, {

@@ -100,22 +100,43 @@ Deno.test("redesign: same inputs give the same output; history accepts findings 
   assert.throws(() => historyFrom([{ version: 1 }]), TypeError);
 });
 
-Deno.test("redesign kind: the llm prompt digest enters the key, other engineers add nothing", () => {
+Deno.test("redesign kind: the llm prompt digest and an endpoint from the environment enter the key; other engineers add nothing", () => {
   assert.deepEqual(
     redesignKind.fingerprint!({ engineer: "llm" }, { baseDir: "." }),
     { prompts: promptDigest() },
   );
-  assert.deepEqual(
-    redesignKind.fingerprint!({ engineer: "$matrix.engineer" }, {
-      baseDir: ".",
-    }),
-    {
-      prompts: promptDigest(),
-    },
-  );
+  // Matrix references are substituted before fingerprints: a resolved
+  // `rules` adds nothing.
   assert.equal(
     redesignKind.fingerprint!({ engineer: "rules" }, { baseDir: "." }),
     null,
+  );
+  Deno.env.set("ENVSMITH_TEST_LLM_URL", "http://127.0.0.1:9/v1");
+  try {
+    const fp = (model: string) =>
+      redesignKind.fingerprint!({
+        engineer: "llm",
+        llm: {
+          base_url_env: "ENVSMITH_TEST_LLM_URL",
+          model,
+          api_key_env: "ENVSMITH_TEST_LLM_KEY",
+        },
+      }, { baseDir: "." });
+    assert.deepEqual(fp("m1"), {
+      prompts: promptDigest(),
+      endpoint: { base_url: "http://127.0.0.1:9/v1", model: "m1" },
+    });
+    assert.notDeepEqual(fp("m1"), fp("m2"));
+  } finally {
+    Deno.env.delete("ENVSMITH_TEST_LLM_URL");
+  }
+  assert.throws(
+    () =>
+      redesignKind.fingerprint!({
+        engineer: "llm",
+        llm: { base_url_env: "ENVSMITH_TEST_LLM_URL", model: "m" },
+      }, { baseDir: "." }),
+    /ENVSMITH_TEST_LLM_URL, which is not set/,
   );
 });
 

@@ -22,7 +22,11 @@
  */
 import { join } from "node:path";
 import * as v from "valibot";
-import { type LlmEndpoint, LlmEndpointSchema } from "../schemas/mod.ts";
+import {
+  type LlmEndpoint,
+  LlmEndpointSpecSchema,
+  resolveLlmEndpoint,
+} from "../schemas/mod.ts";
 import type { Json, NodeKind } from "../engine/types.ts";
 import {
   llmRollout,
@@ -110,7 +114,7 @@ export async function runRollout(
 
 /** Schema of an LLM policy: `policy: { llm: <endpoint>, concurrency?: n }`. */
 export const LlmPolicySchema = v.strictObject({
-  llm: LlmEndpointSchema,
+  llm: LlmEndpointSpecSchema,
   concurrency: v.optional(
     v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(64)),
   ),
@@ -134,7 +138,10 @@ export function llmPolicyParams(
       }`,
     );
   }
-  return { endpoint: r.output.llm, concurrency: r.output.concurrency ?? 4 };
+  return {
+    endpoint: resolveLlmEndpoint(r.output.llm),
+    concurrency: r.output.concurrency ?? 4,
+  };
 }
 
 /** Summary fields rounded for JSON values. */
