@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { Rng } from "../mapf/mod.ts";
 import {
   Adam,
   clipGradNorm,
@@ -16,7 +17,6 @@ import {
   obsSize,
   OnnxPolicy,
   ppoLoss,
-  Rng,
 } from "../policy/mod.ts";
 
 const D = obsSize(DEFAULT_OBS);

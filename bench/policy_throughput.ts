@@ -13,7 +13,7 @@
  *
  * @module
  */
-import { BatchEnv, generate, InstancePool } from "../mapf/mod.ts";
+import { BatchEnv, generate, InstancePool, Rng } from "../mapf/mod.ts";
 import {
   Adam,
   clipGradNorm,
@@ -25,7 +25,6 @@ import {
   obsSize,
   OnnxPolicy,
   ppoLoss,
-  Rng,
 } from "../policy/mod.ts";
 
 const argSeconds = Deno.args.indexOf("--seconds");

@@ -27,7 +27,7 @@ import {
   type OutcomeCounts,
 } from "../schemas/mod.ts";
 import { ACTION_DELTAS, CELL, type EpisodeView } from "./episode.ts";
-import { Prng, subSeed } from "./_prng.ts";
+import { hashString, Rng } from "../mapf/mod.ts";
 import { renderFailureCase } from "./render_case.ts";
 
 /** Options of {@linkcode diagnose}. */
@@ -551,7 +551,7 @@ function _sampleCases(
     outcomes[b] - outcomes[a] ||
     FAILURE_TYPES.indexOf(a) - FAILURE_TYPES.indexOf(b)
   );
-  const rng = new Prng(subSeed(seed, "failure-cases"));
+  const rng = new Rng(seed, hashString("failure-cases"));
   const pools = new Map(types.map((t) => [t, [...byType.get(t)!]]));
   const chosen: number[] = [];
   while (chosen.length < maxCases) {

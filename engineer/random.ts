@@ -9,7 +9,7 @@
 import { components, type EnvConfig } from "../schemas/mod.ts";
 import { buildMixture, CURRICULUM_DIMS, step } from "./config_ops.ts";
 import type { Engineer, Proposal, ProposeInput } from "./engineer.ts";
-import { Prng, subSeed } from "./_prng.ts";
+import { hashString, Rng } from "../mapf/mod.ts";
 import { configId } from "../schemas/mod.ts";
 
 /**
@@ -25,7 +25,7 @@ export function randomEngineer(): Engineer {
   return {
     name: "random",
     propose(input: ProposeInput): Promise<Proposal> {
-      const rng = new Prng(subSeed(input.seed, "random-engineer"));
+      const rng = new Rng(input.seed, hashString("random-engineer"));
       const comps = components(input.config).map((c) => ({ ...c }));
       const k = rng.int(comps.length);
       let c: EnvConfig = comps[k]!.config;
@@ -34,7 +34,7 @@ export function randomEngineer(): Engineer {
       const dims = [...CURRICULUM_DIMS];
       for (let i = 0; i < n && dims.length > 0; i++) {
         const d = dims.splice(rng.int(dims.length), 1)[0]!;
-        const dir = rng.next() < 0.5 ? -1 : 1;
+        const dir = rng.float() < 0.5 ? -1 : 1;
         const before = configId(c);
         c = step(c, d, dir);
         if (configId(c) !== before) {

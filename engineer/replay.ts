@@ -29,7 +29,7 @@
 import { components, configId, type EnvConfig } from "../schemas/mod.ts";
 import { buildMixture, CURRICULUM_DIMS, step } from "./config_ops.ts";
 import type { Engineer, Proposal, ProposeInput } from "./engineer.ts";
-import { Prng, subSeed } from "./_prng.ts";
+import { hashString, Rng } from "../mapf/mod.ts";
 
 /** Replay parameters. */
 export const REPLAY_PARAMS = {
@@ -137,12 +137,12 @@ export function replayEngineer(): Engineer {
     propose(input: ProposeInput): Promise<Proposal> {
       const { levels, reads, stage } = replayBuffer(input);
       const p = replayProbabilities(levels, stage);
-      const rng = new Prng(subSeed(input.seed, "replay-engineer"));
+      const rng = new Rng(input.seed, hashString("replay-engineer"));
       const pool = levels.map((l, i) => ({ l, p: p[i]! }));
       const drawn: { l: ReplayLevel; p: number }[] = [];
       while (drawn.length < REPLAY_PARAMS.draws && pool.length > 0) {
         const total = pool.reduce((a, b) => a + b.p, 0);
-        let u = rng.next() * total;
+        let u = rng.float() * total;
         let k = 0;
         for (; k < pool.length - 1; k++) {
           u -= pool[k]!.p;
@@ -155,7 +155,7 @@ export function replayEngineer(): Engineer {
         (a.l.score ?? REPLAY_PARAMS.unseen)
       )[0]!;
       const dim = CURRICULUM_DIMS[rng.int(CURRICULUM_DIMS.length)]!;
-      const dir = rng.next() < REPLAY_PARAMS.harder ? 1 : -1;
+      const dir = rng.float() < REPLAY_PARAMS.harder ? 1 : -1;
       const edited = step(best.l.config, dim, dir);
       const sumP = drawn.reduce((a, b) => a + b.p, 0);
       const parts = [

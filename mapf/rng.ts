@@ -61,6 +61,7 @@ export class Rng {
   #b: number;
   #c: number;
   #d: number;
+  #spare = NaN;
 
   /**
    * Seed from up to four uint32 words. Each word goes through
@@ -108,9 +109,27 @@ export class Rng {
     return p > 0 && this.float() < p;
   }
 
-  /** Shuffle an array (or typed array) in place (Fisher-Yates). */
-  shuffle<T extends { length: number; [i: number]: unknown }>(a: T): T {
-    for (let i = a.length - 1; i > 0; i--) {
+  /** Standard normal draw (Box-Muller; the second value is kept for the next call). */
+  normal(): number {
+    if (!Number.isNaN(this.#spare)) {
+      const s = this.#spare;
+      this.#spare = NaN;
+      return s;
+    }
+    let u = this.float();
+    while (u <= 0) u = this.float();
+    const r = Math.sqrt(-2 * Math.log(u));
+    const t = 2 * Math.PI * this.float();
+    this.#spare = r * Math.sin(t);
+    return r * Math.cos(t);
+  }
+
+  /** Shuffle `a[0..n)` of an array (or typed array) in place (Fisher-Yates). */
+  shuffle<T extends { length: number; [i: number]: unknown }>(
+    a: T,
+    n: number = a.length,
+  ): T {
+    for (let i = n - 1; i > 0; i--) {
       const j = this.int(i + 1);
       const t = a[i];
       a[i] = a[j];

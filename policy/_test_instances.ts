@@ -4,7 +4,7 @@ import {
   type Instance,
   parseInstanceLines,
 } from "../mapf/mod.ts";
-import { Rng } from "./rng.ts";
+import { Rng } from "../mapf/mod.ts";
 
 /** Random `size x size` instances with scattered holes and reachable goals. */
 export function randomInstances(

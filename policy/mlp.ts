@@ -16,7 +16,7 @@
  *
  * @module
  */
-import { Rng } from "./rng.ts";
+import { Rng } from "../mapf/mod.ts";
 
 /** Hidden-layer activation function. */
 export type Activation = "tanh" | "relu";

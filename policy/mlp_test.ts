@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { Mlp, mlpLayout, type MlpSpec, MlpWorkspace } from "./mlp.ts";
 import { ppoLoss, type PpoMinibatch } from "./ppo_loss.ts";
-import { Rng } from "./rng.ts";
+import { Rng } from "../mapf/mod.ts";
 
 function randomObs(
   rng: Rng,
@@ -34,7 +34,7 @@ function quadLoss(
   return l;
 }
 
-function checkGradients(spec: MlpSpec, seed: number) {
+function checkGradients(spec: MlpSpec, seed: number, h = 1e-2) {
   const rng = new Rng(seed);
   const n = 7;
   const net = Mlp.init(spec, { seed, policyGain: 1 });
@@ -53,7 +53,6 @@ function checkGradients(spec: MlpSpec, seed: number) {
   let checked = 0;
   for (let i = 0; i < net.size; i += Math.max(1, Math.floor(net.size / 150))) {
     const old = net.params[i]!;
-    const h = 1e-2;
     net.params[i] = old + h;
     const lp = lossAt();
     net.params[i] = old - h;
@@ -98,6 +97,9 @@ Deno.test("mlp backward matches finite differences (relu)", () => {
   checkGradients(
     { inputSize: 11, hidden: [8], actions: 5, activation: "relu" },
     4,
+    // A small step, so the difference rarely straddles a ReLU kink (where
+    // central differences are meaningless); float32 noise stays below 1e-4.
+    1e-3,
   );
 });
 

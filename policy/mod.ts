@@ -19,7 +19,6 @@
  *
  * @module
  */
-export { Rng } from "./rng.ts";
 export {
   type Activation,
   type LayerLayout,

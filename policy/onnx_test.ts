@@ -4,7 +4,7 @@ import { Mlp, type MlpSpec, MlpWorkspace } from "./mlp.ts";
 import { exportOnnx, importOnnx, POLICY_FORMAT } from "./onnx_export.ts";
 import { OnnxPolicy } from "./onnx_policy.ts";
 import { PolicyContractError } from "./errors.ts";
-import { Rng } from "./rng.ts";
+import { Rng } from "../mapf/mod.ts";
 
 const { onnx } = onnxProto;
 

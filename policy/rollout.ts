@@ -32,7 +32,7 @@ import { sampleActions } from "./learner.ts";
 import { type Mlp, MlpWorkspace } from "./mlp.ts";
 import { ObservationEncoder, type ObsSpec } from "./observation.ts";
 import type { OnnxPolicy } from "./onnx_policy.ts";
-import { Rng } from "./rng.ts";
+import { Rng } from "../mapf/mod.ts";
 
 /** Anything that maps observation rows to action logits in batches. */
 export interface PolicyRunner {

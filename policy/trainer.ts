@@ -37,7 +37,7 @@ import { MlpWorkspace } from "./mlp.ts";
 import { ObservationEncoder } from "./observation.ts";
 import { gae, groupAdvantages } from "./ppo_loss.ts";
 import { agentRewards, type RewardSpec, rewardSpec } from "./reward.ts";
-import { Rng } from "./rng.ts";
+import { Rng } from "../mapf/mod.ts";
 
 /** Training algorithm. */
 export type Algo = "ppo" | "grpo";
