@@ -25,6 +25,7 @@ import { renderCommand } from "./render_command.ts";
 import { solveCommand } from "./solve_command.ts";
 import { trainCommand } from "./train_command.ts";
 import { evaluateCommand } from "./evaluate_command.ts";
+import { reportCommand } from "./report_command.ts";
 
 /** Every domain node kind, in the order `--help` lists them. */
 // deno-lint-ignore no-explicit-any
@@ -51,4 +52,5 @@ export const commands: readonly (() => Command<any, any, any>)[] = [
   () => importCommand(),
   () => diagnoseCommand(),
   () => redesignCommand(),
+  () => reportCommand(kinds),
 ];

@@ -1,0 +1,152 @@
+/**
+ * The `report` subcommand: `deno task report [FILE...] [--out PATH]`.
+ *
+ * ```sh
+ * deno task report                                  # every experiments/*.yaml with tables
+ * deno task report experiments/quick.yaml --out quick.html
+ * ```
+ *
+ * Writes one self-contained HTML file (default
+ * `.envsmith/report/index.html`) from the cache alone; exits 1 when some
+ * node the report needs is not in the cache (the page lists them with the
+ * command that computes them), like `tables`.
+ *
+ * @module
+ */
+import { Command } from "@commander-js/extra-typings";
+import { dirname, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+import {
+  builtinKinds,
+  cacheDir,
+  type CommandContext,
+  consoleOutput,
+  experimentsWithTables,
+  type NodeKind,
+  UserError,
+} from "../engine/mod.ts";
+import { buildReport, DEFAULT_REPORT_FILE, secretEnvValues } from "./report.ts";
+import { intFlag } from "./_cli_io.ts";
+
+/** Options of {@linkcode runReport}. */
+export interface RunReportOptions {
+  /** Output file. @default {@linkcode DEFAULT_REPORT_FILE} */
+  readonly out?: string;
+  /** Failure cases per variant and source. @default 2 */
+  readonly cases?: number;
+}
+
+/**
+ * Builds and writes the report of `files` (default: every experiments/*.yaml
+ * with tables). Returns 0, or 1 when nodes are missing from the cache.
+ */
+export async function runReport(
+  ctx: CommandContext,
+  files: readonly string[],
+  options: RunReportOptions = {},
+): Promise<number> {
+  const list = files.length > 0 ? [...files] : experimentsWithTables();
+  if (list.length === 0) {
+    throw new UserError(
+      "report: no experiment file given and no experiments/*.yaml has tables; e.g. deno task report experiments/quick.yaml",
+    );
+  }
+  const out = options.out ?? DEFAULT_REPORT_FILE;
+  const { html, experiments } = await buildReport(ctx, list, {
+    redact: secretEnvValues(),
+    ...(options.cases === undefined ? {} : { cases: options.cases }),
+  });
+  Deno.mkdirSync(dirname(resolve(out)), { recursive: true });
+  Deno.writeTextFileSync(out, html);
+  let missing = 0;
+  for (const e of experiments) {
+    missing += e.missing.length;
+    if (e.missing.length) {
+      ctx.output.err(
+        `${e.file}: ${e.missing.length} node${
+          e.missing.length > 1 ? "s are" : " is"
+        } not in the cache; compute with: ${e.command}`,
+      );
+    }
+  }
+  ctx.output.err(
+    `wrote ${out} (${
+      Math.round(html.length / 1024)
+    } KiB, ${experiments.length} experiment${
+      experiments.length === 1 ? "" : "s"
+    }${
+      missing
+        ? `, incomplete: ${missing} missing node${missing > 1 ? "s" : ""}`
+        : ""
+    })`,
+  );
+  return missing > 0 ? 1 : 0;
+}
+
+async function _pluginKinds(modules: readonly string[]): Promise<NodeKind[]> {
+  const out: NodeKind[] = [];
+  for (const m of modules) {
+    let mod: Record<string, unknown>;
+    try {
+      mod = await import(
+        m.includes("://") ? m : pathToFileURL(resolve(m)).href
+      );
+    } catch (e) {
+      throw new UserError(
+        `--kinds ${m}: cannot import: ${(e as Error).message}`,
+      );
+    }
+    const list = mod.kinds ?? (mod.kind ? [mod.kind] : undefined);
+    if (!Array.isArray(list)) {
+      throw new UserError(
+        `--kinds ${m}: the module exports neither "kinds" (an array) nor "kind"`,
+      );
+    }
+    out.push(...(list as NodeKind[]));
+  }
+  return out;
+}
+
+/**
+ * The `report` subcommand; `kinds` are the domain kinds (the engine's
+ * built-in kinds and `--kinds` modules are added).
+ */
+export function reportCommand(kinds: readonly NodeKind[]) {
+  return new Command("report")
+    .description(
+      "write a self-contained HTML report (tables, learning curves, config trajectories, failure cases) from the cache",
+    )
+    .argument(
+      "[files...]",
+      "experiment files (default: every experiments/*.yaml with tables)",
+    )
+    .option("--out <path>", `output file (default: ${DEFAULT_REPORT_FILE})`)
+    .option(
+      "--cases <n>",
+      "failure cases per variant and source (default 2)",
+      intFlag("--cases", 0),
+    )
+    .addHelpText(
+      "after",
+      "\nExample:\n  deno task report experiments/quick.yaml --out quick.html",
+    )
+    .action(async (files, o, cmd) => {
+      const g = cmd.optsWithGlobals() as {
+        cache?: string;
+        kinds?: string[];
+      };
+      const ctx: CommandContext = {
+        kinds: [
+          ...builtinKinds,
+          ...kinds,
+          ...await _pluginKinds(g.kinds ?? []),
+        ],
+        cache: cacheDir(g.cache),
+        output: consoleOutput,
+      };
+      Deno.exitCode = await runReport(ctx, files, {
+        ...(o.out ? { out: o.out } : {}),
+        ...(o.cases !== undefined ? { cases: o.cases } : {}),
+      });
+    });
+}

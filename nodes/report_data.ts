@@ -1,0 +1,671 @@
+/**
+ * What the HTML report shows, gathered from the cache alone (never runs
+ * anything): per experiment its tables (the engine's `buildTables`), the
+ * training curves of every stage group, each engineer's configuration
+ * trajectory, a few failure cases with their pictures, and the nodes the
+ * cache lacks with the command that computes them.
+ *
+ * Stage nodes are recognised by their plain id `GROUP.STAGE.NAME` (the
+ * engine's unrolling of a `stages` node); a curve or trajectory of a matrix
+ * variant follows, at every stage, the node whose variant is a subset of the
+ * variant of the last stage's node.
+ *
+ * @module
+ */
+import {
+  type CommandContext,
+  computeKeys,
+  CorruptEntryError,
+  type Entry,
+  type Experiment,
+  type GraphNode,
+  load,
+  resumeCommand,
+  Store,
+  type Table,
+} from "../engine/mod.ts";
+import { buildTables } from "../engine/mod.ts";
+import type { Episode, Instance } from "../mapf/mod.ts";
+import { episodesFromRollouts, renderFailureCase } from "../engineer/mod.ts";
+import { loadRollouts } from "./diagnose.ts";
+import { renderFailureSvg } from "./report_failure_svg.ts";
+import { parse as parseYaml } from "yaml";
+
+/** One point of a training curve. */
+export interface CurvePoint {
+  /** Stage index (0-based). */
+  readonly stage: number;
+  /** Update number of the policy (cumulative over stages). */
+  readonly update: number;
+  /** Cumulative samples (agent-steps) of the policy at this update. */
+  readonly samples: number;
+  /** Success rate of the training episodes that ended in this update (null when none ended). */
+  readonly success: number | null;
+}
+
+/** The curve of one matrix variant across the stages of a group. */
+export interface CurveSeries {
+  /** The variant (axis -> label). */
+  readonly variant: Readonly<Record<string, string>>;
+  /** Its label, e.g. `full` or `context=full, seed=1`. */
+  readonly label: string;
+  /** The label without the `over` axis (series of one colour), e.g. `full`. */
+  readonly series: string;
+  /** The points, stage after stage. */
+  readonly points: readonly CurvePoint[];
+  /** Samples at the start of each stage (the previous stage's last point; 0 for stage 0), null when unknown. */
+  readonly stageStarts: readonly (number | null)[];
+  /** Train node ids, one per stage. */
+  readonly nodes: readonly string[];
+  /** Ids of the stages' train nodes the cache lacks. */
+  readonly missing: readonly string[];
+  /** Why the variant was not run, when it is skipped. */
+  readonly skipped?: string;
+}
+
+/** Learning curves of the train nodes of one stage group. */
+export interface CurveSet {
+  /** Group (the stages node's id, e.g. `curriculum`). */
+  readonly group: string;
+  /** Name of the train node in the stage (e.g. `policy`). */
+  readonly name: string;
+  /** Number of stages. */
+  readonly stages: number;
+  /** One series per variant. */
+  readonly series: readonly CurveSeries[];
+}
+
+/** One stage of a configuration trajectory. */
+export interface TrajectoryRow {
+  /** Stage index. */
+  readonly stage: number;
+  /** The redesign node id. */
+  readonly id: string;
+  /** `ok`, `missing` (not in the cache) or `skipped`. */
+  readonly status: "ok" | "missing" | "skipped";
+  /** Why missing/skipped. */
+  readonly why?: string;
+  /** Engineer name (`rules`, `llm`, ...). */
+  readonly engineer?: string;
+  /** Context type it saw. */
+  readonly context?: string;
+  /** Config id before the redesign. */
+  readonly fromId?: string;
+  /** Config id after the redesign (what the next stage trains on). */
+  readonly toId?: string;
+  /** Whether the config changed. */
+  readonly changed?: boolean;
+  /** Dimensions (field paths) that changed, in first-seen order. */
+  readonly dimensions?: readonly string[];
+  /** One line per change (the diff's summary). */
+  readonly changes?: readonly string[];
+  /** The engineer's rationale. */
+  readonly rationale?: string;
+  /** Notable events (fallbacks, clamps, re-asks); rule firings are omitted. */
+  readonly events?: readonly {
+    readonly type: string;
+    readonly detail: string;
+  }[];
+}
+
+/** The configuration trajectory of one variant in one stage group. */
+export interface ConfigTrajectory {
+  /** Stage group. */
+  readonly group: string;
+  /** Name of the redesign node in the stage (e.g. `config`). */
+  readonly name: string;
+  /** The variant. */
+  readonly variant: Readonly<Record<string, string>>;
+  /** Its label. */
+  readonly label: string;
+  /** One row per stage. */
+  readonly rows: readonly TrajectoryRow[];
+}
+
+/** A rendered failure case. */
+export interface FailureFigure {
+  /** `training`: from the last stage's findings; `evaluation`: from an evaluate node's trajectories. */
+  readonly source: "training" | "evaluation";
+  /** Node the case comes from (a diagnose or evaluate node). */
+  readonly node: string;
+  /** Label of its variant. */
+  readonly label: string;
+  /** Episode index in the trajectories. */
+  readonly episode: number;
+  /** Instance id. */
+  readonly instance: string;
+  /** Suite of the instance, when it is a suite instance. */
+  readonly suite?: string;
+  /** Failure type. */
+  readonly outcome: string;
+  /** Step of the failure. */
+  readonly step: number;
+  /** Agents involved. */
+  readonly agents: readonly number[];
+  /** First line of the text rendering (what failed, when, who). */
+  readonly caption: string;
+  /** Full text rendering of the case (map and moves). */
+  readonly text: string;
+  /** The picture: a standalone SVG element. */
+  readonly svg: string;
+}
+
+/** Everything the report shows about one experiment. */
+export interface ExperimentReport {
+  /** `experiment:` name. */
+  readonly name: string;
+  /** File as given. */
+  readonly file: string;
+  /** `description:` of the file, when given. */
+  readonly description?: string;
+  /** Matrix axes: name and labels. */
+  readonly axes: readonly { name: string; values: readonly string[] }[];
+  /** Axis that tables aggregate over (usually `seed`), when any. */
+  readonly over?: string;
+  /** The tables, as `deno task tables` builds them. */
+  readonly tables: readonly Table[];
+  /** Learning curves, one set per stage group with train nodes. */
+  readonly curves: readonly CurveSet[];
+  /** Configuration trajectories, one per stage group and variant. */
+  readonly trajectories: readonly ConfigTrajectory[];
+  /** Rendered failure cases. */
+  readonly failures: readonly FailureFigure[];
+  /** Notes on what the failure-case section omits. */
+  readonly failureNotes: readonly string[];
+  /** Ids of every node a section needed that the cache lacks. */
+  readonly missing: readonly string[];
+  /** The command that computes the missing nodes. */
+  readonly command?: string;
+  /** Earliest and latest creation time of the entries shown (ISO). */
+  readonly computed?: { readonly first: string; readonly last: string };
+}
+
+/** Options of {@linkcode collectExperiment}. */
+export interface CollectOptions {
+  /** Failure cases per variant and source. @default 2 */
+  readonly cases?: number;
+}
+
+type _Look =
+  | { status: "ok"; entry: Entry }
+  | { status: "missing"; why?: string }
+  | { status: "skipped"; why: string };
+
+const STAGE_RE = /^(.+)\.(\d+)\.([^.]+)$/;
+
+/** Stage index and name of a stage node, or null. */
+function _stageOf(n: GraphNode): { stage: number; name: string } | null {
+  const m = STAGE_RE.exec(n.plain);
+  if (!m || m[1] !== n.group) return null;
+  return { stage: Number(m[2]), name: m[3]! };
+}
+
+function _isSubset(
+  a: Readonly<Record<string, string>>,
+  b: Readonly<Record<string, string>>,
+): boolean {
+  return Object.entries(a).every(([k, x]) => b[k] === x);
+}
+
+/** `full` for one axis, `context=full, seed=1` for several, `` for none. */
+export function variantLabel(
+  variant: Readonly<Record<string, string>>,
+  exp: Pick<Experiment, "axes">,
+  without?: string,
+): string {
+  const keys = exp.axes.map((a) => a.name).filter((k) =>
+    k !== without && variant[k] !== undefined
+  );
+  if (keys.length === 1) return variant[keys[0]!]!;
+  return keys.map((k) => `${k}=${variant[k]}`).join(", ");
+}
+
+function _obj(x: unknown): Record<string, unknown> | undefined {
+  return typeof x === "object" && x !== null && !Array.isArray(x)
+    ? x as Record<string, unknown>
+    : undefined;
+}
+
+function _num(x: unknown): number | null {
+  return typeof x === "number" && Number.isFinite(x) ? x : null;
+}
+
+function _str(x: unknown): string | undefined {
+  return typeof x === "string" ? x : undefined;
+}
+
+/**
+ * The command computing `ids` of `file`: `--only` the missing nodes no other
+ * missing node depends on (`--only` brings their inputs along), or the whole
+ * experiment when that is every end node or more than 12 ids.
+ */
+function _command(exp: Experiment, ids: ReadonlySet<string>): string {
+  const inputOfMissing = new Set<number>();
+  const sinks = new Set(exp.nodes.map((n) => n.index));
+  for (const n of exp.nodes) {
+    for (const d of n.deps) {
+      sinks.delete(d);
+      if (ids.has(n.id)) inputOfMissing.add(d);
+    }
+  }
+  // Transitive inputs of missing nodes.
+  for (let i = exp.nodes.length - 1; i >= 0; i--) {
+    if (!inputOfMissing.has(i)) continue;
+    for (const d of exp.nodes[i]!.deps) inputOfMissing.add(d);
+  }
+  const top = exp.nodes.filter((n) =>
+    ids.has(n.id) && !inputOfMissing.has(n.index)
+  );
+  const allEnds = [...sinks].every((i) => {
+    const n = exp.nodes[i]!;
+    return n.skipped !== undefined || ids.has(n.id);
+  });
+  const whole = allEnds || top.length > 12;
+  return resumeCommand(exp.file, whole ? [] : top.map((n) => n.id));
+}
+
+/** Gathers the report of one experiment file from the cache. */
+export async function collectExperiment(
+  ctx: CommandContext,
+  file: string,
+  options: CollectOptions = {},
+): Promise<ExperimentReport> {
+  const cases = options.cases ?? 2;
+  const exp = await load(ctx, file);
+  const store = new Store(ctx.cache);
+  const keys = computeKeys(exp);
+  const looked = new Map<number, _Look>();
+  const missing = new Set<string>();
+  const times: string[] = [];
+  const look = (n: GraphNode): _Look => {
+    let r = looked.get(n.index);
+    if (r) return r;
+    if (n.skipped) r = { status: "skipped", why: n.skipped };
+    else {
+      const k = keys[n.index]!;
+      if (!k.cacheable) {
+        r = { status: "missing", why: `not cacheable: ${k.reason}` };
+      } else {
+        try {
+          const e = store.readEntry(k.key);
+          r = e ? { status: "ok", entry: e } : { status: "missing" };
+          if (e) times.push(e.created);
+        } catch (e) {
+          if (!(e instanceof CorruptEntryError)) throw e;
+          r = { status: "missing", why: e.message };
+        }
+      }
+    }
+    looked.set(n.index, r);
+    return r;
+  };
+  const need = (n: GraphNode): _Look => {
+    const r = look(n);
+    if (r.status === "missing") missing.add(n.id);
+    return r;
+  };
+  const readBlob = (ref: { $blob: string }) =>
+    Promise.resolve(store.readBlob(ref));
+
+  const tables = await buildTables(ctx, file);
+  for (const t of tables) for (const id of t.missing) missing.add(id);
+  const over = tables.find((t) => t.over)?.over?.axis ??
+    (exp.axes.some((a) => a.name === "seed") ? "seed" : undefined);
+
+  // Stage groups: group -> name -> nodes by stage.
+  const groups = new Map<
+    string,
+    { stages: number; byName: Map<string, GraphNode[][]> }
+  >();
+  for (const n of exp.nodes) {
+    const s = _stageOf(n);
+    if (!s) continue;
+    let g = groups.get(n.group);
+    if (!g) groups.set(n.group, g = { stages: 0, byName: new Map() });
+    g.stages = Math.max(g.stages, s.stage + 1);
+    let list = g.byName.get(s.name);
+    if (!list) g.byName.set(s.name, list = []);
+    (list[s.stage] ??= []).push(n);
+  }
+  /** Per variant of the last stage: the node of each stage on its chain. */
+  const chains = (perStage: GraphNode[][]) => {
+    const last = perStage[perStage.length - 1] ?? [];
+    return last.map((tail) => ({
+      variant: tail.variant,
+      nodes: perStage.map((list) =>
+        (list ?? []).find((n) => _isSubset(n.variant, tail.variant))
+      ),
+    }));
+  };
+  const firstOver = over
+    ? exp.axes.find((a) => a.name === over)?.values[0]?.label
+    : undefined;
+  const shownForFailures = (v: Readonly<Record<string, string>>) =>
+    !over || v[over] === undefined || v[over] === firstOver;
+
+  const curves: CurveSet[] = [];
+  const trajectories: ConfigTrajectory[] = [];
+  const failures: FailureFigure[] = [];
+  const failureNotes: string[] = [];
+  for (const [group, g] of groups) {
+    for (const [name, perStage] of g.byName) {
+      const kind = perStage.find((l) => l?.length)?.[0]?.kind.name;
+      if (kind === "train") {
+        const series: CurveSeries[] = [];
+        for (const chain of chains(perStage)) {
+          const points: CurvePoint[] = [];
+          const starts: (number | null)[] = [];
+          const miss: string[] = [];
+          let skipped: string | undefined;
+          let prevEnd: number | null = 0;
+          chain.nodes.forEach((n, stage) => {
+            starts.push(prevEnd);
+            prevEnd = null;
+            if (!n) return;
+            const r = need(n);
+            if (r.status === "skipped") skipped = r.why;
+            if (r.status === "missing") miss.push(n.id);
+            if (r.status !== "ok") return;
+            const curve = _obj(r.entry.report)?.curve;
+            if (!Array.isArray(curve)) return;
+            for (const p of curve) {
+              const o = _obj(p);
+              const samples = _num(o?.samples);
+              if (!o || samples === null) continue;
+              points.push({
+                stage,
+                update: _num(o.update) ?? points.length + 1,
+                samples,
+                success: _num(o.success),
+              });
+              prevEnd = samples;
+            }
+          });
+          series.push({
+            variant: chain.variant,
+            label: variantLabel(chain.variant, exp),
+            series: variantLabel(chain.variant, exp, over),
+            points,
+            stageStarts: starts,
+            nodes: chain.nodes.map((n) => n?.id ?? ""),
+            missing: miss,
+            ...(skipped ? { skipped } : {}),
+          });
+        }
+        curves.push({ group, name, stages: g.stages, series });
+      } else if (kind === "redesign") {
+        for (const chain of chains(perStage)) {
+          const rows: TrajectoryRow[] = [];
+          chain.nodes.forEach((n, stage) => {
+            if (!n) return;
+            const r = need(n);
+            if (r.status !== "ok") {
+              rows.push({
+                stage,
+                id: n.id,
+                status: r.status,
+                ...(r.why ? { why: r.why } : {}),
+              });
+              return;
+            }
+            rows.push({
+              stage,
+              id: n.id,
+              status: "ok",
+              ..._redesignRow(r.entry),
+            });
+          });
+          trajectories.push({
+            group,
+            name,
+            variant: chain.variant,
+            label: variantLabel(chain.variant, exp),
+            rows,
+          });
+        }
+      } else if (kind === "diagnose" && cases > 0) {
+        const lastStage = perStage[perStage.length - 1] ?? [];
+        let omitted = 0;
+        for (const n of lastStage) {
+          if (!shownForFailures(n.variant)) {
+            omitted++;
+            continue;
+          }
+          const r = need(n);
+          if (r.status !== "ok") continue;
+          const found = _obj(r.entry.value)?.failures;
+          if (!Array.isArray(found) || found.length === 0) continue;
+          const ro = n.deps.map((i) => exp.nodes[i]!).find((d) =>
+            d.kind.name === "rollout"
+          );
+          const rr = ro ? need(ro) : undefined;
+          if (!rr || rr.status !== "ok") continue;
+          let loaded;
+          try {
+            loaded = await loadRollouts(rr.entry.value, undefined, null, {
+              readBlob,
+            });
+          } catch (e) {
+            failureNotes.push(
+              `${n.id}: cannot read the rollouts of ${ro!.id}: ${
+                (e as Error).message
+              }`,
+            );
+            continue;
+          }
+          const byId = new Map(loaded.instances.map((i) => [i.id, i]));
+          for (const c of found.slice(0, cases)) {
+            const fc = _obj(c);
+            const epIndex = _num(fc?.episode);
+            if (!fc || epIndex === null) continue;
+            const ep = loaded.episodes[epIndex];
+            const inst = ep ? byId.get(ep.instance) : undefined;
+            if (!ep || !inst) continue;
+            const text = _str(fc.text) ?? "";
+            const agents = Array.isArray(fc.agents)
+              ? fc.agents.filter((a): a is number => typeof a === "number")
+              : [];
+            const outcome = _str(fc.outcome) ?? ep.outcome;
+            const step = _num(fc.step) ?? ep.steps;
+            failures.push(
+              _figure("training", n.id, variantLabel(n.variant, exp), {
+                epIndex,
+                ep,
+                inst,
+                outcome,
+                step,
+                agents,
+                text,
+              }),
+            );
+          }
+        }
+        if (omitted > 0) {
+          failureNotes.push(
+            `Training failure cases are shown for ${over}=${firstOver} only (${omitted} other variant${
+              omitted > 1 ? "s" : ""
+            } omitted).`,
+          );
+        }
+      }
+    }
+  }
+
+  // Evaluation failures: evaluate nodes with recorded trajectories.
+  if (cases > 0) {
+    let omitted = 0;
+    for (const n of exp.nodes) {
+      if (n.kind.name !== "evaluate") continue;
+      if (!shownForFailures(n.variant)) {
+        omitted++;
+        continue;
+      }
+      const r = need(n);
+      if (r.status !== "ok") continue;
+      const traj = _obj(_obj(r.entry.value)?.trajectories);
+      if (!traj || typeof traj.$blob !== "string") continue;
+      const gen = n.deps.map((i) => exp.nodes[i]!).find((d) =>
+        d.kind.name === "generate"
+      );
+      const gr = gen ? need(gen) : undefined;
+      if (!gr || gr.status !== "ok") continue;
+      try {
+        const loaded = await loadRollouts(
+          { trajectories: traj },
+          gr.entry.value,
+          null,
+          { readBlob },
+        );
+        const views = episodesFromRollouts(loaded.episodes, loaded.instances);
+        const byId = new Map(loaded.instances.map((i) => [i.id, i]));
+        for (const i of _pickFailures(loaded.episodes, cases)) {
+          const ep = loaded.episodes[i]!;
+          const inst = byId.get(ep.instance)!;
+          failures.push(
+            _figure("evaluation", n.id, variantLabel(n.variant, exp), {
+              epIndex: i,
+              ep,
+              inst,
+              outcome: ep.outcome === "running" ? "timeout" : ep.outcome,
+              step: ep.failStep >= 0 ? ep.failStep : ep.steps,
+              agents: ep.failAgents,
+              text: renderFailureCase(views[i]!, { episode: i, window: 4 }),
+            }),
+          );
+        }
+      } catch (e) {
+        failureNotes.push(
+          `${n.id}: cannot read its trajectories: ${(e as Error).message}`,
+        );
+      }
+    }
+    if (omitted > 0) {
+      failureNotes.push(
+        `Evaluation failure cases are shown for ${over}=${firstOver} only (${omitted} other variant${
+          omitted > 1 ? "s" : ""
+        } omitted).`,
+      );
+    }
+  }
+
+  let description: string | undefined;
+  try {
+    const doc = _obj(parseYaml(await Deno.readTextFile(file)));
+    description = _str(doc?.description)?.trim();
+  } catch { /* the engine already validated the file */ }
+  const ids = [...missing];
+  times.sort();
+  return {
+    name: exp.name,
+    file,
+    ...(description ? { description } : {}),
+    axes: exp.axes.map((a) => ({
+      name: a.name,
+      values: a.values.map((v) => v.label),
+    })),
+    ...(over ? { over } : {}),
+    tables,
+    curves,
+    trajectories,
+    failures,
+    failureNotes,
+    missing: ids,
+    ...(ids.length ? { command: _command(exp, missing) } : {}),
+    ...(times.length
+      ? { computed: { first: times[0]!, last: times[times.length - 1]! } }
+      : {}),
+  };
+}
+
+/** The trajectory fields of a redesign entry. */
+function _redesignRow(entry: Entry): Partial<TrajectoryRow> {
+  const rep = _obj(entry.report) ?? {};
+  const diff = _obj(rep.diff) ?? {};
+  const dims: string[] = [];
+  for (const c of Array.isArray(diff.components) ? diff.components : []) {
+    const comp = _obj(c);
+    for (const ch of Array.isArray(comp?.changes) ? comp.changes : []) {
+      const p = _str(_obj(ch)?.path);
+      if (p !== undefined && !dims.includes(p)) dims.push(p);
+    }
+  }
+  const events = (Array.isArray(rep.events) ? rep.events : [])
+    .map((e) => ({
+      type: _str(_obj(e)?.type) ?? "",
+      detail: _str(_obj(e)?.detail) ?? "",
+    }))
+    .filter((e) => e.type !== "rule");
+  const out: Partial<TrajectoryRow> = {
+    dimensions: dims,
+    changes: (Array.isArray(diff.summary) ? diff.summary : []).filter((
+      s,
+    ): s is string => typeof s === "string"),
+    events,
+  };
+  const set = <K extends keyof TrajectoryRow>(k: K, x: TrajectoryRow[K]) => {
+    if (x !== undefined) (out as Record<string, unknown>)[k] = x;
+  };
+  set("engineer", _str(rep.engineer));
+  set("context", _str(rep.context));
+  set("fromId", _str(diff.from_id));
+  set("toId", _str(diff.to_id));
+  set("changed", typeof diff.changed === "boolean" ? diff.changed : undefined);
+  set("rationale", _str(rep.rationale));
+  return out;
+}
+
+/** Up to `n` failed episodes, one per failure type first, in episode order. */
+function _pickFailures(episodes: readonly Episode[], n: number): number[] {
+  const failed = episodes.map((e, i) => ({ e, i })).filter(({ e }) =>
+    e.outcome !== "success"
+  );
+  const out: number[] = [];
+  const seen = new Set<string>();
+  for (const { e, i } of failed) {
+    if (out.length >= n) break;
+    if (seen.has(e.outcome)) continue;
+    seen.add(e.outcome);
+    out.push(i);
+  }
+  for (const { i } of failed) {
+    if (out.length >= n) break;
+    if (!out.includes(i)) out.push(i);
+  }
+  return out.sort((a, b) => a - b);
+}
+
+function _figure(
+  source: FailureFigure["source"],
+  node: string,
+  label: string,
+  c: {
+    epIndex: number;
+    ep: Episode;
+    inst: Instance;
+    outcome: string;
+    step: number;
+    agents: readonly number[];
+    text: string;
+  },
+): FailureFigure {
+  const step = Math.max(0, Math.min(c.step, c.ep.steps));
+  return {
+    source,
+    node,
+    label,
+    episode: c.epIndex,
+    instance: c.inst.id,
+    ...(c.inst.suite ? { suite: c.inst.suite } : {}),
+    outcome: c.outcome,
+    step,
+    agents: [...c.agents],
+    caption: c.text.split("\n")[0] ?? c.outcome,
+    text: c.text,
+    svg: renderFailureSvg(c.inst, c.ep, {
+      step,
+      outcome: c.outcome,
+      agents: c.agents,
+      title: `${c.outcome} at step ${step} in ${c.inst.id} (${node})`,
+    }),
+  };
+}

@@ -1,0 +1,32 @@
+/**
+ * Escaping of text put into the report's HTML and SVG.
+ *
+ * @module
+ */
+
+/**
+ * Escapes `&`, `<`, `>`, `"` and `'` so any string is safe as element text
+ * and inside a quoted attribute value (HTML and SVG).
+ *
+ * @example
+ * ```ts
+ * import { escapeHtml } from "./report_escape.ts";
+ * console.log(escapeHtml(`<script>alert("x")</script>`));
+ * // &lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;
+ * ```
+ */
+export function escapeHtml(text: string): string {
+  return text.replace(
+    /[&<>"']/g,
+    (c) =>
+      c === "&"
+        ? "&amp;"
+        : c === "<"
+        ? "&lt;"
+        : c === ">"
+        ? "&gt;"
+        : c === '"'
+        ? "&quot;"
+        : "&#39;",
+  );
+}

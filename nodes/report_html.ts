@@ -1,0 +1,531 @@
+/**
+ * The report as one self-contained static HTML page: inline CSS, inline SVG,
+ * no script, no external resource. Every text from the cache or the
+ * experiment file is escaped. Same data, same bytes.
+ *
+ * @module
+ */
+import { formatCell, type Table } from "../engine/mod.ts";
+import { escapeHtml as esc } from "./report_escape.ts";
+import type {
+  ConfigTrajectory,
+  CurveSet,
+  ExperimentReport,
+  FailureFigure,
+  TrajectoryRow,
+} from "./report_data.ts";
+import { type ChartSeries, lineChart, PALETTE } from "./report_svg_charts.ts";
+
+/** Options of {@linkcode renderReportHtml}. */
+export interface RenderHtmlOptions {
+  /** Page title. @default "envsmith report" */
+  readonly title?: string;
+  /** Strings to replace by `[redacted]` wherever they appear (e.g. API keys). */
+  readonly redact?: readonly string[];
+}
+
+const CSS = `
+:root{--fg:#1f2933;--muted:#5b6573;--line:#dfe4ea;--soft:#f5f7fa;--accent:#0b5cad;--bad:#b42318;--warn-bg:#fff8e6;--warn-line:#f0c36d}
+*{box-sizing:border-box}
+html{-webkit-text-size-adjust:100%}
+body{margin:0;color:var(--fg);background:#fff;font:15px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif}
+.wrap{max-width:1120px;margin:0 auto;padding:0 28px}
+header.top{background:#10243e;color:#e8eef6;padding:26px 0 18px;margin-bottom:8px}
+header.top h1{margin:0;font-size:26px;font-weight:650;letter-spacing:.2px}
+header.top .sub{margin:4px 0 12px;color:#b4c2d3;font-size:14px}
+header.top nav a{display:inline-block;margin:0 8px 6px 0;padding:3px 10px;border:1px solid #3a5373;border-radius:14px;color:#e8eef6;text-decoration:none;font-size:13px}
+header.top nav a:hover{background:#1d3a5f}
+section.experiment{padding:22px 0 30px;border-bottom:1px solid var(--line)}
+section.experiment:last-of-type{border-bottom:0}
+h2{font-size:22px;margin:6px 0 2px;font-weight:650}
+h2 .file{font:500 13px ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;color:var(--muted);margin-left:10px;vertical-align:middle}
+h3{font-size:17px;margin:28px 0 10px;padding-bottom:4px;border-bottom:2px solid var(--soft);font-weight:620}
+h4{font-size:14.5px;margin:18px 0 6px;font-weight:620}
+p{margin:6px 0}
+.desc{color:#36404c;max-width:860px}
+.meta{color:var(--muted);font-size:13px}
+.meta .chip{display:inline-block;background:var(--soft);border:1px solid var(--line);border-radius:10px;padding:0 8px;margin-right:4px;font-size:12.5px}
+code,pre,.mono{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,"Liberation Mono",monospace;font-size:12.5px}
+code{background:var(--soft);padding:1px 5px;border-radius:4px}
+.callout{border:1px solid var(--warn-line);background:var(--warn-bg);border-radius:8px;padding:10px 14px;margin:14px 0;font-size:14px}
+.callout ul{list-style:none;margin:8px 0;padding:0;display:flex;flex-wrap:wrap;gap:4px 6px}
+.callout li{background:#fff;border:1px solid var(--warn-line);border-radius:4px;padding:0 6px;font-size:12px}
+.callout code{background:#fff;word-break:break-all}
+.empty{color:var(--muted);font-style:italic;font-size:14px}
+figure{margin:12px 0 20px}
+figcaption{color:var(--muted);font-size:13px;margin-top:4px}
+table{border-collapse:collapse;font-size:14px}
+table.results{min-width:420px;margin:4px 0}
+table.results caption{caption-side:top;text-align:left;font-weight:600;padding:0 0 6px;font-size:14.5px}
+table.results th,table.results td{padding:6px 12px;border-bottom:1px solid var(--line);white-space:nowrap}
+table.results thead th{font-weight:600;color:#36404c;border-bottom:2px solid #c9d1db;text-align:right;background:#fff}
+table.results thead th:first-child,table.results tbody th{text-align:left}
+table.results tbody th{font-weight:600}
+table.results td{text-align:right;font-variant-numeric:tabular-nums}
+table.results td.bar{background:linear-gradient(rgba(11,92,173,.45),rgba(11,92,173,.45)) no-repeat left bottom/calc(var(--v)*100%) 2px;background-origin:content-box;background-clip:content-box}
+table.results .agg{border-left:2px solid #c9d1db}
+td .sd,td .n{color:var(--muted);font-size:12.5px}
+td.missing{color:var(--bad);font-style:italic}
+td.skipped{color:var(--muted);font-style:italic;white-space:normal;max-width:220px;text-align:left}
+.scroll{overflow-x:auto}
+.chart{max-width:100%;height:auto;display:block}
+.traj-grid{display:grid;grid-template-columns:1fr;gap:4px}
+details.traj{border:1px solid var(--line);border-radius:8px;padding:2px 14px 10px;margin:8px 0;background:#fff}
+details.traj>summary{cursor:pointer;padding:8px 0;font-weight:600;font-size:14.5px}
+details.traj>summary .meta{font-weight:400;margin-left:6px}
+table.traj-table{width:100%;font-size:13.5px}
+table.traj-table th{text-align:left;font-weight:600;color:#36404c;border-bottom:2px solid #c9d1db;padding:5px 8px;white-space:nowrap}
+table.traj-table td{vertical-align:top;border-bottom:1px solid var(--line);padding:6px 8px}
+table.traj-table tr:last-child td{border-bottom:0}
+table.traj-table td.stage{font-variant-numeric:tabular-nums;font-weight:600;width:48px}
+table.traj-table td.cfg{white-space:nowrap;width:1%}
+table.traj-table td.why{color:#36404c;max-width:520px}
+.dim{display:inline-block;background:#e8f1fb;color:#0b4a8b;border-radius:10px;padding:0 8px;margin:0 4px 3px 0;font-size:12.5px;font-weight:550}
+.dim.soft{background:var(--soft);color:var(--muted);font-weight:500}
+table.traj-table td.who{white-space:nowrap;width:1%}
+.same{color:var(--muted);font-style:italic}
+ul.changes{margin:3px 0 0;padding-left:16px;color:var(--muted);font-size:12.5px}
+.event{display:inline-block;background:#fdecea;color:var(--bad);border-radius:10px;padding:0 8px;margin:3px 4px 0 0;font-size:12px}
+.cases{display:grid;grid-template-columns:repeat(auto-fill,minmax(250px,1fr));gap:16px;margin-top:8px}
+.case{border:1px solid var(--line);border-radius:8px;padding:10px;background:#fff;margin:0}
+.case svg{display:block;margin:0 auto 8px;max-width:100%;height:auto;border-radius:3px}
+.case figcaption{color:var(--fg);font-size:13px}
+.case .what{font-weight:600;line-height:1.4}
+.case .detail{color:#36404c;font-size:12.5px;margin-top:2px}
+.case .where{color:var(--muted);font-size:12px;word-break:break-word}
+.case details{margin-top:4px}
+.case summary{cursor:pointer;color:var(--accent);font-size:12.5px}
+.case pre{white-space:pre;overflow-x:auto;background:var(--soft);padding:8px;border-radius:6px;font-size:11.5px;line-height:1.35;margin:6px 0 0}
+.legend-note{color:var(--muted);font-size:12.5px;margin:2px 0 8px}
+.swatch{display:inline-block;width:10px;height:10px;border-radius:50%;vertical-align:-1px;margin:0 3px 0 8px}
+footer{color:var(--muted);font-size:12.5px;padding:18px 0 40px}
+@media print{header.top{background:#fff;color:#000}header.top nav{display:none}}
+`.trim();
+
+function _id(s: string): string {
+  return "exp-" + s.replace(/[^A-Za-z0-9_-]+/g, "-");
+}
+
+const OUTCOME_TEXT: Record<string, string> = {
+  hole: "Fell into a hole",
+  vertex_collision: "Vertex collision",
+  edge_collision: "Edge collision",
+  timeout: "Timeout",
+  invalid_plan: "Invalid plan",
+};
+
+/** One table, with the same cell texts as `deno task tables`. */
+export function tableHtml(t: Table): string {
+  const numeric = t.cells.every((c) =>
+    c.mean === null || (c.mean >= 0 && c.mean <= 1)
+  );
+  const out: string[] = [];
+  out.push(
+    `<figure class="table-card"><div class="scroll"><table class="results" data-table="${
+      esc(t.name)
+    }">`,
+  );
+  out.push(`<caption>${esc(t.title)}</caption>`);
+  out.push(
+    `<thead><tr><th scope="col">${esc(t.rowsAxis)}</th>${
+      t.columns.map((c) =>
+        `<th scope="col"${c === t.aggregate ? ` class="agg"` : ""}>${
+          esc(c)
+        }</th>`
+      ).join("")
+    }</tr></thead>`,
+  );
+  out.push("<tbody>");
+  for (const r of t.rows) {
+    const tds = t.columns.map((col) => {
+      const c = t.cells.find((x) => x.row === r && x.column === col);
+      const attrs = ` data-row="${esc(r)}" data-col="${esc(col)}"`;
+      const agg = col === t.aggregate ? " agg" : "";
+      if (!c) return `<td class="none${agg}"${attrs}>—</td>`;
+      const text = formatCell(t, c);
+      if (c.skipped) {
+        return `<td class="skipped${agg}"${attrs}>${esc(text)}</td>`;
+      }
+      if (c.mean === null) {
+        return `<td class="${
+          c.missing.length ? "missing" : "none"
+        }${agg}"${attrs}>${esc(text)}</td>`;
+      }
+      const m = /^(\S+)( ± \S+)?( \(n=\d+\))?$/.exec(text);
+      const inner = m
+        ? `<span class="m">${esc(m[1]!)}</span>${
+          m[2] ? `<span class="sd">${esc(m[2])}</span>` : ""
+        }${m[3] ? `<span class="n">${esc(m[3])}</span>` : ""}`
+        : esc(text);
+      const bar = numeric
+        ? ` style="--v:${Math.round(c.mean * 1000) / 1000}"`
+        : "";
+      return `<td class="${
+        numeric ? "bar" : ""
+      }${agg}"${attrs}${bar}>${inner}</td>`;
+    });
+    out.push(`<tr><th scope="row">${esc(r)}</th>${tds.join("")}</tr>`);
+  }
+  out.push("</tbody></table></div>");
+  const notes: string[] = [];
+  if (t.over) {
+    notes.push(
+      `mean ± std over ${t.over.axis} (n=${t.over.values.length}: ${
+        t.over.values.join(", ")
+      })`,
+    );
+  }
+  if (t.aggregate) {
+    notes.push(
+      `${t.aggregate}: mean over the columns per ${
+        t.over?.axis ?? "run"
+      }, then aggregated`,
+    );
+  }
+  const probs = [...new Set(t.cells.flatMap((c) => c.notes))];
+  if (probs.length) {
+    notes.push(`problems: ${probs.slice(0, 10).join("; ")}`);
+  }
+  if (t.missing.length) {
+    notes.push(
+      `${t.missing.length} node${
+        t.missing.length > 1 ? "s" : ""
+      } missing; compute with ${t.command ?? ""}`,
+    );
+  }
+  if (notes.length) {
+    out.push(`<figcaption>${esc(notes.join(". ") + ".")}</figcaption>`);
+  }
+  out.push("</figure>");
+  return out.join("\n");
+}
+
+function _median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(s.length / 2);
+  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
+}
+
+/** The chart of one curve set, with notes on variants not shown. */
+export function curvesHtml(set: CurveSet): string {
+  const colors = new Map<string, string>();
+  const series: ChartSeries[] = [];
+  const notes: string[] = [];
+  for (const s of set.series) {
+    if (s.skipped) {
+      notes.push(`${s.label}: not run: ${s.skipped}`);
+      continue;
+    }
+    if (!colors.has(s.series)) {
+      colors.set(s.series, PALETTE[colors.size % PALETTE.length]!);
+    }
+    const pts = s.points.filter((p) => p.success !== null);
+    if (s.missing.length) {
+      notes.push(
+        `${s.label}: ${s.missing.length} of ${set.stages} stages not in the cache`,
+      );
+    }
+    if (pts.length === 0) continue;
+    series.push({
+      group: s.series || s.label || "all",
+      label: s.label || "all",
+      color: colors.get(s.series)!,
+      points: pts.map((p) => [p.samples, p.success] as const),
+      data: { variant: s.label, points: String(pts.length) },
+      width: set.series.length > 6 ? 1.4 : 1.8,
+    });
+  }
+  const markers = [];
+  for (let st = 1; st < set.stages; st++) {
+    const xs = set.series.map((s) => s.stageStarts[st]).filter((
+      x,
+    ): x is number => typeof x === "number");
+    if (xs.length) markers.push({ x: _median(xs), label: `stage ${st}` });
+  }
+  const out: string[] = [];
+  out.push(
+    `<figure class="curves" data-group="${esc(set.group)}" data-name="${
+      esc(set.name)
+    }">`,
+  );
+  if (series.length === 0) {
+    out.push(
+      `<p class="empty">No training curve of ${
+        esc(set.group)
+      } is in the cache yet${
+        notes.length ? ": " + esc(notes.join("; ")) : ""
+      }.</p></figure>`,
+    );
+    return out.join("\n");
+  } else {
+    out.push(lineChart(series, {
+      title: `Training success vs samples: ${set.group}.${set.name}`,
+      xLabel: "cumulative samples (agent-steps)",
+      yLabel: "training success rate",
+      markers,
+      firstRegion: set.stages > 1 ? "stage 0" : "",
+      width: 880,
+    }));
+  }
+  const sameColor = set.series.some((s) => s.series !== s.label);
+  const shared: number[] = [];
+  for (let st = 0; st < set.stages && set.series.length > 1; st++) {
+    const id = set.series[0]!.nodes[st];
+    if (id && set.series.every((s) => s.nodes[st] === id)) shared.push(st);
+  }
+  if (shared.length) {
+    notes.unshift(
+      `Stage${shared.length > 1 ? "s" : ""} ${shared.join(", ")} ${
+        shared.length > 1 ? "are" : "is"
+      } shared by every variant (one node), so the lines coincide there`,
+    );
+  }
+  out.push(
+    `<figcaption>Success rate of the training episodes that ended in each update of <code>${
+      esc(set.group)
+    }.*.${
+      esc(set.name)
+    }</code>, against the policy's cumulative samples, ${set.stages} stage${
+      set.stages > 1 ? "s" : ""
+    }; one line per variant${
+      sameColor ? " (one colour per variant up to the seed)" : ""
+    }; dashed lines: stage boundaries.${
+      notes.length ? " " + esc(notes.join("; ")) + "." : ""
+    }</figcaption>`,
+  );
+  out.push("</figure>");
+  return out.join("\n");
+}
+
+function _row(r: TrajectoryRow): string {
+  if (r.status !== "ok") {
+    return `<tr data-stage="${r.stage}" class="${r.status}"><td class="stage">${r.stage}</td><td colspan="4" class="${
+      r.status === "missing" ? "missing" : "same"
+    }">${
+      r.status === "missing"
+        ? `not in the cache: ${esc(r.id)}`
+        : `not run: ${esc(r.why ?? "")}`
+    }</td></tr>`;
+  }
+  const who = `<b>${esc(r.engineer ?? "?")}</b>${
+    r.context ? `<div class="meta">context ${esc(r.context)}</div>` : ""
+  }`;
+  const cfg = r.changed === false
+    ? `<code>${esc(r.toId ?? "?")}</code> <span class="same">unchanged</span>`
+    : `<code>${esc(r.fromId ?? "?")}</code> → <code class="to">${
+      esc(r.toId ?? "?")
+    }</code>`;
+  let dims = (r.dimensions ?? []).map((d) =>
+    `<span class="dim">${esc(d)}</span>`
+  ).join("");
+  if (!dims && r.changed) {
+    dims = `<span class="dim soft">${
+      (r.changes ?? []).some((c) => / (added|removed)/.test(c))
+        ? "components"
+        : "weights"
+    }</span>`;
+  }
+  const changes = (r.changes ?? []).length
+    ? `<ul class="changes">${
+      (r.changes ?? []).map((c) => `<li>${esc(c)}</li>`).join("")
+    }</ul>`
+    : "";
+  const events = (r.events ?? []).map((e) =>
+    `<span class="event">${esc(e.type)}${
+      e.detail ? `: ${esc(e.detail)}` : ""
+    }</span>`
+  ).join("");
+  return `<tr data-stage="${r.stage}" data-to="${
+    esc(r.toId ?? "")
+  }"><td class="stage">${r.stage}</td><td class="who">${who}</td><td class="cfg">${cfg}</td><td class="dims">${
+    dims || (r.changed === false ? `<span class="same">none</span>` : "")
+  }${changes}</td><td class="why">${esc(r.rationale ?? "")}${
+    events ? `<div>${events}</div>` : ""
+  }</td></tr>`;
+}
+
+/** One variant's configuration trajectory as a table. */
+export function trajectoryHtml(t: ConfigTrajectory, open: boolean): string {
+  const ok = t.rows.filter((r) => r.status === "ok");
+  const changedDims = [...new Set(ok.flatMap((r) => r.dimensions ?? []))];
+  const summary = `${
+    esc(t.label || "all")
+  } <span class="meta">${ok.length}/${t.rows.length} stages${
+    changedDims.length ? ` · changed: ${esc(changedDims.join(", "))}` : ""
+  }</span>`;
+  return `<details class="traj" data-group="${esc(t.group)}" data-variant="${
+    esc(t.label)
+  }"${
+    open ? " open" : ""
+  }><summary>${summary}</summary><div class="scroll"><table class="traj-table"><thead><tr><th>Stage</th><th>Engineer</th><th>Config (before → after)</th><th>Changed dimensions</th><th>Rationale</th></tr></thead><tbody>${
+    t.rows.map(_row).join("")
+  }</tbody></table></div></details>`;
+}
+
+function _case(f: FailureFigure): string {
+  const what = OUTCOME_TEXT[f.outcome] ?? f.outcome;
+  const detail = f.text.split("\n")[1] ?? "";
+  const agents = f.agents.length
+    ? ` · agent${f.agents.length > 1 ? "s" : ""} ${f.agents.join(", ")}`
+    : "";
+  return `<figure class="case" data-source="${f.source}" data-outcome="${
+    esc(f.outcome)
+  }" title="${esc(what)} at step ${f.step}${
+    esc(agents)
+  }">${f.svg}<figcaption><div class="what">${esc(f.caption)}</div>${
+    detail ? `<div class="detail">${esc(detail)}</div>` : ""
+  }<div class="where">${esc(f.label ? `${f.label} · ` : "")}${
+    esc(f.node)
+  } · episode ${f.episode} · ${esc(f.instance)}</div>${
+    f.text.includes("\n")
+      ? `<details><summary>text rendering</summary><pre>${
+        esc(f.text)
+      }</pre></details>`
+      : ""
+  }</figcaption></figure>`;
+}
+
+/** One experiment's section. */
+export function experimentHtml(r: ExperimentReport): string {
+  const out: string[] = [];
+  out.push(
+    `<section class="experiment" id="${esc(_id(r.name))}" data-experiment="${
+      esc(r.name)
+    }">`,
+  );
+  out.push(`<h2>${esc(r.name)}<span class="file">${esc(r.file)}</span></h2>`);
+  if (r.description) out.push(`<p class="desc">${esc(r.description)}</p>`);
+  const meta: string[] = [];
+  for (const a of r.axes) {
+    meta.push(
+      `<span class="chip">${esc(a.name)}: ${esc(a.values.join(", "))}</span>`,
+    );
+  }
+  if (r.computed) {
+    meta.push(
+      `entries computed ${
+        esc(r.computed.first.slice(0, 16).replace("T", " "))
+      }${
+        r.computed.last.slice(0, 16) !== r.computed.first.slice(0, 16)
+          ? ` – ${esc(r.computed.last.slice(0, 16).replace("T", " "))}`
+          : ""
+      } UTC`,
+    );
+  }
+  if (meta.length) out.push(`<p class="meta">${meta.join(" ")}</p>`);
+  if (r.missing.length) {
+    const shown = r.missing.slice(0, 30);
+    out.push(
+      `<div class="callout missing-nodes"><strong>Incomplete: ${r.missing.length} node${
+        r.missing.length > 1 ? "s are" : " is"
+      } not in the cache.</strong><ul>${
+        shown.map((id) =>
+          `<li class="mono" data-missing="${esc(id)}">${esc(id)}</li>`
+        )
+          .join("")
+      }${
+        r.missing.length > shown.length
+          ? `<li>… and ${r.missing.length - shown.length} more</li>`
+          : ""
+      }</ul>Compute ${
+        r.missing.length > 1 ? "them" : "it"
+      } with: <code class="command">${esc(r.command ?? "")}</code></div>`,
+    );
+  }
+
+  out.push(`<h3>Results</h3>`);
+  if (r.tables.length === 0) {
+    out.push(`<p class="empty">This experiment declares no tables.</p>`);
+  }
+  for (const t of r.tables) out.push(tableHtml(t));
+
+  out.push(`<h3>Learning curves</h3>`);
+  if (r.curves.length === 0) {
+    out.push(`<p class="empty">No stages with train nodes.</p>`);
+  }
+  for (const c of r.curves) out.push(curvesHtml(c));
+
+  out.push(`<h3>Configuration trajectories</h3>`);
+  if (r.trajectories.length === 0) {
+    out.push(`<p class="empty">No stages with redesign nodes.</p>`);
+  } else {
+    out.push(
+      `<p class="legend-note">Per variant and stage: the engineer, the configuration id before and after its redesign (the next stage trains on the latter), the dimensions it changed, and its rationale.</p>`,
+    );
+  }
+  r.trajectories.forEach((t, i) => out.push(trajectoryHtml(t, i < 6)));
+
+  out.push(`<h3>Failure cases</h3>`);
+  const sources: [FailureFigure["source"], string][] = [
+    [
+      "training",
+      "Training, last stage: the diagnosis' most informative failures",
+    ],
+    ["evaluation", "Benchmark evaluation"],
+  ];
+  let any = false;
+  for (const [src, title] of sources) {
+    const list = r.failures.filter((f) => f.source === src);
+    if (list.length === 0) continue;
+    any = true;
+    out.push(`<h4>${esc(title)}</h4>`);
+    out.push(`<div class="cases">${list.map(_case).join("\n")}</div>`);
+  }
+  if (!any) {
+    out.push(`<p class="empty">No failure case in the cache.</p>`);
+  } else {
+    out.push(
+      `<p class="legend-note">Each agent has a colour: filled circle = where it stood at the failure step, square outline = its goal, line = its path from its start (small ring) up to the failure; dark cells are holes, grey cells walls; a dark ring marks the failure (the cell of a fall or of a vertex collision; a dark bar joins the cells of an edge collision; dashed rings: agents still off their goal at the horizon).</p>`,
+    );
+  }
+  for (const n of r.failureNotes) out.push(`<p class="meta">${esc(n)}</p>`);
+  out.push(`</section>`);
+  return out.join("\n");
+}
+
+/** The whole page. */
+export function renderReportHtml(
+  reports: readonly ExperimentReport[],
+  options: RenderHtmlOptions = {},
+): string {
+  const title = options.title ?? "envsmith report";
+  const missing = reports.reduce((n, r) => n + r.missing.length, 0);
+  const nav = reports.map((r) =>
+    `<a href="#${esc(_id(r.name))}">${esc(r.name)}</a>`
+  ).join("");
+  let html = `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="generator" content="envsmith report">
+<title>${esc(title)}</title>
+<style>
+${CSS}
+</style>
+</head>
+<body>
+<header class="top"><div class="wrap">
+<h1>${esc(title)}</h1>
+<p class="sub">${reports.length} experiment${
+    reports.length === 1 ? "" : "s"
+  } · built from the cache alone (nothing was run)${
+    missing ? ` · ${missing} node${missing > 1 ? "s" : ""} missing` : ""
+  }</p>
+<nav>${nav}</nav>
+</div></header>
+<main class="wrap">
+${reports.map(experimentHtml).join("\n")}
+</main>
+<footer class="wrap">Generated by <code>deno task report</code> from cached results. Tables use the numbers of <code>deno task tables</code>; rerun the report after <code>deno task run</code> to update it.</footer>
+</body>
+</html>
+`;
+  for (const s of options.redact ?? []) {
+    if (s.length < 6) continue;
+    for (const form of new Set([s, esc(s)])) {
+      html = html.split(form).join("[redacted]");
+    }
+  }
+  return html;
+}

@@ -1,0 +1,503 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import {
+  buildTables,
+  builtinKinds,
+  type CommandContext,
+  computeKeys,
+  formatCell,
+  loadExperiment,
+  runCommand,
+  SilentReporter,
+  Store,
+} from "../engine/mod.ts";
+import { main } from "../cli.ts";
+import { kinds as domainKinds } from "./mod.ts";
+import { buildReport, secretEnvValues } from "./report.ts";
+import { runReport } from "./report_command.ts";
+import type { ConfigTrajectory } from "./report_data.ts";
+import { escapeHtml } from "./report_escape.ts";
+import { niceTicks, shortNumber } from "./report_svg_charts.ts";
+
+// A tiny experiment: 2 stages of a few updates, two context variants run and a
+// third skipped (requires an unset variable), evaluation on two small suites.
+// Hostile strings sit in the description and a table title.
+const YAML = `
+experiment: report-test
+description: "Report test <script>alert('desc')</script> & friends"
+seed: 3
+matrix:
+  context:
+    - { name: none }
+    - { name: full }
+    - { name: behavior, requires_env: [ENVSMITH_REPORT_TEST_NEVER_SET] }
+nodes:
+  bench: { kind: generate, with: { suites: [base, crowded], per_suite: 6 } }
+  start: { kind: policy.init, with: { hidden: [16, 16], seed: $seed } }
+  curriculum:
+    kind: stages
+    count: 2
+    from: { config: { preset: easy }, policy: $start }
+    each:
+      envs:     { kind: generate, with: { config: $prev.config, count: 24, seed: $stage } }
+      policy:   { kind: train, with: { policy: $prev.policy, envs: $envs, updates: 3, parallel: 16, steps: 16, minibatch: 128 } }
+      rollouts: { kind: rollout, with: { policy: $policy, envs: $envs } }
+      findings: { kind: diagnose, with: { rollouts: $rollouts } }
+      config:
+        kind: redesign
+        with: { engineer: rules, context: $matrix.context.name, config: $prev.config, findings: $findings, history: $earlier.findings, stage: $stage }
+  score: { kind: evaluate, with: { policy: $curriculum.policy, envs: $bench } }
+tables:
+  - name: report_test
+    title: "Success <b>per</b> suite"
+    node: score
+    rows: context
+    columns: value.suites.*.success_rate
+    aggregate: mean
+`;
+
+const KINDS = [...builtinKinds, ...domainKinds];
+const silent = { out: () => {}, err: () => {} };
+
+function ctxOf(cache: string): CommandContext {
+  return {
+    kinds: KINDS,
+    cache,
+    output: silent,
+    reporter: new SilentReporter(),
+    env: () => undefined,
+  };
+}
+
+let _fixture: Promise<{ dir: string; file: string; cache: string }> | null =
+  null;
+/** Runs the tiny experiment once per test file. */
+function fixture() {
+  _fixture ??= (async () => {
+    const dir = Deno.makeTempDirSync({ prefix: "envsmith-report-" });
+    const file = join(dir, "report.yaml");
+    Deno.writeTextFileSync(file, YAML);
+    const cache = join(dir, "cache");
+    const r = await runCommand(ctxOf(cache), file, { jobs: 2 });
+    assert.equal(r.code, 0, "the tiny experiment runs");
+    return { dir, file, cache };
+  })();
+  return _fixture;
+}
+
+/** Text content of an HTML fragment (tags stripped, entities decoded). */
+function textOf(html: string): string {
+  return html.replace(/<[^>]*>/g, "").replace(/&lt;/g, "<").replace(
+    /&gt;/g,
+    ">",
+  ).replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&amp;/g, "&");
+}
+
+const VOID = new Set([
+  "meta",
+  "link",
+  "br",
+  "hr",
+  "img",
+  "input",
+  "col",
+  "area",
+  "base",
+  "wbr",
+  "source",
+]);
+
+/**
+ * A minimal well-formedness check: tags nest and close (HTML void elements
+ * aside), attribute values are quoted, no raw `<` in text, `&` only starts
+ * an entity. `xml` also forbids void elements (SVG must be XML).
+ */
+function checkMarkup(src: string, xml: boolean): void {
+  const stack: string[] = [];
+  const body = src.replace(/^<!DOCTYPE html>/i, "");
+  const re =
+    /<(\/?)([A-Za-z][A-Za-z0-9-]*)((?:\s+[A-Za-z_:][-A-Za-z0-9_:.]*(?:="[^"<]*")?)*)\s*(\/?)>/g;
+  let last = 0;
+  for (let m; (m = re.exec(body));) {
+    const text = body.slice(last, m.index);
+    assert.ok(!text.includes("<"), `raw < in text near ${text.slice(-60)}`);
+    assert.ok(
+      !/&(?!(?:amp|lt|gt|quot|#39|#\d+);)/.test(text),
+      `bare & near ${text.slice(0, 60)}`,
+    );
+    last = re.lastIndex;
+    const [, close, name, , self] = m;
+    const tag = name!.toLowerCase();
+    if (self) continue;
+    if (!close && VOID.has(tag)) {
+      assert.ok(!xml, `void <${tag}> in XML`);
+      continue;
+    }
+    if (close) {
+      const open = stack.pop();
+      assert.equal(open, tag, `</${tag}> closes <${open}>`);
+    } else stack.push(tag);
+  }
+  assert.ok(!body.slice(last).includes("<"), "unparsed tag at the end");
+  assert.deepEqual(stack, [], "every tag is closed");
+}
+
+Deno.test("report: tables, curves, config trajectories and failure cases of a cached run", async () => {
+  const { file, cache } = await fixture();
+  const ctx = ctxOf(cache);
+  const { html, experiments } = await buildReport(ctx, [file]);
+  const [rep] = experiments;
+  assert.ok(rep);
+  assert.deepEqual(rep.missing, [], "everything is cached");
+  checkMarkup(html, false);
+
+  // (1) Tables: the same cell texts as `deno task tables`.
+  const tables = await buildTables(ctx, file);
+  assert.equal(tables.length, 1);
+  const t = tables[0]!;
+  assert.deepEqual(t.columns, ["base", "crowded", "mean"]);
+  let checked = 0;
+  for (const c of t.cells) {
+    const m = new RegExp(
+      `<td[^>]*data-row="${c.row}" data-col="${c.column}"[^>]*>(.*?)</td>`,
+    ).exec(html);
+    assert.ok(m, `cell ${c.row}/${c.column} is in the page`);
+    assert.equal(textOf(m[1]!), formatCell(t, c));
+    if (c.mean !== null) {
+      assert.ok(textOf(m[1]!).startsWith(c.mean.toFixed(3)));
+      checked++;
+    }
+  }
+  assert.equal(checked, 6, "2 variants x 3 columns with numbers");
+  assert.match(
+    html,
+    /<td class="skipped[^"]*" data-row="behavior" data-col="base">not run: ENVSMITH_REPORT_TEST_NEVER_SET not set<\/td>/,
+  );
+
+  // (2) Curves: one series per variant run, one point per update of every stage.
+  const exp = await loadExperiment(file, {
+    kinds: KINDS,
+    env: () => undefined,
+  });
+  const keys = computeKeys(exp);
+  const store = new Store(cache);
+  const entryOf = (id: string) =>
+    store.readEntry(keys[exp.byId.get(id)!]!.key)!;
+  assert.equal(rep.curves.length, 1);
+  const set = rep.curves[0]!;
+  assert.equal(set.stages, 2);
+  assert.deepEqual(set.series.map((s) => s.label), [
+    "none",
+    "full",
+    "behavior",
+  ]);
+  for (const ctxName of ["none", "full"]) {
+    const ids = [
+      "curriculum.0.policy",
+      `curriculum.1.policy[context=${ctxName}]`,
+    ];
+    const expected = ids.flatMap((id) =>
+      (entryOf(id).report as {
+        curve: { samples: number; success: number | null }[];
+      })
+        .curve
+    );
+    assert.equal(expected.length, 6, "3 updates x 2 stages");
+    const s = set.series.find((x) => x.label === ctxName)!;
+    assert.deepEqual(s.nodes, ids);
+    assert.deepEqual(
+      s.points.map((p) => p.samples),
+      expected.map((p) => p.samples),
+    );
+    const shown = expected.filter((p) => p.success !== null).length;
+    const g = new RegExp(
+      `<g class="series" data-variant="${ctxName}" data-points="(\\d+)"><title>[^<]*</title>\\n((?:<polyline[^>]*>\\n?|<circle[^>]*>\\n?)+)</g>`,
+    ).exec(html);
+    assert.ok(g, `a curve for ${ctxName}`);
+    assert.equal(Number(g[1]), shown);
+    const pts = [...g[2]!.matchAll(/points="([^"]*)"/g)].flatMap((x) =>
+      x[1]!.split(" ")
+    ).length + [...g[2]!.matchAll(/<circle/g)].length;
+    assert.equal(pts, shown, `${ctxName}: one vertex per point`);
+  }
+  assert.equal(
+    [...html.matchAll(/<g class="series"/g)].length,
+    2,
+    "no curve for the skipped variant",
+  );
+  assert.ok(set.series[2]!.skipped?.includes("ENVSMITH_REPORT_TEST_NEVER_SET"));
+  assert.match(
+    html,
+    /behavior: not run: ENVSMITH_REPORT_TEST_NEVER_SET not set/,
+  );
+  assert.match(html, /stage 1<\/text>/, "stage boundary marked");
+
+  // (3) Config trajectories equal the redesign outputs.
+  for (const ctxName of ["none", "full"]) {
+    const tr: ConfigTrajectory = rep.trajectories.find((x) =>
+      x.label === ctxName
+    )!;
+    assert.equal(tr.rows.length, 2);
+    tr.rows.forEach((row, stage) => {
+      const e = entryOf(`curriculum.${stage}.config[context=${ctxName}]`);
+      const r = e.report as {
+        engineer: string;
+        context: string;
+        rationale: string;
+        diff: {
+          from_id: string;
+          to_id: string;
+          components: { changes: { path: string }[] }[];
+        };
+      };
+      assert.equal(row.status, "ok");
+      assert.equal(row.engineer, "rules");
+      assert.equal(row.context, ctxName);
+      assert.equal(row.fromId, r.diff.from_id);
+      assert.equal(row.toId, r.diff.to_id);
+      assert.equal(row.rationale, r.rationale);
+      assert.deepEqual(
+        new Set(row.dimensions),
+        new Set(r.diff.components.flatMap((c) => c.changes.map((x) => x.path))),
+      );
+      assert.ok(html.includes(`data-to="${r.diff.to_id}"`));
+      assert.ok(html.includes(escapeHtml(r.rationale)));
+    });
+    // The next stage trains on the config the redesign chose.
+    assert.equal(tr.rows[1]!.fromId, tr.rows[0]!.toId);
+  }
+  const skippedTr = rep.trajectories.find((x) => x.label === "behavior")!;
+  assert.ok(skippedTr.rows.every((r) => r.status === "skipped"));
+
+  // (4) Failure cases: well-formed SVGs with a failure mark and a caption.
+  assert.ok(rep.failures.length >= 2, "failure cases found");
+  assert.ok(rep.failures.some((f) => f.source === "training"));
+  assert.ok(rep.failures.some((f) => f.source === "evaluation"));
+  for (const f of rep.failures) {
+    checkMarkup(f.svg, true);
+    assert.match(f.svg, /^<svg class="case-map"/);
+    assert.ok(
+      f.svg.includes(`class="fail-mark"`),
+      `${f.node} ep ${f.episode}: failure marked`,
+    );
+    assert.ok(html.includes(f.svg), "the SVG is inline in the page");
+    assert.ok(html.includes(escapeHtml(f.caption)));
+    assert.match(f.caption, /^Failure: /);
+  }
+  const training = rep.failures.filter((f) => f.source === "training");
+  for (const f of training) {
+    const findings = entryOf(f.node).value as {
+      failures: { episode: number; outcome: string; step: number }[];
+    };
+    const c = findings.failures.find((x) => x.episode === f.episode)!;
+    assert.equal(f.outcome, c.outcome);
+    assert.equal(f.step, c.step);
+  }
+  assert.equal(
+    [...html.matchAll(/<svg /g)].length,
+    1 + rep.failures.length,
+    "one chart and one picture per case",
+  );
+  assert.ok(!/<script/i.test(html), "no script anywhere");
+  assert.ok(
+    !/https?:\/\/(?!www\.w3\.org\/2000\/svg)/.test(html),
+    "no external URL",
+  );
+
+  // Deterministic.
+  const again = await buildReport(ctx, [file]);
+  assert.equal(again.html, html);
+});
+
+Deno.test("report: hostile strings from the file and the cache are escaped", async () => {
+  const { dir, file, cache } = await fixture();
+  // Copy the cache, then replace one redesign entry by one with a hostile rationale.
+  const copy = join(dir, "cache-hostile");
+  await new Deno.Command("cp", { args: ["-r", cache, copy] }).output();
+  const exp = await loadExperiment(file, {
+    kinds: KINDS,
+    env: () => undefined,
+  });
+  const keys = computeKeys(exp);
+  const store = new Store(copy);
+  const key = keys[exp.byId.get("curriculum.1.config[context=full]")!]!.key;
+  const e = store.readEntry(key)!;
+  const hostile =
+    `</td></tr></table><script>alert("x")</script><img src=x onerror=alert(1)> & sk-not-a-real-key-123456`;
+  Deno.removeSync(store.entryPath(key));
+  store.writeEntry(
+    {
+      ...e,
+      report: { ...(e.report as Record<string, unknown>), rationale: hostile },
+    } as typeof e,
+  );
+  const { html } = await buildReport(ctxOf(copy), [file], {
+    redact: ["sk-not-a-real-key-123456"],
+  });
+  checkMarkup(html, false);
+  assert.ok(!/<script/i.test(html));
+  assert.ok(!html.includes("<img"));
+  assert.ok(html.includes("&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;"));
+  assert.ok(html.includes("Report test &lt;script&gt;alert(&#39;desc&#39;)"));
+  assert.ok(html.includes("Success &lt;b&gt;per&lt;/b&gt; suite"));
+  assert.ok(!html.includes("sk-not-a-real-key-123456"), "redacted");
+  assert.ok(html.includes("[redacted]"));
+});
+
+Deno.test("report: nodes missing from the cache are listed with the command that computes them", async () => {
+  const { dir, file, cache } = await fixture();
+  // An empty cache: everything is missing, the page still renders.
+  const empty = join(dir, "cache-empty");
+  const { html, experiments } = await buildReport(ctxOf(empty), [file]);
+  checkMarkup(html, false);
+  const rep = experiments[0]!;
+  assert.ok(rep.missing.includes("score[context=none]"));
+  assert.ok(rep.missing.includes("curriculum.0.policy"));
+  assert.ok(
+    !rep.missing.some((id) => id.includes("behavior")),
+    "skipped is not missing",
+  );
+  assert.equal(rep.command, `deno task run ${file}`);
+  assert.match(html, /Incomplete: \d+ nodes are not in the cache/);
+  assert.ok(html.includes(`data-missing="curriculum.0.policy"`));
+  assert.ok(
+    html.includes(`<code class="command">deno task run ${file}</code>`),
+  );
+  // One train entry and one evaluation removed: exactly they are missing,
+  // with an --only command.
+  const partial = join(dir, "cache-partial");
+  await new Deno.Command("cp", { args: ["-r", cache, partial] }).output();
+  const exp = await loadExperiment(file, {
+    kinds: KINDS,
+    env: () => undefined,
+  });
+  const keys = computeKeys(exp);
+  const store = new Store(partial);
+  const id = "curriculum.1.policy[context=full]";
+  Deno.removeSync(store.entryPath(keys[exp.byId.get(id)!]!.key));
+  const score = "score[context=none]";
+  Deno.removeSync(store.entryPath(keys[exp.byId.get(score)!]!.key));
+  const out = join(dir, "partial.html");
+  const code = await runReport(ctxOf(partial), [file], { out });
+  assert.equal(code, 1, "incomplete report exits 1, like tables");
+  const page = Deno.readTextFileSync(out);
+  const r2 = (await buildReport(ctxOf(partial), [file])).experiments[0]!;
+  assert.deepEqual(new Set(r2.missing), new Set([id, score]));
+  assert.equal(
+    r2.command,
+    `deno task run ${file} --only '${id}' '${score}'`,
+  );
+  assert.match(
+    page,
+    /<td class="missing[^"]*" data-row="none" data-col="base">missing<\/td>/,
+  );
+  assert.match(
+    page,
+    /<td class="bar[^"]*" data-row="full" data-col="base"/,
+    "the other row still has its numbers",
+  );
+  assert.ok(page.includes(`data-missing="${escapeHtml(id)}"`));
+  assert.ok(page.includes("full: 1 of 2 stages not in the cache"));
+  const full = r2.curves[0]!.series.find((s) => s.label === "full")!;
+  assert.deepEqual(full.missing, [id]);
+  assert.equal(full.points.length, 3, "stage 0 is still drawn");
+});
+
+Deno.test("report: the CLI writes the page and exits 0 when complete", async () => {
+  const { dir, file, cache } = await fixture();
+  const out = join(dir, "sub", "index.html");
+  const lines: string[] = [];
+  const code = await main(["--cache", cache, "report", file, "--out", out], {
+    output: { out: (l) => lines.push(l), err: (l) => lines.push(l) },
+  });
+  assert.equal(code, 0, lines.join("\n"));
+  const html = Deno.readTextFileSync(out);
+  assert.match(html, /^<!DOCTYPE html>/);
+  assert.ok(html.includes(`data-experiment="report-test"`));
+  const bad = await main(["--cache", cache, "report", join(dir, "nope.yaml")], {
+    output: { out: (l) => lines.push(l), err: (l) => lines.push(l) },
+  });
+  assert.equal(bad, 2, "a missing file is a user error");
+});
+
+Deno.test({
+  name: "report: renders in headless Chromium (tables and SVGs in the DOM)",
+  ignore: !_exists("/usr/bin/chromium"),
+  async fn() {
+    const { dir, file, cache } = await fixture();
+    const out = join(dir, "chromium.html");
+    await runReport(ctxOf(cache), [file], { out });
+    const profile = Deno.makeTempDirSync({ prefix: "envsmith-chromium-" });
+    const r = await new Deno.Command("/usr/bin/chromium", {
+      args: [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        `--user-data-dir=${profile}`,
+        "--dump-dom",
+        `file://${out}`,
+      ],
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    Deno.removeSync(profile, { recursive: true });
+    const dom = new TextDecoder().decode(r.stdout);
+    assert.equal(r.code, 0, new TextDecoder().decode(r.stderr).slice(-2000));
+    assert.match(dom, /<table class="results" data-table="report_test">/);
+    assert.ok([...dom.matchAll(/<table class="traj-table">/g)].length >= 2);
+    const svgs = [...dom.matchAll(/<svg[^>]*class="(chart|case-map)"/g)];
+    assert.ok(svgs.some((m) => m[1] === "chart"), "the chart is in the DOM");
+    assert.ok(
+      svgs.filter((m) => m[1] === "case-map").length >= 2,
+      "failure pictures are in the DOM",
+    );
+    assert.match(dom, /<polyline /);
+    assert.ok(!/<script/i.test(dom));
+  },
+});
+
+function _exists(path: string): boolean {
+  try {
+    Deno.statSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+Deno.test("report: ticks, short numbers, escaping and secret lookup", () => {
+  assert.deepEqual(niceTicks(0, 1, 5), [0, 0.2, 0.4, 0.6, 0.8, 1]);
+  assert.deepEqual(niceTicks(0, 250000, 5), [
+    0,
+    50000,
+    100000,
+    150000,
+    200000,
+    250000,
+  ]);
+  assert.deepEqual(niceTicks(0, 7, 3), [0, 2.5, 5]);
+  assert.equal(shortNumber(0), "0");
+  assert.equal(shortNumber(125000), "125k");
+  assert.equal(shortNumber(1500000), "1.5M");
+  assert.equal(shortNumber(0.25), "0.25");
+  assert.equal(escapeHtml(`a<b>&"c'`), "a&lt;b&gt;&amp;&quot;c&#39;");
+  assert.deepEqual(
+    secretEnvValues(() => ({
+      OPENAI_API_KEY: "sk-123456789",
+      HOME: "/root",
+      GH_TOKEN: "short",
+      DB_PASSWORD: "hunter2hunter2",
+    })),
+    ["sk-123456789", "hunter2hunter2"],
+  );
+  assert.deepEqual(
+    secretEnvValues(() => {
+      throw new Deno.errors.NotCapable("no env");
+    }),
+    [],
+  );
+});
