@@ -24,6 +24,7 @@ import {
   type Reporter,
   runCommand,
   runNodeCommand,
+  showCommand,
   statusCommand,
   UserError,
 } from "./engine/mod.ts";
@@ -183,6 +184,31 @@ Examples:
     .action(async (file, _o, cmd) => {
       setCode(
         await statusCommand(await ctxOf(cmd as unknown as Command), file),
+      );
+    });
+
+  program.command("show")
+    .description(
+      "print what the cache holds for one node (its value, or a field of its value or report) as JSON",
+    )
+    .argument("<file>", "experiment file")
+    .argument("<node>", "node id, as plan lists it")
+    .argument(
+      "[path]",
+      "field path: value (default), value.FIELD..., report...",
+    )
+    .addHelpText(
+      "after",
+      "\nExamples:\n  deno task cli show experiments/quick.yaml 'score[context=full]' value.suites\n  deno task cli show experiments/quick.yaml 'curriculum.1.config[context=full]' report.rationale",
+    )
+    .action(async (file, node, path, _o, cmd) => {
+      setCode(
+        await showCommand(
+          await ctxOf(cmd as unknown as Command),
+          file,
+          node,
+          path === undefined ? {} : { path },
+        ),
       );
     });
 

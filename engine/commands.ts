@@ -22,6 +22,8 @@ import {
 import { Store } from "./store.ts";
 import type { NodeKind } from "./types.ts";
 import { UserError } from "./errors.ts";
+import { getField } from "./refs.ts";
+import { didYouMean } from "./suggest.ts";
 
 /** Where command output goes. */
 export interface Output {
@@ -344,4 +346,67 @@ export async function runNodeCommand(
     );
     return 1;
   }
+}
+
+/** Options of {@linkcode showCommand}. */
+export interface ShowOptions {
+  /** A field path into the entry (`value.suites.base`, `report.rationale`); default: the value. */
+  path?: string;
+}
+
+/**
+ * `show FILE NODE [PATH]`: print what the cache holds for one node as JSON
+ * (its value by default; `report...` or `value...` paths select parts), e.g.
+ * which config a redesign chose and why. Never runs anything.
+ */
+export async function showCommand(
+  ctx: CommandContext,
+  file: string,
+  id: string,
+  options: ShowOptions = {},
+): Promise<number> {
+  const exp = await load(ctx, file);
+  const index = exp.nodes.findIndex((n) => n.id === id);
+  if (index < 0) {
+    throw new UserError(
+      `No node "${id}" in ${file}${
+        didYouMean(id, exp.nodes.map((n) => n.id))
+      } (\`deno task plan ${file}\` lists every node id)`,
+    );
+  }
+  const key = computeKeys(exp)[index]!;
+  const entry = new Store(ctx.cache).loadVerified(key.key);
+  if (!entry) {
+    ctx.output.err(
+      `${id} is not in the cache (${ctx.cache}); compute it with: ${
+        resumeCommand(file, [id])
+      }`,
+    );
+    return 1;
+  }
+  const path = (options.path ?? "value").split(".").filter((p) => p !== "");
+  const root = path[0];
+  if (root !== "value" && root !== "report") {
+    throw new UserError(
+      `A path starts at "value" or "report" (got "${options.path}"), e.g. value.suites or report.rationale.`,
+    );
+  }
+  const got = getField(
+    root === "value" ? entry.value : entry.report ?? null,
+    path.slice(1),
+  );
+  if (got === undefined) {
+    throw new UserError(
+      `${id} has no field ${path.join(".")}; fields here: ${
+        Object.keys(
+          (getField(
+            root === "value" ? entry.value : entry.report ?? null,
+            path.slice(1, -1),
+          ) ?? {}) as object,
+        ).join(", ") || "(none)"
+      }`,
+    );
+  }
+  ctx.output.out(JSON.stringify(got, null, 2));
+  return 0;
 }
