@@ -67,7 +67,7 @@ export interface CurveSeries {
 export interface CurveSet {
   /** Group (the stages node's id, e.g. `curriculum`). */
   readonly group: string;
-  /** Name of the train node in the stage (e.g. `policy`). */
+  /** Name of the train node in the stage (e.g. `policy`); `""` for a train node outside stages (then `group` is its id). */
   readonly name: string;
   /** Number of stages. */
   readonly stages: number;
@@ -207,14 +207,18 @@ function _isSubset(
   return Object.entries(a).every(([k, x]) => b[k] === x);
 }
 
-/** `full` for one axis, `context=full, seed=1` for several, `` for none. */
+/**
+ * `full` for one axis, `context=full, seed=1` for several, `` for none;
+ * without the axis `without` and, when `only` is given, axes not in it.
+ */
 export function variantLabel(
   variant: Readonly<Record<string, string>>,
   exp: Pick<Experiment, "axes">,
   without?: string,
+  only?: ReadonlySet<string>,
 ): string {
   const keys = exp.axes.map((a) => a.name).filter((k) =>
-    k !== without && variant[k] !== undefined
+    k !== without && variant[k] !== undefined && (!only || only.has(k))
   );
   if (keys.length === 1) return variant[keys[0]!]!;
   return keys.map((k) => `${k}=${variant[k]}`).join(", ");
@@ -307,6 +311,22 @@ export async function collectExperiment(
   const readBlob = (ref: { $blob: string }) =>
     Promise.resolve(store.readBlob(ref));
 
+  // Axes whose value differs between variants that run: the others (e.g.
+  // `engineer=rules` when the llm variants are skipped) stay out of labels.
+  const varying = new Set<string>();
+  for (const a of exp.axes) {
+    const seen = new Set(
+      exp.nodes.filter((n) => !n.skipped && n.variant[a.name] !== undefined)
+        .map((n) => n.variant[a.name]),
+    );
+    if (seen.size > 1) varying.add(a.name);
+  }
+  const label = (
+    v: Readonly<Record<string, string>>,
+    skipped: boolean,
+    without?: string,
+  ) => variantLabel(v, exp, without, skipped ? undefined : varying);
+
   const tables = await buildTables(ctx, file);
   for (const t of tables) for (const id of t.missing) missing.add(id);
   const over = tables.find((t) => t.over)?.over?.axis ??
@@ -318,10 +338,13 @@ export async function collectExperiment(
     { stages: number; byName: Map<string, GraphNode[][]> }
   >();
   for (const n of exp.nodes) {
-    const s = _stageOf(n);
+    // Train nodes outside stages make a one-stage group of their own.
+    const s = _stageOf(n) ??
+      (n.kind.name === "train" ? { stage: 0, name: "" } : null);
     if (!s) continue;
-    let g = groups.get(n.group);
-    if (!g) groups.set(n.group, g = { stages: 0, byName: new Map() });
+    const key = s.name === "" ? n.plain : n.group;
+    let g = groups.get(key);
+    if (!g) groups.set(key, g = { stages: 0, byName: new Map() });
     g.stages = Math.max(g.stages, s.stage + 1);
     let list = g.byName.get(s.name);
     if (!list) g.byName.set(s.name, list = []);
@@ -383,8 +406,8 @@ export async function collectExperiment(
           });
           series.push({
             variant: chain.variant,
-            label: variantLabel(chain.variant, exp),
-            series: variantLabel(chain.variant, exp, over),
+            label: label(chain.variant, skipped !== undefined),
+            series: label(chain.variant, skipped !== undefined, over),
             points,
             stageStarts: starts,
             nodes: chain.nodes.map((n) => n?.id ?? ""),
@@ -419,7 +442,10 @@ export async function collectExperiment(
             group,
             name,
             variant: chain.variant,
-            label: variantLabel(chain.variant, exp),
+            label: label(
+              chain.variant,
+              rows.length > 0 && rows.every((r) => r.status === "skipped"),
+            ),
             rows,
           });
         }
@@ -427,6 +453,7 @@ export async function collectExperiment(
         const lastStage = perStage[perStage.length - 1] ?? [];
         let omitted = 0;
         for (const n of lastStage) {
+          if (n.skipped) continue;
           if (!shownForFailures(n.variant)) {
             omitted++;
             continue;
@@ -468,7 +495,7 @@ export async function collectExperiment(
             const outcome = _str(fc.outcome) ?? ep.outcome;
             const step = _num(fc.step) ?? ep.steps;
             failures.push(
-              _figure("training", n.id, variantLabel(n.variant, exp), {
+              _figure("training", n.id, label(n.variant, false), {
                 epIndex,
                 ep,
                 inst,
@@ -495,7 +522,7 @@ export async function collectExperiment(
   if (cases > 0) {
     let omitted = 0;
     for (const n of exp.nodes) {
-      if (n.kind.name !== "evaluate") continue;
+      if (n.kind.name !== "evaluate" || n.skipped) continue;
       if (!shownForFailures(n.variant)) {
         omitted++;
         continue;
@@ -522,7 +549,7 @@ export async function collectExperiment(
           const ep = loaded.episodes[i]!;
           const inst = byId.get(ep.instance)!;
           failures.push(
-            _figure("evaluation", n.id, variantLabel(n.variant, exp), {
+            _figure("evaluation", n.id, label(n.variant, false), {
               epIndex: i,
               ep,
               inst,

@@ -200,6 +200,23 @@ export function tableHtml(t: Table): string {
   return out.join("\n");
 }
 
+/** `behavior: not run: X not set`, or `15 variants not run (X not set)` when many. */
+function _skippedNotes(
+  list: readonly { label: string; why: string }[],
+): string[] {
+  const byWhy = new Map<string, string[]>();
+  for (const x of list) {
+    const l = byWhy.get(x.why);
+    if (l) l.push(x.label);
+    else byWhy.set(x.why, [x.label]);
+  }
+  return [...byWhy].map(([why, labels]) =>
+    labels.length <= 3
+      ? `${labels.join("; ")}: not run: ${why}`
+      : `${labels.length} variants not run (${why}), e.g. ${labels[0]}`
+  );
+}
+
 function _median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
   const mid = Math.floor(s.length / 2);
@@ -212,10 +229,7 @@ export function curvesHtml(set: CurveSet): string {
   const series: ChartSeries[] = [];
   const notes: string[] = [];
   for (const s of set.series) {
-    if (s.skipped) {
-      notes.push(`${s.label}: not run: ${s.skipped}`);
-      continue;
-    }
+    if (s.skipped) continue;
     if (!colors.has(s.series)) {
       colors.set(s.series, PALETTE[colors.size % PALETTE.length]!);
     }
@@ -267,6 +281,14 @@ export function curvesHtml(set: CurveSet): string {
       width: 880,
     }));
   }
+  notes.push(
+    ..._skippedNotes(
+      set.series.filter((s) => s.skipped).map((s) => ({
+        label: s.label,
+        why: s.skipped!,
+      })),
+    ),
+  );
   const sameColor = set.series.some((s) => s.series !== s.label);
   const shared: number[] = [];
   for (let st = 0; st < set.stages && set.series.length > 1; st++) {
@@ -282,14 +304,12 @@ export function curvesHtml(set: CurveSet): string {
   }
   out.push(
     `<figcaption>Success rate of the training episodes that ended in each update of <code>${
-      esc(set.group)
-    }.*.${
-      esc(set.name)
-    }</code>, against the policy's cumulative samples, ${set.stages} stage${
-      set.stages > 1 ? "s" : ""
+      esc(set.name === "" ? set.group : `${set.group}.*.${set.name}`)
+    }</code>, against the policy's cumulative samples${
+      set.stages > 1 ? `, ${set.stages} stages` : ""
     }; one line per variant${
       sameColor ? " (one colour per variant up to the seed)" : ""
-    }; dashed lines: stage boundaries.${
+    }${set.stages > 1 ? "; dashed lines: stage boundaries" : ""}.${
       notes.length ? " " + esc(notes.join("; ")) + "." : ""
     }</figcaption>`,
   );
@@ -345,11 +365,18 @@ function _row(r: TrajectoryRow): string {
 }
 
 /** One variant's configuration trajectory as a table. */
-export function trajectoryHtml(t: ConfigTrajectory, open: boolean): string {
+export function trajectoryHtml(
+  t: ConfigTrajectory,
+  open: boolean,
+  withGroup = false,
+): string {
   const ok = t.rows.filter((r) => r.status === "ok");
   const changedDims = [...new Set(ok.flatMap((r) => r.dimensions ?? []))];
+  const name = withGroup
+    ? `${t.group}${t.label ? ` · ${t.label}` : ""}`
+    : t.label || "all";
   const summary = `${
-    esc(t.label || "all")
+    esc(name)
   } <span class="meta">${ok.length}/${t.rows.length} stages${
     changedDims.length ? ` · changed: ${esc(changedDims.join(", "))}` : ""
   }</span>`;
@@ -453,7 +480,21 @@ export function experimentHtml(r: ExperimentReport): string {
       `<p class="legend-note">Per variant and stage: the engineer, the configuration id before and after its redesign (the next stage trains on the latter), the dimensions it changed, and its rationale.</p>`,
     );
   }
-  r.trajectories.forEach((t, i) => out.push(trajectoryHtml(t, i < 6)));
+  const firstOver = r.axes.find((a) => a.name === r.over)?.values[0];
+  const notRun: { label: string; why: string }[] = [];
+  const groups = new Set(r.trajectories.map((t) => t.group)).size;
+  for (const t of r.trajectories) {
+    if (t.rows.length && t.rows.every((x) => x.status === "skipped")) {
+      notRun.push({ label: t.label, why: t.rows[0]!.why ?? "" });
+      continue;
+    }
+    const open = r.over === undefined || t.variant[r.over] === undefined ||
+      t.variant[r.over] === firstOver;
+    out.push(trajectoryHtml(t, open, groups > 1));
+  }
+  for (const n of _skippedNotes(notRun)) {
+    out.push(`<p class="meta skipped-note">${esc(n)}.</p>`);
+  }
 
   out.push(`<h3>Failure cases</h3>`);
   const sources: [FailureFigure["source"], string][] = [

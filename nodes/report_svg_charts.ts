@@ -116,7 +116,15 @@ export function lineChart(
   for (const mk of options.markers ?? []) xs = [...xs, mk.x];
   const [x0, x1] = options.xDomain ??
     [Math.min(0, ...xs), xs.length ? Math.max(...xs) : 1];
-  const xHi = x1 > x0 ? x1 : x0 + 1;
+  // Extend the x range to the next round tick (unless given).
+  let xHi = x1 > x0 ? x1 : x0 + 1;
+  if (!options.xDomain) {
+    const t = niceTicks(x0, xHi, Math.max(3, Math.round(plotW / 110)));
+    const step = t.length > 1 ? t[1]! - t[0]! : 0;
+    if (step > 0 && t[t.length - 1]! < xHi - step * 1e-9) {
+      xHi = Number((t[t.length - 1]! + step).toPrecision(12));
+    }
+  }
   const [y0, y1] = options.yDomain ?? [0, 1];
   const X = (x: number) => m.left + ((x - x0) / (xHi - x0)) * plotW;
   const Y = (y: number) => m.top + (1 - (y - y0) / (y1 - y0)) * plotH;

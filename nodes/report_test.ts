@@ -13,6 +13,8 @@ import {
 } from "../engine/mod.ts";
 import { main } from "../cli.ts";
 import { kinds as domainKinds } from "./mod.ts";
+import { loadRollouts } from "./diagnose.ts";
+import type { Episode, Instance } from "../mapf/mod.ts";
 import { buildReport, secretEnvValues } from "./report.ts";
 import { runReport } from "./report_command.ts";
 import type { ConfigTrajectory } from "./report_data.ts";
@@ -47,6 +49,7 @@ nodes:
         kind: redesign
         with: { engineer: rules, context: $matrix.context.name, config: $prev.config, findings: $findings, history: $earlier.findings, stage: $stage }
   score: { kind: evaluate, with: { policy: $curriculum.policy, envs: $bench } }
+  solo: { kind: train, with: { policy: $start, envs: $bench, updates: 2, parallel: 16, steps: 16, minibatch: 128 } }
 tables:
   - name: report_test
     title: "Success <b>per</b> suite"
@@ -183,8 +186,13 @@ Deno.test("report: tables, curves, config trajectories and failure cases of a ca
   const store = new Store(cache);
   const entryOf = (id: string) =>
     store.readEntry(keys[exp.byId.get(id)!]!.key)!;
-  assert.equal(rep.curves.length, 1);
+  assert.deepEqual(rep.curves.map((c) => c.group), ["curriculum", "solo"]);
   const set = rep.curves[0]!;
+  // A train node outside stages: one stage, one series (no matrix axis).
+  const solo = rep.curves[1]!;
+  assert.equal(solo.stages, 1);
+  assert.deepEqual(solo.series.map((s) => s.nodes), [["solo"]]);
+  assert.equal(solo.series[0]!.points.length, 2);
   assert.equal(set.stages, 2);
   assert.deepEqual(set.series.map((s) => s.label), [
     "none",
@@ -222,8 +230,8 @@ Deno.test("report: tables, curves, config trajectories and failure cases of a ca
   }
   assert.equal(
     [...html.matchAll(/<g class="series"/g)].length,
-    2,
-    "no curve for the skipped variant",
+    3,
+    "none, full and solo; no curve for the skipped variant",
   );
   assert.ok(set.series[2]!.skipped?.includes("ENVSMITH_REPORT_TEST_NEVER_SET"));
   assert.match(
@@ -284,19 +292,64 @@ Deno.test("report: tables, curves, config trajectories and failure cases of a ca
     assert.ok(html.includes(escapeHtml(f.caption)));
     assert.match(f.caption, /^Failure: /);
   }
-  const training = rep.failures.filter((f) => f.source === "training");
-  for (const f of training) {
-    const findings = entryOf(f.node).value as {
-      failures: { episode: number; outcome: string; step: number }[];
-    };
-    const c = findings.failures.find((x) => x.episode === f.episode)!;
-    assert.equal(f.outcome, c.outcome);
-    assert.equal(f.step, c.step);
+  // Each picture shows the episode the case names: same instance and outcome,
+  // and the failure where the marks are (a hole under a fallen agent, two
+  // agents in one cell for a vertex collision).
+  const readBlob = (ref: { $blob: string }) =>
+    Promise.resolve(store.readBlob(ref));
+  let located = 0;
+  for (const f of rep.failures) {
+    const node = exp.nodes[exp.byId.get(f.node)!]!;
+    let episodes: Episode[], instances: Instance[];
+    if (f.source === "training") {
+      const findings = entryOf(f.node).value as {
+        failures: { episode: number; outcome: string; step: number }[];
+      };
+      const c = findings.failures.find((x) => x.episode === f.episode)!;
+      assert.equal(f.outcome, c.outcome);
+      assert.equal(f.step, c.step);
+      const ro = node.deps.map((i) => exp.nodes[i]!).find((d) =>
+        d.kind.name === "rollout"
+      )!;
+      ({ episodes, instances } = await loadRollouts(
+        entryOf(ro.id).value,
+        undefined,
+        null,
+        { readBlob },
+      ));
+    } else {
+      ({ episodes, instances } = await loadRollouts(
+        {
+          trajectories:
+            (entryOf(f.node).value as { trajectories: unknown }).trajectories,
+        },
+        entryOf("bench").value,
+        null,
+        { readBlob },
+      ));
+    }
+    const ep = episodes[f.episode]!;
+    assert.equal(ep.instance, f.instance);
+    assert.equal(ep.outcome === "running" ? "timeout" : ep.outcome, f.outcome);
+    const inst = instances.find((i) => i.id === f.instance)!;
+    const pos = (a: number) => ep.positions[f.step * ep.agents + a]!;
+    if (f.outcome === "hole") {
+      const p = pos(f.agents[0]!);
+      assert.equal(
+        inst.cells[Math.floor(p / inst.width)]![p % inst.width],
+        "H",
+      );
+      located++;
+    } else if (f.outcome === "vertex_collision") {
+      assert.equal(pos(f.agents[0]!), pos(f.agents[1]!));
+      located++;
+    }
   }
+  assert.ok(located > 0, "some failures were located on the map");
   assert.equal(
     [...html.matchAll(/<svg /g)].length,
-    1 + rep.failures.length,
-    "one chart and one picture per case",
+    2 + rep.failures.length,
+    "two charts and one picture per case",
   );
   assert.ok(!/<script/i.test(html), "no script anywhere");
   assert.ok(
