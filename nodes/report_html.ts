@@ -51,6 +51,8 @@ code{background:var(--soft);padding:1px 5px;border-radius:4px}
 .callout ul{list-style:none;margin:8px 0;padding:0;display:flex;flex-wrap:wrap;gap:4px 6px}
 .callout li{background:#fff;border:1px solid var(--warn-line);border-radius:4px;padding:0 6px;font-size:12px}
 .callout code{background:#fff;word-break:break-all}
+.callout details{margin:0 0 8px}
+.callout summary{cursor:pointer;color:var(--accent);font-size:13px}
 .empty{color:var(--muted);font-style:italic;font-size:14px}
 figure{margin:12px 0 20px}
 figcaption{color:var(--muted);font-size:13px;margin-top:4px}
@@ -228,6 +230,7 @@ export function curvesHtml(set: CurveSet): string {
   const colors = new Map<string, string>();
   const series: ChartSeries[] = [];
   const notes: string[] = [];
+  const lacking: string[] = [];
   for (const s of set.series) {
     if (s.skipped) continue;
     if (!colors.has(s.series)) {
@@ -235,9 +238,7 @@ export function curvesHtml(set: CurveSet): string {
     }
     const pts = s.points.filter((p) => p.success !== null);
     if (s.missing.length) {
-      notes.push(
-        `${s.label}: ${s.missing.length} of ${set.stages} stages not in the cache`,
-      );
+      lacking.push(`${s.label}: ${s.missing.length} of ${set.stages} stages`);
     }
     if (pts.length === 0) continue;
     series.push({
@@ -280,6 +281,15 @@ export function curvesHtml(set: CurveSet): string {
       firstRegion: set.stages > 1 ? "stage 0" : "",
       width: 880,
     }));
+  }
+  if (lacking.length) {
+    notes.push(
+      lacking.length <= 3
+        ? `not in the cache: ${lacking.join("; ")}`
+        : `${lacking.length} of ${
+          set.series.filter((s) => !s.skipped).length
+        } variants have stages not in the cache`,
+    );
   }
   notes.push(
     ..._skippedNotes(
@@ -441,20 +451,20 @@ export function experimentHtml(r: ExperimentReport): string {
   }
   if (meta.length) out.push(`<p class="meta">${meta.join(" ")}</p>`);
   if (r.missing.length) {
-    const shown = r.missing.slice(0, 30);
+    const li = (id: string) =>
+      `<li class="mono" data-missing="${esc(id)}">${esc(id)}</li>`;
+    const head = r.missing.slice(0, 12);
+    const rest = r.missing.slice(12);
     out.push(
       `<div class="callout missing-nodes"><strong>Incomplete: ${r.missing.length} node${
         r.missing.length > 1 ? "s are" : " is"
-      } not in the cache.</strong><ul>${
-        shown.map((id) =>
-          `<li class="mono" data-missing="${esc(id)}">${esc(id)}</li>`
-        )
-          .join("")
-      }${
-        r.missing.length > shown.length
-          ? `<li>… and ${r.missing.length - shown.length} more</li>`
+      } not in the cache.</strong><ul>${head.map(li).join("")}</ul>${
+        rest.length
+          ? `<details><summary>and ${rest.length} more</summary><ul>${
+            rest.map(li).join("")
+          }</ul></details>`
           : ""
-      }</ul>Compute ${
+      }Compute ${
         r.missing.length > 1 ? "them" : "it"
       } with: <code class="command">${esc(r.command ?? "")}</code></div>`,
     );
@@ -483,14 +493,29 @@ export function experimentHtml(r: ExperimentReport): string {
   const firstOver = r.axes.find((a) => a.name === r.over)?.values[0];
   const notRun: { label: string; why: string }[] = [];
   const groups = new Set(r.trajectories.map((t) => t.group)).size;
+  let absent = 0;
   for (const t of r.trajectories) {
     if (t.rows.length && t.rows.every((x) => x.status === "skipped")) {
       notRun.push({ label: t.label, why: t.rows[0]!.why ?? "" });
       continue;
     }
+    if (
+      r.trajectories.length > 3 && t.rows.length &&
+      t.rows.every((x) => x.status === "missing")
+    ) {
+      absent++;
+      continue;
+    }
     const open = r.over === undefined || t.variant[r.over] === undefined ||
       t.variant[r.over] === firstOver;
     out.push(trajectoryHtml(t, open, groups > 1));
+  }
+  if (absent) {
+    out.push(
+      `<p class="meta missing-note">${absent} variant${
+        absent > 1 ? "s have" : " has"
+      } no redesign in the cache yet.</p>`,
+    );
   }
   for (const n of _skippedNotes(notRun)) {
     out.push(`<p class="meta skipped-note">${esc(n)}.</p>`);
@@ -519,7 +544,10 @@ export function experimentHtml(r: ExperimentReport): string {
       `<p class="legend-note">Each agent has a colour: filled circle = where it stood at the failure step, square outline = its goal, line = its path from its start (small ring) up to the failure; dark cells are holes, grey cells walls; a dark ring marks the failure (the cell of a fall or of a vertex collision; a dark bar joins the cells of an edge collision; dashed rings: agents still off their goal at the horizon).</p>`,
     );
   }
-  for (const n of r.failureNotes) out.push(`<p class="meta">${esc(n)}</p>`);
+  for (const n of r.failureNotes) {
+    // "shown for seed=1 only" matters only when something is shown.
+    if (any || !/ only \(/.test(n)) out.push(`<p class="meta">${esc(n)}</p>`);
+  }
   out.push(`</section>`);
   return out.join("\n");
 }

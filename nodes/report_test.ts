@@ -450,7 +450,7 @@ Deno.test("report: nodes missing from the cache are listed with the command that
     "the other row still has its numbers",
   );
   assert.ok(page.includes(`data-missing="${escapeHtml(id)}"`));
-  assert.ok(page.includes("full: 1 of 2 stages not in the cache"));
+  assert.ok(page.includes("not in the cache: full: 1 of 2 stages"));
   const full = r2.curves[0]!.series.find((s) => s.label === "full")!;
   assert.deepEqual(full.missing, [id]);
   assert.equal(full.points.length, 3, "stage 0 is still drawn");
@@ -473,9 +473,14 @@ Deno.test("report: the CLI writes the page and exits 0 when complete", async () 
   assert.equal(bad, 2, "a missing file is a user error");
 });
 
+const CHROMIUM = _exists("/usr/bin/chromium");
 Deno.test({
-  name: "report: renders in headless Chromium (tables and SVGs in the DOM)",
-  ignore: !_exists("/usr/bin/chromium"),
+  name: `report: renders in headless Chromium (tables and SVGs in the DOM)${
+    CHROMIUM
+      ? ""
+      : " [ignored: /usr/bin/chromium is not installed; apt-get install -y chromium]"
+  }`,
+  ignore: !CHROMIUM,
   async fn() {
     const { dir, file, cache } = await fixture();
     const out = join(dir, "chromium.html");
