@@ -87,7 +87,10 @@ table.traj-table td.why{color:#36404c;max-width:520px}
 table.traj-table td.who{white-space:nowrap;width:1%}
 .same{color:var(--muted);font-style:italic}
 ul.changes{margin:3px 0 0;padding-left:16px;color:var(--muted);font-size:12.5px}
-.event{display:inline-block;background:#fdecea;color:var(--bad);border-radius:10px;padding:0 8px;margin:3px 4px 0 0;font-size:12px}
+.event{display:inline-block;border-radius:10px;padding:0 8px;margin:3px 4px 0 0;font-size:12px}
+.event.bad{background:#fdecea;color:var(--bad)}
+.event.warn{background:var(--warn-bg);color:#8a5a00}
+.event.info{background:var(--soft);color:var(--muted)}
 .cases{display:grid;grid-template-columns:repeat(auto-fill,minmax(250px,1fr));gap:16px;margin-top:8px}
 .case{border:1px solid var(--line);border-radius:8px;padding:10px;background:#fff;margin:0}
 .case svg{display:block;margin:0 auto 8px;max-width:100%;height:auto;border-radius:3px}
@@ -361,9 +364,13 @@ function _row(r: TrajectoryRow): string {
     }</ul>`
     : "";
   const events = (r.events ?? []).map((e) =>
-    `<span class="event">${esc(e.type)}${
-      e.detail ? `: ${esc(e.detail)}` : ""
-    }</span>`
+    `<span class="event ${
+      /fallback|error/.test(e.type)
+        ? "bad"
+        : /retry|clamp/.test(e.type)
+        ? "warn"
+        : "info"
+    }">${esc(e.type)}${e.detail ? `: ${esc(e.detail)}` : ""}</span>`
   ).join("");
   return `<tr data-stage="${r.stage}" data-to="${
     esc(r.toId ?? "")

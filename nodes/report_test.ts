@@ -78,6 +78,11 @@ let _fixture: Promise<{ dir: string; file: string; cache: string }> | null =
 function fixture() {
   _fixture ??= (async () => {
     const dir = Deno.makeTempDirSync({ prefix: "envsmith-report-" });
+    globalThis.addEventListener("unload", () => {
+      try {
+        Deno.removeSync(dir, { recursive: true });
+      } catch { /* already gone */ }
+    });
     const file = join(dir, "report.yaml");
     Deno.writeTextFileSync(file, YAML);
     const cache = join(dir, "cache");
@@ -381,7 +386,14 @@ Deno.test("report: hostile strings from the file and the cache are escaped", asy
   store.writeEntry(
     {
       ...e,
-      report: { ...(e.report as Record<string, unknown>), rationale: hostile },
+      report: {
+        ...(e.report as Record<string, unknown>),
+        rationale: hostile,
+        events: [
+          { type: "rule", detail: "harden-mastered" },
+          { type: "fallback", detail: "kept <b>the</b> config" },
+        ],
+      },
     } as typeof e,
   );
   const { html } = await buildReport(ctxOf(copy), [file], {
@@ -393,6 +405,13 @@ Deno.test("report: hostile strings from the file and the cache are escaped", asy
   assert.ok(html.includes("&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;"));
   assert.ok(html.includes("Report test &lt;script&gt;alert(&#39;desc&#39;)"));
   assert.ok(html.includes("Success &lt;b&gt;per&lt;/b&gt; suite"));
+  assert.ok(
+    html.includes(
+      `<span class="event bad">fallback: kept &lt;b&gt;the&lt;/b&gt; config</span>`,
+    ),
+    "fallback events are shown, escaped",
+  );
+  assert.ok(!html.includes("harden-mastered</span>"), "rule firings are not");
   assert.ok(!html.includes("sk-not-a-real-key-123456"), "redacted");
   assert.ok(html.includes("[redacted]"));
 });
