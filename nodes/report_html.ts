@@ -64,7 +64,7 @@ table.results thead th{font-weight:600;color:#36404c;border-bottom:2px solid #c9
 table.results thead th:first-child,table.results tbody th{text-align:left}
 table.results tbody th{font-weight:600}
 table.results td{text-align:right;font-variant-numeric:tabular-nums}
-table.results td.bar{background:linear-gradient(rgba(11,92,173,.45),rgba(11,92,173,.45)) no-repeat left bottom/calc(var(--v)*100%) 2px;background-origin:content-box;background-clip:content-box}
+table.results td.bar{background:rgba(11,92,173,calc(var(--v)*.16))}
 table.results .agg{border-left:2px solid #c9d1db}
 td .sd,td .n{color:var(--muted);font-size:12.5px}
 td.missing{color:var(--bad);font-style:italic}
