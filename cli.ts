@@ -28,7 +28,7 @@ import {
   statusCommand,
   UserError,
 } from "./engine/mod.ts";
-import { toFileUrl } from "./engine/paths.ts";
+import { fromFileUrl, toFileUrl } from "./engine/paths.ts";
 
 /** Options of {@linkcode main}. */
 export interface MainOptions {
@@ -65,6 +65,34 @@ async function _pluginKinds(modules: readonly string[]): Promise<NodeKind[]> {
     out.push(...(list as NodeKind[]));
   }
   return out;
+}
+
+/**
+ * Deno arguments that start this CLI on another machine (the Slurm
+ * executor's jobs): the same module, the deno.json beside it, and the extra
+ * kind modules of this invocation.
+ */
+function _cliCommand(extraKindModules: readonly string[]): string[] {
+  const url = new URL(import.meta.url);
+  const main = url.protocol === "file:" ? fromFileUrl(url) : url.href;
+  const args = ["run", "-A"];
+  if (url.protocol === "file:") {
+    const config = fromFileUrl(new URL("./deno.json", url));
+    try {
+      Deno.statSync(config);
+      args.push("--config", config);
+    } catch { /* none: deno finds one from the working directory */ }
+  }
+  args.push(main);
+  for (const m of new Set(extraKindModules)) args.push("--kinds", m);
+  return args;
+}
+
+function _executorOption() {
+  return new Option(
+    "--executor <name>",
+    "where nodes run: local (this machine) or slurm (one sbatch job per node; the cache must be on a shared file system)",
+  ).choices(["local", "slurm"] as const).env("ENVSMITH_EXECUTOR");
 }
 
 function _int(name: string) {
@@ -155,15 +183,17 @@ Examples:
       "only these nodes (ids, plain ids, groups or * globs) and their inputs",
     )
     .option("--tables", "print the experiment's tables afterwards")
+    .addOption(_executorOption())
     .addHelpText(
       "after",
-      "\nExample:\n  deno task run experiments/quick.yaml --jobs 2 --tables",
+      "\nExamples:\n  deno task run experiments/quick.yaml --jobs 2 --tables\n  deno task run experiments/quick.yaml --executor slurm --cache /shared/envsmith-cache",
     )
     .action(async (file, o, cmd) => {
       const ctx = await ctxOf(cmd as unknown as Command);
       const r = await runCommand(ctx, file, {
         ...(o.jobs ? { jobs: o.jobs } : {}),
         ...(o.only ? { only: o.only } : {}),
+        ...(o.executor ? { executor: o.executor } : {}),
       });
       let code = r.code;
       if (o.tables && code !== 130) {
@@ -261,6 +291,7 @@ Examples:
       "nodes in parallel (default: number of cores)",
       _int("--jobs"),
     )
+    .addOption(_executorOption())
     .addHelpText("after", "\nExample:\n  deno task ablate --jobs 2")
     .action(async (o, cmd) => {
       try {
@@ -271,11 +302,10 @@ Examples:
         );
       }
       const ctx = await ctxOf(cmd as unknown as Command);
-      const r = await runCommand(
-        ctx,
-        ABLATE_FILE,
-        o.jobs ? { jobs: o.jobs } : {},
-      );
+      const r = await runCommand(ctx, ABLATE_FILE, {
+        ...(o.jobs ? { jobs: o.jobs } : {}),
+        ...(o.executor ? { executor: o.executor } : {}),
+      });
       let code = r.code;
       if (code !== 130) {
         const { tablesCommand } = await import("./engine/tables_command.ts");
@@ -397,19 +427,25 @@ export async function main(
     );
     controller.abort();
   };
-  let listening = false;
-  try {
-    Deno.addSignalListener("SIGINT", onSigint);
-    listening = true;
-  } catch { /* not supported here */ }
+  // SIGTERM (a batch system stopping this process, e.g. scancel or a time
+  // limit) stops a run the same way: executors cancel their jobs, locks are
+  // released, finished nodes stay cached.
+  const signals: Deno.Signal[] = [];
+  for (const sig of ["SIGINT", "SIGTERM"] as const) {
+    try {
+      Deno.addSignalListener(sig, onSigint);
+      signals.push(sig);
+    } catch { /* not supported here */ }
+  }
   const makeContext = async (
     g: { cache?: string | undefined; kinds?: string[] | undefined },
   ): Promise<CommandContext> => {
+    const plugins = await _pluginKinds(g.kinds ?? []);
     const kinds = [
       ...builtinKinds,
       ...domainKinds,
       ...(options.kinds ?? []),
-      ...await _pluginKinds(g.kinds ?? []),
+      ...plugins,
     ];
     const seen = new Map<string, string>();
     for (const k of kinds) {
@@ -426,11 +462,21 @@ export async function main(
       }
       seen.set(k.name, k.module);
     }
+    const builtin = new Set(
+      [...builtinKinds, ...domainKinds].map((k) => k.module),
+    );
+    const extraModules = [
+      ...(options.kinds ?? []).map((k) => k.module),
+      ...(g.kinds ?? []).map((m) =>
+        m.includes("://") ? m : toFileUrl(resolve(m))
+      ),
+    ].filter((m) => !builtin.has(m));
     return {
       kinds,
       cache: cacheDir(g.cache),
       output,
       signal: controller.signal,
+      command: _cliCommand(extraModules),
       ...(options.reporter ? { reporter: options.reporter } : {}),
     };
   };
@@ -473,7 +519,7 @@ export async function main(
       code = 3;
     }
   } finally {
-    if (listening) Deno.removeSignalListener("SIGINT", onSigint);
+    for (const sig of signals) Deno.removeSignalListener(sig, onSigint);
   }
   return code;
 }

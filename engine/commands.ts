@@ -8,9 +8,16 @@
 import { loadExperiment } from "./experiment.ts";
 import type { Experiment } from "./experiment.ts";
 import { computeKeys } from "./keys.ts";
-import { latestManifest } from "./manifest.ts";
+import { latestManifest, newRunId } from "./manifest.ts";
+import { createExecutor } from "./executor_select.ts";
+import type { SlurmClient } from "./slurm_client.ts";
 import { makePlan, type Plan, type PlanItem } from "./plan.ts";
-import { defaultReporter, formatDuration, type Reporter } from "./progress.ts";
+import {
+  defaultReporter,
+  formatDuration,
+  ProgressFileReporter,
+  type Reporter,
+} from "./progress.ts";
 import {
   displayParams,
   executeJob,
@@ -53,15 +60,28 @@ export interface CommandContext {
   readonly signal?: AbortSignal;
   /** Environment lookup (requires_env). */
   readonly env?: (name: string) => string | undefined;
+  /**
+   * Deno arguments that start this CLI elsewhere (without the binary and
+   * without `--cache`), e.g. `["run", "-A", "/repo/cli.ts", "--kinds",
+   * "x.ts"]`: what a remote executor (Slurm) runs with `--cache DIR
+   * run-node KEY` appended. Set by `cli.ts`.
+   */
+  readonly command?: readonly string[];
+  /** Slurm commands (tests inject a fake). @default the real ones */
+  readonly slurmClient?: SlurmClient;
 }
 
-/** The command that reruns `ids` of `file`. */
-export function resumeCommand(file: string, ids?: readonly string[]): string {
+/** The command that reruns `ids` of `file` (with `extra` flags, e.g. `--executor slurm`). */
+export function resumeCommand(
+  file: string,
+  ids?: readonly string[],
+  extra: readonly string[] = [],
+): string {
   const q = (s: string) =>
     /^[A-Za-z0-9_./=,:@-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
   return `deno task run ${q(file)}${
     ids && ids.length ? " --only " + ids.map(q).join(" ") : ""
-  }`;
+  }${extra.map((x) => " " + q(x)).join("")}`;
 }
 
 /** Loads an experiment with the context's kinds. */
@@ -155,6 +175,7 @@ export function printFailures(
   ctx: CommandContext,
   plan: Plan,
   failures: readonly NodeFailure[],
+  resumeFlags: readonly string[] = [],
 ): void {
   const ids = (i: number) => plan.exp.nodes[i]!.id;
   for (const f of failures) {
@@ -169,8 +190,11 @@ export function printFailures(
           params.length > 2000 ? params.slice(0, 2000) + " …" : params
         }`,
         `  error   ${f.message.split("\n").join("\n          ")}`,
+        ...Object.entries(f.details).map(([k, v]) =>
+          `  ${k.length < 8 ? _pad(k, 7) : k} ${v}`
+        ),
         `  log     ${f.log}`,
-        `  resume  ${resumeCommand(plan.exp.file, [f.id])}`,
+        `  resume  ${resumeCommand(plan.exp.file, [f.id], resumeFlags)}`,
       ].join("\n"),
     );
   }
@@ -182,6 +206,8 @@ export interface RunCommandOptions {
   readonly jobs?: number;
   /** Restrict to these nodes (and their uncached inputs). */
   readonly only?: readonly string[];
+  /** `local` or `slurm`. @default the experiment's `executor.type`, else local */
+  readonly executor?: string;
 }
 
 /** `run FILE`: runs what is not cached; returns 0, 1 (failures) or 130 (interrupted). */
@@ -199,13 +225,31 @@ export async function runCommand(
     `run ${exp.name}: ${plan.items.length} nodes: ${_counts(plan.items)}`,
   );
   const t0 = performance.now();
-  const result = await runPlan(plan, store, {
-    reporter,
-    ...((options.jobs ?? exp.executor?.jobs) !== undefined
-      ? { jobs: (options.jobs ?? exp.executor?.jobs)! }
-      : {}),
-    ...(ctx.signal ? { signal: ctx.signal } : {}),
+  const runId = newRunId();
+  const executor = createExecutor(exp, store, {
+    runId,
+    ...(options.executor !== undefined ? { executor: options.executor } : {}),
+    ...(options.jobs !== undefined ? { jobs: options.jobs } : {}),
+    ...(ctx.command ? { command: ctx.command } : {}),
+    ...(ctx.slurmClient ? { slurmClient: ctx.slurmClient } : {}),
   });
+  if (executor.name !== "local") reporter.info(executor.describe());
+  const resumeFlags = executor.name !== (exp.executor?.type ?? "local")
+    ? ["--executor", executor.name]
+    : [];
+  let result: RunResult;
+  try {
+    result = await runPlan(plan, store, {
+      reporter,
+      ...(executor.jobs !== undefined ? { jobs: executor.jobs } : {}),
+      runId,
+      runner: executor.run,
+      executorName: executor.name,
+      ...(ctx.signal ? { signal: ctx.signal } : {}),
+    });
+  } finally {
+    await executor.close();
+  }
   const c = result.manifest.counts;
   const summary =
     `${exp.name}: ${c.done ?? 0} computed, ${c.cached ?? 0} cached, ${
@@ -216,11 +260,13 @@ export async function runCommand(
     } (manifest ${result.manifestPath})`;
   ctx.output.err(summary);
   if (result.failures.length > 0) {
-    printFailures(ctx, plan, result.failures);
+    printFailures(ctx, plan, result.failures, resumeFlags);
     ctx.output.err(
       `${result.failures.length} node${
         result.failures.length > 1 ? "s" : ""
-      } failed; finished nodes are cached. Resume with: ${resumeCommand(file)}`,
+      } failed; finished nodes are cached. Resume with: ${
+        resumeCommand(file, [], resumeFlags)
+      }`,
     );
   }
   const code = result.manifest.status === "interrupted"
@@ -282,7 +328,10 @@ export async function runNodeCommand(
   b?: string,
 ): Promise<number> {
   const store = new Store(ctx.cache);
-  const reporter = ctx.reporter ?? defaultReporter();
+  const progressFile = Deno.env.get("ENVSMITH_PROGRESS_FILE");
+  const reporter = progressFile
+    ? new ProgressFileReporter(ctx.reporter ?? defaultReporter(), progressFile)
+    : ctx.reporter ?? defaultReporter();
   let job;
   if (b === undefined) {
     if (!/^[0-9a-f]{64}$/.test(a)) {

@@ -16,6 +16,7 @@ export type DiagnosticCode =
   | "matrix"
   | "stages"
   | "table"
+  | "executor"
   | "file";
 
 /** One problem found in an experiment file. */

@@ -69,20 +69,37 @@ export class NodeFailure extends Error {
   readonly key: string;
   /** Its log file. */
   readonly log: string;
+  /**
+   * Executor facts for the failure block (e.g. `{slurm: "job 12 TIMEOUT
+   * (reason TimeLimit)"}`), printed one per line.
+   */
+  readonly details: Readonly<Record<string, string>>;
+  /** Executor job id (e.g. a Slurm job id), when the node ran as one. */
+  readonly job?: string;
   /** Creates the failure. */
   constructor(
     id: string,
     key: string,
     log: string,
     message: string,
-    options?: ErrorOptions,
+    options?: NodeFailureOptions,
   ) {
     super(message, options);
     this.name = "NodeFailure";
     this.id = id;
     this.key = key;
     this.log = log;
+    this.details = options?.details ?? {};
+    if (options?.job !== undefined) this.job = options.job;
   }
+}
+
+/** Options of {@linkcode NodeFailure}. */
+export interface NodeFailureOptions extends ErrorOptions {
+  /** Executor facts for the failure block. @default {} */
+  readonly details?: Readonly<Record<string, string>>;
+  /** Executor job id. */
+  readonly job?: string;
 }
 
 function _sleep(ms: number, signal?: AbortSignal): Promise<void> {
@@ -111,7 +128,7 @@ export async function executeJob(
   job: Job,
   store: Store,
   options: ExecuteOptions = {},
-): Promise<{ status: "done" | "cached"; entry: Entry; ms: number }> {
+): Promise<JobOutcome> {
   const reporter = options.reporter ?? new SilentReporter();
   const logPath = store.logPath(job.key);
   const t0 = performance.now();
@@ -396,6 +413,24 @@ export interface RunPlanOptions extends ExecuteOptions {
    * @default executeJob
    */
   readonly runner?: JobRunner;
+  /** Run id (names the manifest and the run directory). @default a new one */
+  readonly runId?: string;
+  /** Executor name recorded in the manifest. @default "local" */
+  readonly executorName?: string;
+}
+
+/** What a {@linkcode JobRunner} resolves with. */
+export interface JobOutcome {
+  /** Computed now, or found in the cache. */
+  readonly status: "done" | "cached";
+  /** The stored (or, for an uncacheable node, computed) entry. */
+  readonly entry: Entry;
+  /** Wall time (ms). */
+  readonly ms: number;
+  /** Executor job id (e.g. Slurm's), recorded in the manifest. */
+  readonly job?: string;
+  /** Log of the execution when not the node log (e.g. the Slurm job's). */
+  readonly log?: string;
 }
 
 /** Runs one job and returns its stored entry (see {@linkcode executeJob}). */
@@ -403,7 +438,7 @@ export type JobRunner = (
   job: Job,
   store: Store,
   options: ExecuteOptions,
-) => Promise<{ status: "done" | "cached"; entry: Entry; ms: number }>;
+) => Promise<JobOutcome>;
 
 /**
  * Runs a plan. Finished nodes are stored as they finish, so a run killed at
@@ -417,12 +452,15 @@ export async function runPlan(
   const { exp, keys } = plan;
   const reporter = options.reporter ?? new SilentReporter();
   const jobs = Math.max(1, options.jobs ?? navigator.hardwareConcurrency ?? 2);
-  const run = newRunId();
+  const run = options.runId ?? newRunId();
   const manifest: Manifest = {
     format: 1,
     experiment: exp.name,
     file: exp.file,
     run,
+    ...(options.executorName && options.executorName !== "local"
+      ? { executor: options.executorName }
+      : {}),
     started: new Date().toISOString(),
     status: "running",
     versions: { ...VERSIONS },
@@ -575,6 +613,8 @@ export async function runPlan(
       values.set(i, r.entry);
       m.status = r.status === "cached" ? "cached" : "done";
       m.ms = Math.round(r.ms);
+      if (r.job !== undefined) m.job = r.job;
+      if (r.log !== undefined) m.log = rel(r.log);
       if (k.cacheable) m.entry = rel(store.entryPath(k.key));
       reporter.end(node.id, r.status, r.ms);
       for (const u of users.get(i) ?? []) {
@@ -593,6 +633,8 @@ export async function runPlan(
       const interrupted = options.signal?.aborted === true;
       m.status = interrupted ? "interrupted" : "failed";
       m.error = f.message;
+      if (f.job !== undefined) m.job = f.job;
+      if (f.log) m.log = rel(f.log);
       m.ms = Math.round(performance.now() - t0);
       if (!interrupted) failures.push(f);
       reporter.end(node.id, "failed", performance.now() - t0, f.message);

@@ -9,12 +9,14 @@
 import * as v from "valibot";
 import { dirname, resolve } from "node:path";
 import {
-  ExecutorSchema,
   type ExecutorSpec,
   ExperimentFileSchema,
   IdSchema,
+  LocalExecutorSchema,
   MatrixSchema,
   PlainNodeSchema,
+  SlurmExecutorSchema,
+  SlurmResourcesSchema,
   StagesNodeSchema,
   TableSchema,
   type TableSpec,
@@ -176,6 +178,34 @@ interface _Plain {
   hasMatrix: boolean;
 }
 
+/** sbatch flags envsmith sets itself ("") or that have their own field. */
+const _SBATCH_FIELDS: Record<string, string> = {
+  array: "",
+  a: "",
+  output: "",
+  o: "",
+  error: "",
+  e: "",
+  "job-name": "",
+  J: "",
+  parsable: "",
+  wrap: "",
+  chdir: "",
+  D: "",
+  "open-mode": "",
+  partition: "partition",
+  p: "partition",
+  account: "account",
+  A: "account",
+  qos: "qos",
+  q: "qos",
+  "cpus-per-task": "cpus",
+  c: "cpus",
+  mem: "mem",
+  time: "time",
+  t: "time",
+};
+
 function _isRecord(x: unknown): x is Record<string, unknown> {
   return typeof x === "object" && x !== null && !Array.isArray(x);
 }
@@ -279,12 +309,15 @@ class _Compiler {
     const topKeys = Object.keys(ExperimentFileSchema.entries);
     this.#unknownKeys(data, topKeys, [], "top-level key");
     const top = v.safeParse(ExperimentFileSchema, data);
-    if (!top.success) this.#issues(top.issues, [], "structure");
-    let executor: ExecutorSpec | undefined;
-    if (data.executor !== undefined) {
-      const r = v.safeParse(ExecutorSchema, data.executor);
-      if (r.success) executor = r.output;
+    if (!top.success) {
+      this.#issues(
+        top.issues,
+        [],
+        "structure",
+        (p) => p[0] === "executor",
+      );
     }
+    const executor = this.#executor(data.executor);
     this.#matrix(data.matrix);
     const nodes = _isRecord(data.nodes) ? data.nodes : {};
     this.#collect(nodes);
@@ -323,6 +356,94 @@ class _Compiler {
       tables,
       ...(executor ? { executor } : {}),
     };
+  }
+
+  // ---- executor -----------------------------------------------------------
+
+  #executor(raw: unknown): ExecutorSpec | undefined {
+    if (raw === undefined) return undefined;
+    const at = ["executor"];
+    if (!_isRecord(raw)) {
+      this.#report(
+        "executor",
+        at,
+        "executor is a mapping with a type: local or slurm",
+      );
+      return undefined;
+    }
+    const types = ["local", "slurm"];
+    if (raw.type === undefined || !types.includes(String(raw.type))) {
+      this.#report(
+        "executor",
+        raw.type === undefined ? at : [...at, "type"],
+        raw.type === undefined
+          ? "executor needs a type: local or slurm"
+          : `unknown executor type "${String(raw.type)}"${
+            didYouMean(String(raw.type), types)
+          } (valid: local, slurm)`,
+      );
+      return undefined;
+    }
+    const schema = raw.type === "slurm"
+      ? SlurmExecutorSchema
+      : LocalExecutorSchema;
+    this.#unknownKeys(
+      raw,
+      Object.keys(schema.entries),
+      at,
+      `key of the ${raw.type} executor`,
+      "executor",
+    );
+    const resourceKeys = Object.keys(SlurmResourcesSchema.entries);
+    const checkResources = (r: unknown, where: DocPath) => {
+      if (!_isRecord(r)) return;
+      this.#unknownKeys(r, resourceKeys, where, "resource", "executor");
+      this.#sbatchFlags(r.sbatch, [...where, "sbatch"]);
+    };
+    if (raw.type === "slurm") {
+      checkResources(raw.resources, [...at, "resources"]);
+      this.#sbatchFlags(raw.sbatch, [...at, "sbatch"]);
+      if (_isRecord(raw.kinds)) {
+        const known = [...this.#kinds.keys()];
+        for (const [k, r] of Object.entries(raw.kinds)) {
+          if (!this.#kinds.has(k)) {
+            this.#report(
+              "executor",
+              [...at, "kinds", k],
+              `unknown kind "${k}" in executor.kinds${didYouMean(k, known)}`,
+              true,
+            );
+          }
+          checkResources(r, [...at, "kinds", k]);
+        }
+      }
+    }
+    const r = v.safeParse(schema, raw);
+    if (!r.success) {
+      this.#issues(r.issues, at, "executor");
+      return undefined;
+    }
+    return r.output;
+  }
+
+  #sbatchFlags(raw: unknown, at: DocPath): void {
+    if (!Array.isArray(raw)) return;
+    raw.forEach((f, i) => {
+      if (typeof f !== "string") return;
+      const m = /^(?:--([A-Za-z][A-Za-z0-9-]*)|-([A-Za-z]))/.exec(f);
+      if (!m) return; // the schema reports it
+      const name = m[1] ?? m[2]!;
+      const own = _SBATCH_FIELDS[name];
+      if (own !== undefined) {
+        this.#report(
+          "executor",
+          [...at, i],
+          own === ""
+            ? `sbatch flag "${f}" is set by envsmith itself (job names, logs, arrays and working directory are managed per node); remove it`
+            : `sbatch flag "${f}": use the executor's "${own}:" field instead`,
+        );
+      }
+    });
   }
 
   // ---- matrix -------------------------------------------------------------

@@ -95,7 +95,10 @@ export function gc(
       _rm(join(store.root, "jobs", `${k}.json`));
     }
     for (const h of blobs) _rm(store.blobPath(h));
-    for (const r of runs) _rm(r);
+    for (const r of runs) {
+      _rm(r);
+      _rm(r.replace(/\.json$/, "")); // the run's directory (executor logs)
+    }
     // Temporary files older than a day (left by killed processes).
     try {
       for (const e of Deno.readDirSync(join(store.root, "tmp"))) {

@@ -45,6 +45,8 @@ export interface ManifestNode {
   log?: string;
   /** Error message when failed. */
   error?: string;
+  /** Executor job id (e.g. the Slurm job id) when it ran as one. */
+  job?: string;
   /**
    * Key components; omitted when the node's entry is stored (`cached`,
    * `done`), whose entry holds them.
@@ -64,6 +66,8 @@ export interface Manifest {
   file: string;
   /** Run id (also the file name). */
   run: string;
+  /** Where nodes ran, when not `local` (e.g. `slurm`). */
+  executor?: string;
   /** ISO start time. */
   started: string;
   /** ISO end time. */

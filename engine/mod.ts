@@ -23,12 +23,17 @@
  * - `fingerprint(literalParams, {baseDir})` adds content to the key that the
  *   parameters do not show (e.g. files the node reads).
  *
- * For executors (e.g. Slurm): {@linkcode runPlan} takes a `runner`
- * ({@linkcode JobRunner}); the job spec of every cacheable job is in
- * `CACHE/jobs/KEY.json` before the runner is called, so a runner can start
+ * For executors: {@linkcode runPlan} takes a `runner` ({@linkcode JobRunner});
+ * the job spec of every cacheable job is in `CACHE/jobs/KEY.json` before the
+ * runner is called, so a runner can start
  * `deno run -A cli.ts --cache DIR run-node KEY` anywhere the cache directory
  * is shared and resolve once {@linkcode Store.loadVerified} finds the entry.
- * Locks and write-once entries make that safe on NFS.
+ * Locks and write-once entries make that safe on NFS. Two executors exist
+ * behind {@linkcode Executor}: {@linkcode localExecutor} (the default) and
+ * {@linkcode SlurmExecutor} (one sbatch job per node, job arrays for nodes
+ * that become ready together, engine-side polling of `squeue` and of the
+ * cache); {@linkcode createExecutor} picks one from `--executor` and the
+ * experiment's `executor:` block.
  *
  * @example
  * ```ts ignore
@@ -145,6 +150,28 @@ export {
   type RunPlanOptions,
 } from "./executor.ts";
 export { Lock, type LockInfo, type LockOptions, tryLock } from "./lock.ts";
+export { type JobOutcome, type NodeFailureOptions } from "./executor.ts";
+export {
+  type Executor,
+  localExecutor,
+  type LocalExecutorOptions,
+} from "./executor_api.ts";
+export {
+  createExecutor,
+  type CreateExecutorOptions,
+  type ExecutorName,
+  EXECUTORS,
+} from "./executor_select.ts";
+export { SlurmExecutor, type SlurmExecutorOptions } from "./slurm_executor.ts";
+export {
+  commandSlurmClient,
+  type JobInfo,
+  type QueueState,
+  type SlurmClient,
+  SlurmCommandError,
+  slurmUnavailable,
+} from "./slurm_client.ts";
+export { ProgressFileReporter } from "./progress.ts";
 
 import { exec as _exec } from "./exec_kind.ts";
 import type { NodeKind as _NodeKind } from "./types.ts";

@@ -297,3 +297,63 @@ export function defaultReporter(): Reporter {
   const tty = Deno.stderr.isTerminal() && !(ci && ci !== "0" && ci !== "false");
   return tty ? new TtyReporter() : new PlainReporter();
 }
+
+/**
+ * Passes every event to `inner` and keeps the latest progress of the run in
+ * a small JSON file (`{id, done, total, note}`, replaced by rename at most
+ * once per `intervalMs`), so a process elsewhere (the Slurm executor) can
+ * follow a node that runs in a batch job. `run-node` uses it when
+ * `ENVSMITH_PROGRESS_FILE` is set.
+ */
+export class ProgressFileReporter implements Reporter {
+  #inner: Reporter;
+  #path: string;
+  #interval: number;
+  #last = 0;
+  /** Wraps `inner`; writes to `path`. */
+  constructor(inner: Reporter, path: string, intervalMs = 1000) {
+    this.#inner = inner;
+    this.#path = path;
+    this.#interval = intervalMs;
+  }
+  /** @inheritdoc */
+  start(id: string): void {
+    this.#inner.start(id);
+  }
+  /** @inheritdoc */
+  progress(id: string, done: number, total: number, note?: string): void {
+    this.#inner.progress(id, done, total, note);
+    const now = Date.now();
+    if (now - this.#last < this.#interval && done < total) return;
+    this.#last = now;
+    try {
+      const tmp = `${this.#path}.${Deno.pid}.tmp`;
+      Deno.writeTextFileSync(
+        tmp,
+        JSON.stringify({ id, done, total, ...(note ? { note } : {}) }),
+      );
+      Deno.renameSync(tmp, this.#path);
+    } catch { /* progress is best effort */ }
+  }
+  /** @inheritdoc */
+  waiting(id: string, holder: string): void {
+    this.#inner.waiting(id, holder);
+  }
+  /** @inheritdoc */
+  end(
+    id: string,
+    status: "done" | "cached" | "failed",
+    ms: number,
+    error?: string,
+  ): void {
+    this.#inner.end(id, status, ms, error);
+  }
+  /** @inheritdoc */
+  info(line: string): void {
+    this.#inner.info(line);
+  }
+  /** @inheritdoc */
+  close(): void {
+    this.#inner.close();
+  }
+}

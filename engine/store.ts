@@ -13,6 +13,7 @@
  * ROOT/jobs/<key>.json         what `run-node KEY` needs to run a node
  * ROOT/locks/<key>.lock        held while a process computes a key
  * ROOT/runs/<experiment>/*.json run manifests
+ * ROOT/runs/<experiment>/<run>/ a run's executor files (Slurm scripts, logs)
  * ROOT/tmp/                    temporary files (same file system, for renames)
  * ROOT/corrupt/                entries and blobs that failed verification
  * ```
@@ -140,6 +141,10 @@ export class Store {
   /** Directory of the run manifests of an experiment. */
   runsDir(experiment: string): string {
     return this.#dir("runs", experiment);
+  }
+  /** Directory of one run's own files (e.g. Slurm job scripts and logs), beside its manifest. */
+  runDir(experiment: string, run: string): string {
+    return this.#dir("runs", experiment, run);
   }
   /** Path of the job spec of `key`. */
   jobPath(key: string): string {

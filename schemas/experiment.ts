@@ -56,14 +56,98 @@ export const MatrixSchema = v.objectWithRest(
 );
 
 /**
- * `executor:` where nodes run. `local` (the default) runs them on this
- * machine. Further executors (e.g. `slurm`) are added as options here.
+ * A Slurm time limit: minutes as a number, or a string in one of Slurm's
+ * formats (`MM`, `MM:SS`, `HH:MM:SS`, `D-HH`, `D-HH:MM`, `D-HH:MM:SS`).
+ */
+export const SlurmTimeSchema = v.union([
+  v.pipe(
+    v.number(),
+    v.integer(),
+    v.minValue(1, "a time limit is at least 1 minute"),
+  ),
+  v.pipe(
+    v.string(),
+    v.regex(
+      /^(\d+|\d+:\d{1,2}|\d+:\d{1,2}:\d{1,2}|\d+-\d{1,2}|\d+-\d{1,2}:\d{1,2}|\d+-\d{1,2}:\d{1,2}:\d{1,2})$/,
+      'a Slurm time limit: minutes, "MM:SS", "HH:MM:SS", "D-HH", "D-HH:MM" or "D-HH:MM:SS"',
+    ),
+  ),
+]);
+
+/** Memory of one job: megabytes as a number, or a string like `512M`, `4G`, `1T`. */
+export const SlurmMemSchema = v.union([
+  v.pipe(v.number(), v.integer(), v.minValue(1, "memory is at least 1 (MB)")),
+  v.pipe(
+    v.string(),
+    v.regex(
+      /^[1-9]\d*[KMGT]?$/i,
+      'memory as megabytes or a number with a unit: K, M, G or T (e.g. "4G")',
+    ),
+  ),
+]);
+
+/** Extra sbatch flags: each a `--flag` or `--flag=value` string. */
+export const SbatchFlagsSchema = v.array(
+  v.pipe(
+    v.string(),
+    v.regex(
+      /^-/,
+      'an sbatch flag starts with "-" (e.g. "--qos=normal", "--gres=gpu:1")',
+    ),
+  ),
+);
+
+/** Resources of one Slurm job (every field optional: the site's defaults apply). */
+export const SlurmResourcesSchema = v.strictObject({
+  cpus: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1))),
+  mem: v.optional(SlurmMemSchema),
+  time: v.optional(SlurmTimeSchema),
+  partition: v.optional(v.pipe(v.string(), v.minLength(1))),
+  sbatch: v.optional(SbatchFlagsSchema),
+});
+
+/** `executor: {type: local}`: workers on this machine (the default). */
+export const LocalExecutorSchema = v.strictObject({
+  type: v.literal("local"),
+  jobs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1))),
+});
+
+/**
+ * `executor: {type: slurm}`: every node an sbatch job on a cluster that
+ * shares the cache directory. `resources` apply to every node, `kinds`
+ * overrides them per node kind.
+ */
+export const SlurmExecutorSchema = v.strictObject({
+  type: v.literal("slurm"),
+  /** Nodes submitted at once. */
+  jobs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1))),
+  partition: v.optional(v.pipe(v.string(), v.minLength(1))),
+  account: v.optional(v.pipe(v.string(), v.minLength(1))),
+  qos: v.optional(v.pipe(v.string(), v.minLength(1))),
+  /** Deno binary on the compute nodes (default: the submitting process's). */
+  deno: v.optional(v.pipe(v.string(), v.minLength(1))),
+  /** Nodes that become ready together go out as one job array. */
+  array: v.optional(v.boolean()),
+  /** Seconds between queue polls. */
+  poll_seconds: v.optional(
+    v.pipe(v.number(), v.minValue(0.1), v.maxValue(600)),
+  ),
+  /** Seconds a finished or vanished job's files may take to appear on the shared file system. */
+  grace_seconds: v.optional(
+    v.pipe(v.number(), v.minValue(0), v.maxValue(3600)),
+  ),
+  resources: v.optional(SlurmResourcesSchema),
+  kinds: v.optional(v.record(v.string(), SlurmResourcesSchema)),
+  sbatch: v.optional(SbatchFlagsSchema),
+});
+
+/**
+ * `executor:` where nodes run: `local` (the default; workers on this
+ * machine) or `slurm` (one sbatch job per node over a shared cache).
  */
 export const ExecutorSchema = v.variant("type", [
-  v.strictObject({
-    type: v.literal("local"),
-    jobs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1))),
-  }),
+  LocalExecutorSchema,
+  SlurmExecutorSchema,
 ]);
 
 /** A plain node: `{kind, with, description}`. */
@@ -126,5 +210,9 @@ export const ExperimentFileSchema = v.strictObject({
 export type TableSpec = v.InferOutput<typeof TableSchema>;
 /** A parsed executor entry. */
 export type ExecutorSpec = v.InferOutput<typeof ExecutorSchema>;
+/** A parsed `executor: {type: slurm}` entry. */
+export type SlurmExecutorSpec = v.InferOutput<typeof SlurmExecutorSchema>;
+/** Resources of a Slurm job as written. */
+export type SlurmResources = v.InferOutput<typeof SlurmResourcesSchema>;
 /** A matrix value as written. */
 export type MatrixValue = v.InferOutput<typeof MatrixValueSchema>;
