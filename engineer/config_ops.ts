@@ -90,9 +90,11 @@ export function step(c: EnvConfig, dim: CurriculumDim, dir: number): EnvConfig {
   };
   switch (dim) {
     case "agents":
+      // Two agents a step: a curriculum of a few stages must be able to go
+      // from the 2 agents of `easy` to the 8 of `hard` and the crowded suites.
       out.agents = Math.max(
         1,
-        Math.min(16, c.agents + Math.round(dir * 1) || Math.sign(dir)),
+        Math.min(16, c.agents + (Math.round(dir * 2) || Math.sign(dir))),
       );
       break;
     case "interaction":
@@ -107,7 +109,7 @@ export function step(c: EnvConfig, dim: CurriculumDim, dir: number): EnvConfig {
       }
       break;
     case "corridors":
-      out.corridors = _r(Math.max(0, Math.min(1, c.corridors + 0.2 * dir)));
+      out.corridors = _r(Math.max(0, Math.min(1, c.corridors + 0.25 * dir)));
       break;
     case "walls":
       out.walls = _r(Math.max(0, Math.min(0.3, c.walls + 0.05 * dir)));
@@ -193,6 +195,29 @@ export function mostDeveloped(c: EnvConfig): CurriculumDim {
       bestP = p;
       best = d;
     }
+  }
+  return best;
+}
+
+/**
+ * How far a component is developed: the sum of its progress over the
+ * frontier dimensions (each counted from 0 at `easy`).
+ */
+export function development(c: EnvConfig): number {
+  let sum = 0;
+  for (const d of FRONTIER) sum += Math.max(0, progress(c, d));
+  return sum;
+}
+
+/**
+ * The curriculum's leading edge: the most developed component of a config
+ * (the first on ties), which is where a curriculum hardens from. The
+ * heaviest component is usually an old, easy one kept for retention.
+ */
+export function frontier(config: AnyEnvConfig): EnvConfig {
+  let best = components(config)[0]!.config;
+  for (const m of components(config)) {
+    if (development(m.config) > development(best) + 1e-9) best = m.config;
   }
   return best;
 }

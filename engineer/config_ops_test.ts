@@ -8,6 +8,8 @@ import {
 import {
   buildMixture,
   CURRICULUM_DIMS,
+  development,
+  frontier,
   isolate,
   leastDeveloped,
   mostDeveloped,
@@ -18,8 +20,10 @@ import {
 const easy = PRESETS.easy;
 
 Deno.test("step moves one dimension within bounds and keeps the config valid", () => {
-  assert.equal(step(easy, "agents", 1).agents, 3);
+  assert.equal(step(easy, "agents", 1).agents, 4);
   assert.equal(step(easy, "agents", -1).agents, 1);
+  assert.equal(step({ ...easy, agents: 6 }, "agents", -1).agents, 4);
+  assert.equal(step(easy, "corridors", 1).corridors, 0.25);
   assert.equal(step(easy, "slip", -1).slip, 0);
   assert.equal(step({ ...easy, slip: 0.3 }, "slip", 1).slip, 0.3);
   const big = step(easy, "size", 1);
@@ -47,10 +51,23 @@ Deno.test("isolate eases every developed dimension but the kept one", () => {
   const c = { ...easy, agents: 4, hole_density: 0.2, interaction: 0.4 };
   const iso = isolate(c, "hole_density");
   assert.deepEqual([iso.agents, iso.hole_density, iso.interaction], [
-    3,
+    2,
     0.2,
     0.2,
   ]);
+});
+
+Deno.test("frontier is the most developed component, not the heaviest", () => {
+  const old = { ...easy };
+  const edge = { ...easy, agents: 4, interaction: 0.2 };
+  const mix = buildMixture([{ weight: 0.7, config: old }, {
+    weight: 0.3,
+    config: edge,
+  }]);
+  assert.deepEqual(frontier(mix), edge);
+  assert.ok(development(edge) > development(old));
+  assert.equal(development(easy), 0);
+  assert.deepEqual(frontier(easy), easy);
 });
 
 Deno.test("buildMixture merges equal components, normalises and caps", () => {

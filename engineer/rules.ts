@@ -21,7 +21,7 @@
  * | `none` | the current config only | `blind-schedule` |
  * | `stats` | `stats.success_rate`, `stats.components[].success_rate`, `stats.dimensions[].spread` | `harden-mastered`, `ease-struggling`, `keep-learning`, `reweight-components`, `weak-dimension` |
  * | `failures` | `failures.failure_count`, `failures.failure_types`, `failures.cases[].features` | `failure-type`, `slip-falls`, `bottleneck-collisions`, `crowded-collisions`, `stalled-timeouts`, `target-failure`, `no-failures` |
- * | `behavior` | `behavior.wait_fraction`, `.idle_agent_rate`, `.oscillation_rate`, `.detour_ratio`, `.deviation_rate` | `passive-agents`, `oscillation`, `detours`, `slippage`, `target-failure` |
+ * | `behavior` | `behavior.wait_fraction`, `.idle_agent_rate`, `.oscillation_rate`, `.detour_ratio`, `.deviation_rate` | `passive-agents`, `oscillation`, `detours`, `slippage`, `target-failure`, `calm-behavior` |
  * | `full` | all of the above, plus `history.entries[]` (config ids, success) | all of the above, plus `regression-restore`, `plateau` |
  *
  * Every threshold is in {@linkcode RULE_THRESHOLDS}; every rule is listed in
@@ -43,7 +43,7 @@ import {
   CURRICULUM_DIMS,
   type CurriculumDim,
   FRONTIER,
-  heaviest,
+  frontier,
   isolate,
   leastDeveloped,
   mostDeveloped,
@@ -61,6 +61,8 @@ import type {
 export const RULE_THRESHOLDS = {
   /** Success at or above which a config counts as mastered. */
   mastered: 0.8,
+  /** Success at or above which hardening takes two steps along the target. */
+  strong: 0.95,
   /** Success below which a config counts as too hard. */
   struggling: 0.3,
   /** Component success at or above which the component is kept (retention). */
@@ -123,7 +125,7 @@ export const RULES: readonly RuleSpec[] = [
     id: "harden-mastered",
     reads: "stats",
     summary:
-      "success >= mastered: add a harder component along the target (else the least developed dimension); keep working components at the retention weight",
+      "success >= mastered: add a component one step harder (two steps at >= strong) along the target (else the least developed dimension), from the most developed component that works; keep working components at the retention weight",
   },
   {
     id: "ease-struggling",
@@ -185,6 +187,12 @@ export const RULES: readonly RuleSpec[] = [
     id: "no-failures",
     reads: "failures",
     summary: "without stats and no failures: treat as mastered",
+  },
+  {
+    id: "calm-behavior",
+    reads: "behavior",
+    summary:
+      "without stats or failures and no behaviour rule fired: no weakness seen, new component one step harder along the least developed dimension",
   },
   {
     id: "passive-agents",
@@ -515,7 +523,7 @@ export interface RulesDecision {
  *   type: "none", stage: 0, cut: false,
  *   current: { config: PRESETS.easy, config_id: configId(PRESETS.easy) },
  * }, PRESETS.easy);
- * console.log(d.fired, "agents" in d.config && d.config.agents); // [ "blind-schedule" ] 3
+ * console.log(d.fired, "agents" in d.config && d.config.agents); // [ "blind-schedule" ] 4
  * ```
  */
 export function decideRules(
@@ -523,7 +531,9 @@ export function decideRules(
   config: AnyEnvConfig,
 ): RulesDecision {
   const tr = new _Trace();
-  const base = heaviest(config);
+  // Where the curriculum stands: its most developed component (older, easier
+  // components are kept for retention and are not where it moves on from).
+  const base = frontier(config);
   if (ctx.type === "none") {
     const dim = leastDeveloped(base);
     const next = step(base, dim, +1);
@@ -602,19 +612,29 @@ export function decideRules(
   }
   let parts: MixtureComponent[] = [];
   if (level === "mastered") {
-    const src = comps.filter((c) =>
-      c.success !== undefined
-    ).sort((a, b) => b.success! - a.success!)[0]?.config ?? base;
-    const { dim, next } = _effectiveStep(
+    // Harden from the most developed component that works.
+    const working = comps.filter((c) =>
+      c.success !== undefined && c.success >= T.keepComponent
+    );
+    const src = working.length > 0
+      ? frontier(
+        buildMixture(working.map((c) => ({ weight: 1, config: c.config }))),
+      )
+      : base;
+    const steps = s! >= T.strong ? 2 : 1;
+    let { dim, next } = _effectiveStep(
       src,
       target ?? leastDeveloped(src),
       +1,
     );
+    if (steps === 2) next = _effectiveStep(next, dim, +1).next;
     tr.fire(
       "harden-mastered",
-      `success ${_pct(s!)} >= ${
-        _pct(T.mastered)
-      }: new component with ${dim} one step harder`,
+      `success ${_pct(s!)} >= ${_pct(T.mastered)}: new component with ${dim} ${
+        steps === 2
+          ? `two steps harder (>= ${_pct(T.strong)})`
+          : "one step harder"
+      }`,
     );
     parts = [..._retained(comps, T.retentionWeight, true, tr), {
       weight: 1 - T.retentionWeight,
@@ -708,6 +728,11 @@ export function decideRules(
         tr.fire(
           "no-failures",
           `no failures observed: new component with ${dim} one step harder`,
+        );
+      } else if (ctx.failures === undefined && ctx.behavior !== undefined) {
+        tr.fire(
+          "calm-behavior",
+          `behaviour shows no weakness: new component with ${dim} one step harder`,
         );
       } else {
         tr.fire(

@@ -149,7 +149,7 @@ Deno.test("rule blind-schedule: no diagnosis develops the least developed dimens
   const d = decideRules(ctx("none"), easy);
   assert.deepEqual(d.fired, ["blind-schedule"]);
   assert.deepEqual(d.reads, []);
-  assert.equal(only(d.config).agents, 3);
+  assert.equal(only(d.config).agents, 4);
   // Next time (agents developed), interaction comes next.
   const d2 = decideRules(ctx("none", {}, d.config), d.config);
   assert.equal(only(d2.config).interaction, 0.2);
@@ -161,8 +161,44 @@ Deno.test("rule harden-mastered: keeps the mastered config and adds a harder one
   const m = comps(d.config);
   assert.deepEqual(m.map((c) => c.weight), [0.3, 0.7]);
   assert.equal(configId(m[0]!.config), configId(easy));
-  assert.equal(m[1]!.config.agents, 3);
+  assert.equal(m[1]!.config.agents, 4);
   valid(d.config);
+});
+
+Deno.test("rule harden-mastered: strong mastery takes two steps, from the most developed working component", () => {
+  const edge = { ...easy, agents: 4 };
+  const cur = {
+    mixture: [{ weight: 0.7, config: easy }, { weight: 0.3, config: edge }],
+  };
+  const d = decideRules(
+    ctx("stats", {
+      success: 0.97,
+      components: [{ success: 0.99, config: easy }, {
+        success: 0.95,
+        config: edge,
+      }],
+    }, cur),
+    cur,
+  );
+  assert.equal(d.fired[0], "harden-mastered");
+  assert.match(d.lines[0]!, /two steps harder/);
+  // From the edge (4 agents), not from the heavier, easier component.
+  const newest = comps(d.config).at(-1)!.config;
+  assert.equal(newest.agents, 4);
+  assert.equal(newest.interaction, 0.4);
+  // A component below keepComponent is not hardened from.
+  const weak = decideRules(
+    ctx("stats", {
+      success: 0.9,
+      components: [{ success: 0.99, config: easy }, {
+        success: 0.4,
+        config: edge,
+      }],
+    }, cur),
+    cur,
+  );
+  assert.equal(comps(weak.config).at(-1)!.config.agents, 4);
+  assert.equal(comps(weak.config).at(-1)!.config.interaction, 0);
 });
 
 Deno.test("rule ease-struggling: eases the most developed dimension", () => {
@@ -266,7 +302,7 @@ Deno.test("rule bottleneck-collisions: collisions in narrow cells target corrido
   );
   assert.equal(d.fired[0], "bottleneck-collisions");
   assert.equal(d.target, "corridors");
-  assert.equal(comps(d.config)[1]!.config.corridors, 0.2);
+  assert.equal(comps(d.config)[1]!.config.corridors, 0.25);
 });
 
 Deno.test("rule crowded-collisions: crowded collisions target the number of agents", () => {
@@ -281,7 +317,7 @@ Deno.test("rule crowded-collisions: crowded collisions target the number of agen
     easy,
   );
   assert.equal(d.fired[0], "crowded-collisions");
-  assert.equal(comps(d.config)[1]!.config.agents, 3);
+  assert.equal(comps(d.config)[1]!.config.agents, 4);
 });
 
 Deno.test("rule stalled-timeouts: stalled timeouts target interaction, plain ones distance", () => {
@@ -318,15 +354,15 @@ Deno.test("rule target-failure (with stats): the learning zone adds an isolating
   assert.deepEqual(d.fired, ["failure-type", "target-failure"]);
   const m = comps(d.config);
   assert.deepEqual(m.map((c) => c.weight), [0.7, 0.3]);
-  // Isolated: agents eased one step, holes kept.
-  assert.equal(m[1]!.config.agents, 3);
+  // Isolated: agents eased one step (4 -> 2), holes kept.
+  assert.equal(m[1]!.config.agents, 2);
   assert.equal(m[1]!.config.hole_density, 0.2);
 });
 
 Deno.test("rule no-failures: no failure at all hardens (failures context)", () => {
   const d = decideRules(ctx("failures", { failureCount: 0 }), easy);
   assert.deepEqual(d.fired, ["no-failures"]);
-  assert.equal(comps(d.config)[1]!.config.agents, 3);
+  assert.equal(comps(d.config)[1]!.config.agents, 4);
 });
 
 Deno.test("behaviour rules: passive-agents, oscillation, detours, slippage", () => {
@@ -344,9 +380,13 @@ Deno.test("behaviour rules: passive-agents, oscillation, detours, slippage", () 
     assert.deepEqual(d.reads, ["behavior"]);
     valid(d.config);
   }
+  // No weakness in behaviour (and nothing else to read): move on.
   const quiet = decideRules(ctx("behavior"), easy);
-  assert.deepEqual(quiet.fired, ["keep-learning"]);
-  assert.equal(configId(quiet.config), configId(easy));
+  assert.deepEqual(quiet.fired, ["calm-behavior"]);
+  const m = comps(quiet.config);
+  assert.deepEqual(m.map((c) => c.weight), [0.3, 0.7]);
+  assert.equal(configId(m[0]!.config), configId(easy));
+  assert.equal(m[1]!.config.agents, 4);
 });
 
 Deno.test("rule regression-restore: a config that worked comes back as a component", () => {
