@@ -263,7 +263,9 @@ function report(
       episodes > 1 ? "s" : ""
     } (${mode} actions)`,
     `success rate           ${f(s.success_rate)}`,
-    ...Object.entries(s.outcome_rates as Record<string, number>).filter(([k]) => k !== "success").map((
+    ...Object.entries(s.outcome_rates as Record<string, number>).filter(([k]) =>
+      k !== "success"
+    ).map((
       [k, x],
     ) => `${(k + " rate").padEnd(22)} ${f(x)}`),
     `path efficiency        ${
