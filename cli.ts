@@ -427,14 +427,22 @@ export async function main(
     );
     controller.abort();
   };
-  // SIGTERM (a batch system stopping this process, e.g. scancel or a time
-  // limit) stops a run the same way: executors cancel their jobs, locks are
+  // SIGTERM (a batch system stopping this process: scancel, a time limit)
+  // stops a run the same way: executors cancel their jobs, locks are
   // released, finished nodes stay cached.
-  const signals: Deno.Signal[] = [];
-  for (const sig of ["SIGINT", "SIGTERM"] as const) {
+  const onSigterm = () => {
+    interrupts++;
+    if (interrupts > 1) Deno.exit(143);
+    output.err("terminated (SIGTERM): stopping; finished nodes stay cached");
+    controller.abort();
+  };
+  const signals: [Deno.Signal, () => void][] = [];
+  for (
+    const [sig, f] of [["SIGINT", onSigint], ["SIGTERM", onSigterm]] as const
+  ) {
     try {
-      Deno.addSignalListener(sig, onSigint);
-      signals.push(sig);
+      Deno.addSignalListener(sig, f);
+      signals.push([sig, f]);
     } catch { /* not supported here */ }
   }
   const makeContext = async (
@@ -519,7 +527,7 @@ export async function main(
       code = 3;
     }
   } finally {
-    for (const sig of signals) Deno.removeSignalListener(sig, onSigint);
+    for (const [sig, f] of signals) Deno.removeSignalListener(sig, f);
   }
   return code;
 }

@@ -1,0 +1,281 @@
+/**
+ * Integration tests of `run --executor slurm` against a real Slurm cluster
+ * (`.ci/run` starts a single-node one). Skipped, with the reason in the test
+ * name, when sbatch is not on PATH or no controller answers.
+ *
+ * The time-limit case cannot be shorter than Slurm allows: limits are whole
+ * minutes and the controller checks them every 30 s, so that run takes 60 to
+ * 90 s; it is started first and the other cases run meanwhile.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { main } from "./cli.ts";
+import { canonicalJson } from "./engine/canonical.ts";
+import { readManifest } from "./engine/manifest.ts";
+import { SilentReporter } from "./engine/progress.ts";
+import { slurmUnavailable } from "./engine/slurm_client.ts";
+import { Store } from "./engine/store.ts";
+import { kinds as testKinds } from "./engine/testdata/kinds.ts";
+
+const UNAVAILABLE = await slurmUnavailable();
+const TAG = UNAVAILABLE ? ` [skipped: ${UNAVAILABLE}]` : "";
+
+async function cli(args: string[]) {
+  const out: string[] = [], err: string[] = [];
+  const code = await main(args, {
+    kinds: testKinds,
+    reporter: new SilentReporter(),
+    output: { out: (l) => out.push(l), err: (l) => err.push(l) },
+  });
+  return { code, out: out.join("\n"), err: err.join("\n") };
+}
+
+/** A report without wall-clock measurements (e.g. train's `seconds`), which differ between any two runs. */
+function _untimed(x: unknown): unknown {
+  if (Array.isArray(x)) return x.map(_untimed);
+  if (x === null || typeof x !== "object") return x;
+  return Object.fromEntries(
+    Object.entries(x).filter(([k]) => !/^(seconds|ms|elapsed)$/.test(k))
+      .map(([k, v]) => [k, _untimed(v)]),
+  );
+}
+
+/**
+ * Node id -> "key value report" of the newest run of `experiment`: the value
+ * (what dependents read, blob hashes included) byte for byte, the report
+ * without its wall-clock fields.
+ */
+function outputs(cache: string, experiment: string): Record<string, string> {
+  const store = new Store(cache);
+  const dir = join(cache, "runs", experiment);
+  const last = [...Deno.readDirSync(dir)].map((e) => e.name).filter((n) =>
+    n.endsWith(".json")
+  ).sort().pop()!;
+  const m = readManifest(join(dir, last))!;
+  const out: Record<string, string> = {};
+  for (const n of m.nodes) {
+    const e = store.loadVerified(n.key);
+    assert.ok(e, `${n.id} has no entry`);
+    out[n.id] = `${n.key} ${canonicalJson(e.value)} ${
+      canonicalJson(_untimed(e.report ?? null) as never)
+    }`;
+  }
+  return out;
+}
+
+function lastManifest(cache: string, experiment: string) {
+  const dir = join(cache, "runs", experiment);
+  const last = [...Deno.readDirSync(dir)].map((e) => e.name).filter((n) =>
+    n.endsWith(".json")
+  ).sort().pop()!;
+  return readManifest(join(dir, last))!;
+}
+
+async function squeue(): Promise<
+  { id: string; name: string; state: string }[]
+> {
+  const r = await new Deno.Command("squeue", {
+    args: ["-h", "-r", "-o", "%i|%j|%T"],
+    stdout: "piped",
+    stderr: "null",
+  }).output();
+  return new TextDecoder().decode(r.stdout).split("\n").filter((l) => l)
+    .map((l) => {
+      const [id, name, state] = l.split("|");
+      return { id: id!, name: name!, state: state! };
+    });
+}
+
+const SUFFIX = `${Deno.pid}`;
+// Memory is given: a cluster without DefMemPerCPU gives a job the whole node.
+const EXECUTOR = (extra = "") =>
+  `executor:\n  type: slurm\n  poll_seconds: 0.5\n  resources: { mem: 256M, time: 10 }\n${extra}`;
+
+Deno.test({
+  name: `cli --executor slurm against a real cluster${TAG}`,
+  ignore: UNAVAILABLE !== null,
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn(t) {
+    const dir = await Deno.makeTempDir({ prefix: "envsmith-slurm-" });
+    try {
+      // Started first: a node over its time limit (1 minute, the least Slurm knows).
+      const tl = join(dir, "timelimit.yaml");
+      Deno.writeTextFileSync(
+        tl,
+        `experiment: it-timelimit-${SUFFIX}\nseed: 1\n${
+          EXECUTOR("  kinds:\n    test.sleep: { time: 1 }\n")
+        }nodes:\n  slow: { kind: test.sleep, with: { ms: 300000, steps: 300 } }\n`,
+      );
+      const timelimit = cli(["--cache", join(dir, "c-tl"), "run", tl]);
+
+      await t.step(
+        "test kinds: same keys and outputs as local, fan-out as a job array",
+        async () => {
+          const file = join(dir, "fan.yaml");
+          const name = `it-fan-${SUFFIX}`;
+          Deno.writeTextFileSync(
+            file,
+            `experiment: ${name}\nseed: 9\nmatrix:\n  k: [1, 2, 3]\n${EXECUTOR()}nodes:
+  a: { kind: test.add, with: { a: 1, b: 2 } }
+  b: { kind: test.add, with: { a: $a.sum, b: $matrix.k } }
+  c: { kind: test.blob, with: { size: 4096 } }
+  d: { kind: test.blob, with: { read: $c.blob } }
+  e: { kind: test.sleep, with: { ms: 20, value: [$b.sum, $d.sum] } }
+`,
+          );
+          const local = await cli([
+            "--cache",
+            join(dir, "c-local"),
+            "run",
+            file,
+            "--executor",
+            "local",
+          ]);
+          assert.equal(local.code, 0, local.err);
+          const slurm = await cli([
+            "--cache",
+            join(dir, "c-slurm"),
+            "run",
+            file,
+          ]);
+          assert.equal(slurm.code, 0, slurm.err);
+          assert.deepEqual(
+            outputs(join(dir, "c-slurm"), name),
+            outputs(join(dir, "c-local"), name),
+          );
+          const m = lastManifest(join(dir, "c-slurm"), name);
+          assert.equal(m.executor, "slurm");
+          const jobs = m.nodes.map((n) => n.job!);
+          assert.ok(jobs.every((j) => /^\d+(_\d+)?$/.test(j)), jobs.join(" "));
+          // the three b nodes became ready together: one array
+          const bs = m.nodes.filter((n) => n.id.startsWith("b[")).map((n) =>
+            n.job!.split("_")[0]
+          );
+          assert.equal(new Set(bs).size, 1);
+          const again = await cli([
+            "--cache",
+            join(dir, "c-slurm"),
+            "run",
+            file,
+          ]);
+          assert.equal(again.code, 0);
+          assert.match(again.err, /0 computed, 9 cached/);
+        },
+      );
+
+      await t.step(
+        "domain kinds: a 2-stage curriculum gives byte-identical outputs on Slurm and locally",
+        async () => {
+          const file = join(dir, "curriculum.yaml");
+          const name = `it-curriculum-${SUFFIX}`;
+          Deno.writeTextFileSync(
+            file,
+            `experiment: ${name}\nseed: 3\n${EXECUTOR()}nodes:
+  start: { kind: policy.init, with: { hidden: [16], seed: $seed } }
+  curriculum:
+    kind: stages
+    count: 2
+    from: { config: { preset: easy }, policy: $start }
+    each:
+      envs:     { kind: generate, with: { config: $prev.config, count: 16, seed: $stage } }
+      policy:   { kind: train,    with: { policy: $prev.policy, envs: $envs, updates: 2 } }
+      rollouts: { kind: rollout,  with: { policy: $policy, envs: $envs } }
+      findings: { kind: diagnose, with: { rollouts: $rollouts } }
+      config:   { kind: redesign, with: { engineer: rules, context: full, config: $prev.config, findings: $findings, stage: $stage } }
+  bench: { kind: generate, with: { suites: [base], per_suite: 8 } }
+  score: { kind: evaluate, with: { policy: $curriculum.policy, envs: $bench } }
+`,
+          );
+          const local = await cli([
+            "--cache",
+            join(dir, "d-local"),
+            "run",
+            file,
+            "--executor",
+            "local",
+          ]);
+          assert.equal(local.code, 0, local.err);
+          const slurm = await cli([
+            "--cache",
+            join(dir, "d-slurm"),
+            "run",
+            file,
+          ]);
+          assert.equal(slurm.code, 0, slurm.err);
+          const a = outputs(join(dir, "d-slurm"), name);
+          assert.equal(Object.keys(a).length, 13);
+          assert.deepEqual(a, outputs(join(dir, "d-local"), name));
+          // blobs (ONNX policies) are content-addressed: same hashes, verified bytes
+          assert.match(a["curriculum.1.policy"]!, /"\$blob":"[0-9a-f]{64}"/);
+        },
+      );
+
+      await t.step(
+        "a job killed with scancel mid-run is reported failed with job id, state and log; the rerun finishes the graph",
+        async () => {
+          const file = join(dir, "cancel.yaml");
+          const name = `it-cancel-${SUFFIX}`;
+          Deno.writeTextFileSync(
+            file,
+            `experiment: ${name}\nseed: 1\n${EXECUTOR()}nodes:
+  a: { kind: test.add, with: { a: 1 } }
+  long: { kind: test.sleep, with: { ms: 6000, steps: 30, value: $a.sum } }
+  after: { kind: test.add, with: { a: $long.seed } }
+`,
+          );
+          const cache = join(dir, "c-cancel");
+          const running = cli(["--cache", cache, "run", file]);
+          let victim: string | undefined;
+          for (let i = 0; i < 200 && !victim; i++) {
+            await new Promise((r) => setTimeout(r, 100));
+            victim = (await squeue()).find((j) =>
+              j.name === `envsmith:${name}:long` && j.state === "RUNNING"
+            )?.id;
+          }
+          assert.ok(victim, "the long node never ran");
+          await new Promise((r) => setTimeout(r, 1000));
+          const sc = await new Deno.Command("scancel", { args: [victim] })
+            .output();
+          assert.ok(sc.success);
+          const r = await running;
+          assert.equal(r.code, 1, r.err);
+          assert.match(
+            r.err,
+            new RegExp(`error   slurm job ${victim} CANCELLED \\(`),
+          );
+          assert.match(r.err, new RegExp(`slurm   job ${victim} CANCELLED`));
+          const log = /\n {2}log {5}(\S+)/.exec(r.err)![1]!;
+          assert.match(
+            Deno.readTextFileSync(log),
+            new RegExp(`JOB ${victim} ON \\S+ CANCELLED AT`),
+          );
+          const m = lastManifest(cache, name);
+          assert.deepEqual(
+            Object.fromEntries(m.nodes.map((n) => [n.id, n.status])),
+            { a: "done", long: "failed", after: "blocked" },
+          );
+          const again = await cli(["--cache", cache, "run", file]);
+          assert.equal(again.code, 0, again.err);
+          assert.match(again.err, /2 computed, 1 cached, 0 failed/);
+        },
+      );
+
+      await t.step(
+        "a node over its time limit is reported with Slurm's reason (TIMEOUT, TimeLimit)",
+        async () => {
+          const r = await timelimit;
+          assert.equal(r.code, 1, r.err);
+          assert.match(
+            r.err,
+            /error {3}slurm job (\d+) TIMEOUT \(reason TimeLimit, .*time limit 00:01:00\)/,
+          );
+          const log = /\n {2}log {5}(\S+)/.exec(r.err)![1]!;
+          assert.match(Deno.readTextFileSync(log), /DUE TO TIME LIMIT/);
+        },
+      );
+    } finally {
+      await Deno.remove(dir, { recursive: true }).catch(() => {});
+    }
+  },
+});
