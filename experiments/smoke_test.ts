@@ -1,0 +1,68 @@
+/**
+ * The whole loop end to end on the shipped smoke experiment, through the CLI
+ * as a user runs it: cold run, tables from the cache, a fully cached rerun,
+ * and the report.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { main } from "../cli.ts";
+import { SilentReporter } from "../engine/mod.ts";
+
+const FILE = new URL("./smoke.yaml", import.meta.url).pathname;
+
+async function cli(args: string[]) {
+  const out: string[] = [], err: string[] = [];
+  const code = await main(args, {
+    reporter: new SilentReporter(),
+    output: { out: (l) => out.push(l), err: (l) => err.push(l) },
+  });
+  return { code, out: out.join("\n"), err: err.join("\n") };
+}
+
+Deno.test("smoke experiment: the whole loop runs, tables come from the cache, a rerun computes nothing", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "envsmith-smoke-" });
+  try {
+    const cache = join(dir, "cache");
+    const cold = await cli(["--cache", cache, "run", FILE, "--jobs", "2"]);
+    assert.equal(cold.code, 0, cold.err);
+    assert.match(cold.err + cold.out, /smoke: 20 computed, 0 cached, 0 failed/);
+
+    const tables = await cli([
+      "--cache",
+      cache,
+      "tables",
+      FILE,
+      "--out",
+      join(dir, "tables"),
+    ]);
+    assert.equal(tables.code, 0, tables.err);
+    const json = JSON.parse(
+      await Deno.readTextFile(join(dir, "tables", "smoke.json")),
+    );
+    const cells = JSON.stringify(json);
+    for (const row of ["none", "full"]) assert.ok(cells.includes(row));
+    for (const col of ["base", "crowded", "mean"]) {
+      assert.ok(cells.includes(col));
+    }
+    assert.match(tables.out, /\| context \| base \| crowded \| mean \|/);
+    // Every cell is a number in [0, 1] (a smoke-sized policy may score 0).
+    const numbers = [...tables.out.matchAll(/\| (\d\.\d{3}) /g)].map((m) =>
+      Number(m[1])
+    );
+    assert.equal(numbers.length, 6);
+    for (const x of numbers) assert.ok(x >= 0 && x <= 1);
+
+    const warm = await cli(["--cache", cache, "run", FILE]);
+    assert.equal(warm.code, 0, warm.err);
+    assert.match(warm.err + warm.out, /smoke: 0 computed, 20 cached, 0 failed/);
+
+    const html = join(dir, "report.html");
+    const report = await cli(["--cache", cache, "report", FILE, "--out", html]);
+    assert.equal(report.code, 0, report.err);
+    const page = await Deno.readTextFile(html);
+    assert.match(page, /Smoke run \(success rate per suite\)/);
+    assert.match(page, /<svg/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
