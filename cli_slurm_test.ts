@@ -227,7 +227,8 @@ Deno.test({
           const cache = join(dir, "c-cancel");
           const running = cli(["--cache", cache, "run", file]);
           let victim: string | undefined;
-          for (let i = 0; i < 200 && !victim; i++) {
+          // (generous: other test runs may share the cluster)
+        for (let i = 0; i < 1500 && !victim; i++) {
             await new Promise((r) => setTimeout(r, 100));
             victim = (await squeue()).find((j) =>
               j.name === `envsmith:${name}:long` && j.state === "RUNNING"
@@ -278,4 +279,25 @@ Deno.test({
       await Deno.remove(dir, { recursive: true }).catch(() => {});
     }
   },
+});
+
+Deno.test("README: the executor block of 'Running on a cluster' is valid with the registered kinds", async () => {
+  const { allKinds } = await import("./mod.ts");
+  const { compileExperiment } = await import("./engine/experiment.ts");
+  const readme = Deno.readTextFileSync(new URL("./README.md", import.meta.url));
+  const at = readme.indexOf("## Running on a cluster");
+  assert.ok(at > 0);
+  const block = /```yaml\n([\s\S]*?)```/.exec(readme.slice(at))![1]!;
+  const exp = compileExperiment(
+    "README.md#cluster",
+    `experiment: x\nseed: 1\n${block}nodes:\n  a: { kind: generate, with: { suites: [base], per_suite: 2 } }\n`,
+    { kinds: allKinds },
+  );
+  assert.equal(exp.executor?.type, "slurm");
+  if (exp.executor?.type !== "slurm") return;
+  assert.deepEqual(Object.keys(exp.executor.kinds ?? {}), [
+    "train",
+    "evaluate",
+  ]);
+  assert.equal(exp.executor.resources?.time, "0:30:00");
 });
