@@ -138,15 +138,20 @@ export class ScriptedSlurm implements SlurmClient {
   submitError: string | undefined;
   /** Called on each submission with the new id. */
   onSubmit: ((id: string, script: string) => void) | undefined;
+  /** How long sbatch takes (ms). */
+  submitDelayMs = 0;
   #next = 500;
 
   /** @inheritdoc */
-  submit(script: string, args: readonly string[]): Promise<string> {
-    if (this.submitError) return Promise.reject(new Error(this.submitError));
+  async submit(script: string, args: readonly string[]): Promise<string> {
+    if (this.submitDelayMs) {
+      await new Promise((r) => setTimeout(r, this.submitDelayMs));
+    }
+    if (this.submitError) throw new Error(this.submitError);
     this.submissions.push({ script, args });
     const id = String(this.#next++);
     this.onSubmit?.(id, script);
-    return Promise.resolve(id);
+    return id;
   }
   /** @inheritdoc */
   queue(ids: readonly string[]): Promise<Map<string, QueueState> | null> {

@@ -238,6 +238,8 @@ export class SlurmExecutor implements Executor {
   #batch: _Tracked[] = [];
   #batchTimer: ReturnType<typeof setTimeout> | undefined;
   #live = new Set<_Tracked>();
+  #inflight = new Set<Promise<void>>();
+  #submitting = new Set<_Tracked>();
   #loop: Promise<void> | undefined;
   #lastQueue = 0;
   #queueWarned = false;
@@ -245,6 +247,9 @@ export class SlurmExecutor implements Executor {
   #signals = new WeakSet<AbortSignal>();
   #submissions = 0;
   #localNote = false;
+  #localRunning = 0;
+  #localMax = navigator.hardwareConcurrency ?? 2;
+  #localWaiters: (() => void)[] = [];
 
   /** Creates the executor; nothing is submitted until a node runs. */
   constructor(options: SlurmExecutorOptions) {
@@ -274,6 +279,7 @@ export class SlurmExecutor implements Executor {
     const left = [...this.#batch, ...this.#live];
     this.#batch = [];
     await this.#cancel(left, "the run ended");
+    await Promise.all([...this.#inflight]);
     await this.#loop;
   }
 
@@ -283,14 +289,23 @@ export class SlurmExecutor implements Executor {
     options: ExecuteOptions,
   ): Promise<JobOutcome> {
     if (!job.cacheable) {
-      // Not addressable by key (no job spec): runs here.
+      // Not addressable by key (no job spec): runs here, at most one per core.
       if (!this.#localNote) {
         this.#localNote = true;
         options.reporter?.info(
           `note: ${job.id} is not cacheable, so it runs in this process, not on Slurm`,
         );
       }
-      return await executeJob(job, store, options);
+      while (this.#localRunning >= this.#localMax) {
+        await new Promise<void>((r) => this.#localWaiters.push(r));
+      }
+      this.#localRunning++;
+      try {
+        return await executeJob(job, store, options);
+      } finally {
+        this.#localRunning--;
+        this.#localWaiters.shift()?.();
+      }
     }
     const t0 = performance.now();
     try {
@@ -346,7 +361,7 @@ export class SlurmExecutor implements Executor {
     if (!signal || this.#signals.has(signal)) return;
     this.#signals.add(signal);
     signal.addEventListener("abort", () => {
-      const all = [...this.#batch, ...this.#live];
+      const all = [...this.#batch, ...this.#submitting, ...this.#live];
       this.#batch = [];
       const ids = all.flatMap((t) => t.slurmId ? [t.slurmId] : []);
       if (ids.length) {
@@ -420,12 +435,16 @@ export class SlurmExecutor implements Executor {
     }
     const useArrays = this.#o.spec.array !== false;
     for (const g of groups.values()) {
-      if (!useArrays) {
-        for (const t of g) void this.#submit([t]);
-        continue;
-      }
-      for (let i = 0; i < g.length; i += 1000) {
-        void this.#submit(g.slice(i, i + 1000));
+      const parts = useArrays
+        ? Array.from(
+          { length: Math.ceil(g.length / 1000) },
+          (_, i) => g.slice(i * 1000, i * 1000 + 1000),
+        )
+        : g.map((t) => [t]);
+      for (const part of parts) {
+        const p = this.#submit(part);
+        this.#inflight.add(p);
+        p.finally(() => this.#inflight.delete(p));
       }
     }
   }
@@ -484,6 +503,7 @@ export class SlurmExecutor implements Executor {
       ...sbatchArgs(this.#o.spec, ts[0]!.res),
     ];
     let id: string;
+    for (const t of ts) this.#submitting.add(t);
     try {
       id = await this.#client.submit(script, args);
     } catch (e) {
@@ -494,6 +514,8 @@ export class SlurmExecutor implements Executor {
         );
       }
       return;
+    } finally {
+      for (const t of ts) this.#submitting.delete(t);
     }
     const rows: string[] = [];
     ts.forEach((t, i) => {
@@ -513,11 +535,15 @@ export class SlurmExecutor implements Executor {
         append: true,
       });
     } catch { /* informational */ }
-    if (this.#closed) {
-      await this.#cancel(ts, "the run ended");
-      return;
+    // Interrupted or closed while sbatch ran: those jobs now exist but
+    // nobody waits for them.
+    const orphans = ts.filter((t) => t.settled || this.#closed);
+    if (orphans.length) {
+      await this.#client.cancel(orphans.map((t) => t.slurmId!));
+      for (const t of orphans) this.#fail(t, "the run ended");
     }
     for (const t of ts) if (!t.settled) this.#live.add(t);
+    if (this.#live.size === 0) return;
     this.#loop ??= this.#poll().finally(() => (this.#loop = undefined));
   }
 

@@ -12,6 +12,8 @@ import { executeJob, jobFromSpec } from "./executor.ts";
 import { Store } from "./store.ts";
 import { kinds } from "./testdata/kinds.ts";
 import { canonicalJson } from "./canonical.ts";
+import type { NodeKind } from "./types.ts";
+import * as v from "valibot";
 
 const ROOT = fromFileUrl(new URL("../", import.meta.url));
 /** What cli.ts would pass: this checkout's CLI with the test kinds. */
@@ -400,4 +402,49 @@ Deno.test("errorFromLog: run-node's error line, else the last meaningful line", 
     "No job spec for key k",
   );
   assert.equal(errorFromLog("# only a header\n"), null);
+});
+
+Deno.test("slurm executor: an interrupt while sbatch is still running cancels the job sbatch then creates", async () => {
+  await using t = await tmpProject(ONE);
+  const fake = new ScriptedSlurm();
+  fake.submitDelayMs = 400;
+  const controller = new AbortController();
+  const { ctx } = ctxOf(t.cache, fake, { signal: controller.signal });
+  const running = runCommand(ctx, t.file);
+  await new Promise((r) => setTimeout(r, 150)); // sbatch in flight
+  controller.abort();
+  const r = await running;
+  assert.equal(r.code, 130);
+  await new Promise((r) => setTimeout(r, 500)); // sbatch returns
+  assert.equal(fake.submissions.length, 1);
+  assert.deepEqual(fake.cancelled, ["500"]);
+});
+
+Deno.test("slurm executor: a node that is not cacheable runs in this process, not on Slurm", async () => {
+  const uncacheable: NodeKind<{ x: number }> = {
+    name: "test.uncacheable",
+    description: "its fingerprint cannot be computed",
+    params: v.strictObject({ x: v.number() }),
+    module: import.meta.url,
+    fingerprint: () => {
+      throw new Error("no fingerprint");
+    },
+    run: (p) => Promise.resolve({ value: { x: p.x + 1 } }),
+  };
+  const yaml = ONE.replace(
+    "n: { kind: test.add, with: { a: 1 } }",
+    "n: { kind: test.uncacheable, with: { x: 1 } }",
+  );
+  await using t = await tmpProject(yaml);
+  const fake = new ScriptedSlurm();
+  const { ctx, info } = ctxOf(t.cache, fake, {
+    kinds: [...kinds, uncacheable],
+  });
+  const r = await runCommand(ctx, t.file);
+  assert.equal(r.code, 0);
+  assert.equal(fake.submissions.length, 0);
+  assert.ok(
+    info.some((l) => /n is not cacheable, so it runs in this process/.test(l)),
+  );
+  assert.deepEqual(r.result.manifest.counts, { done: 1 });
 });
