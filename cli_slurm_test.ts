@@ -228,7 +228,7 @@ Deno.test({
           const running = cli(["--cache", cache, "run", file]);
           let victim: string | undefined;
           // (generous: other test runs may share the cluster)
-        for (let i = 0; i < 1500 && !victim; i++) {
+          for (let i = 0; i < 1500 && !victim; i++) {
             await new Promise((r) => setTimeout(r, 100));
             victim = (await squeue()).find((j) =>
               j.name === `envsmith:${name}:long` && j.state === "RUNNING"
