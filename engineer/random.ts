@@ -25,7 +25,13 @@ export function randomEngineer(): Engineer {
   return {
     name: "random",
     propose(input: ProposeInput): Promise<Proposal> {
-      const rng = new Rng(input.seed, hashString("random-engineer"));
+      // One stream per stage: with the same seed every stage would repeat the
+      // same perturbation.
+      const rng = new Rng(
+        input.seed,
+        hashString("random-engineer"),
+        input.context.json.stage ?? 0,
+      );
       const comps = components(input.config).map((c) => ({ ...c }));
       const k = rng.int(comps.length);
       let c: EnvConfig = comps[k]!.config;

@@ -28,3 +28,17 @@ Deno.test("fixed engineer keeps the config", async () => {
   assert.equal(configId(p.config), configId(easy));
   assert.deepEqual(p.reads, []);
 });
+
+Deno.test("random engineer: one seed draws different perturbations at different stages", async () => {
+  const ids = new Set<string>();
+  for (let stage = 0; stage < 6; stage++) {
+    const ctx = buildContext("none", null, easy, { stage });
+    const p = await randomEngineer().propose({
+      context: ctx,
+      config: easy,
+      seed: 5,
+    });
+    ids.add(configId(p.config));
+  }
+  assert.ok(ids.size >= 4, `only ${ids.size} distinct proposals over 6 stages`);
+});

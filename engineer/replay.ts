@@ -137,7 +137,9 @@ export function replayEngineer(): Engineer {
     propose(input: ProposeInput): Promise<Proposal> {
       const { levels, reads, stage } = replayBuffer(input);
       const p = replayProbabilities(levels, stage);
-      const rng = new Rng(input.seed, hashString("replay-engineer"));
+      // One stream per stage: with the same seed every stage would draw the
+      // same edit.
+      const rng = new Rng(input.seed, hashString("replay-engineer"), stage);
       const pool = levels.map((l, i) => ({ l, p: p[i]! }));
       const drawn: { l: ReplayLevel; p: number }[] = [];
       while (drawn.length < REPLAY_PARAMS.draws && pool.length > 0) {
@@ -154,9 +156,21 @@ export function replayEngineer(): Engineer {
         (b.l.score ?? REPLAY_PARAMS.unseen) -
         (a.l.score ?? REPLAY_PARAMS.unseen)
       )[0]!;
-      const dim = CURRICULUM_DIMS[rng.int(CURRICULUM_DIMS.length)]!;
-      const dir = rng.float() < REPLAY_PARAMS.harder ? 1 : -1;
-      const edited = step(best.l.config, dim, dir);
+      // ACCEL-style edit: a random dimension, harder with probability
+      // `harder`; an edit that changes nothing (a dimension at its bound)
+      // tries the other direction, then the other dimensions in turn.
+      const first = rng.int(CURRICULUM_DIMS.length);
+      const firstDir = rng.float() < REPLAY_PARAMS.harder ? 1 : -1;
+      let dim = CURRICULUM_DIMS[first]!, dir = firstDir;
+      let edited = step(best.l.config, dim, dir);
+      search: for (let i = 0; i < CURRICULUM_DIMS.length; i++) {
+        for (const d of [firstDir, -firstDir]) {
+          dim = CURRICULUM_DIMS[(first + i) % CURRICULUM_DIMS.length]!;
+          dir = d;
+          edited = step(best.l.config, dim, dir);
+          if (configId(edited) !== best.l.id) break search;
+        }
+      }
       const sumP = drawn.reduce((a, b) => a + b.p, 0);
       const parts = [
         ...drawn.map((d) => ({

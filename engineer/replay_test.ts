@@ -103,3 +103,21 @@ Deno.test("replay without scores (context none) replays the current config and e
     : [configId(p.config)];
   assert.ok(ids.includes(configId(easy)));
 });
+
+Deno.test("replay always adds a new level: an edit at a bound moves elsewhere, and stages draw different edits", async () => {
+  const rationales = new Set<string>();
+  for (let seed = 0; seed < 12; seed++) {
+    for (const stage of [0, 1, 2]) {
+      const context = buildContext("full", null, easy, { stage });
+      const p = await replayEngineer().propose({ context, config: easy, seed });
+      // The easy preset sits at the lower bound of several dimensions; the
+      // edited level is never the replayed one again.
+      assert.ok(isMixture(p.config), `seed ${seed} stage ${stage}`);
+      assert.ok(
+        p.config.mixture.some((c) => configId(c.config) !== configId(easy)),
+      );
+      rationales.add(p.rationale.replace(/^.*edited/, ""));
+    }
+  }
+  assert.ok(rationales.size >= 6, `only ${rationales.size} distinct edits`);
+});
