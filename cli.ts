@@ -29,6 +29,7 @@ import {
   UserError,
 } from "./engine/mod.ts";
 import { fromFileUrl, toFileUrl } from "./engine/paths.ts";
+import { loadKindModules } from "./engine/plugins.ts";
 
 /** Options of {@linkcode main}. */
 export interface MainOptions {
@@ -44,28 +45,6 @@ export interface MainOptions {
 }
 
 const ABLATE_FILE = "experiments/ablate-context.yaml";
-
-async function _pluginKinds(modules: readonly string[]): Promise<NodeKind[]> {
-  const out: NodeKind[] = [];
-  for (const m of modules) {
-    let mod: Record<string, unknown>;
-    try {
-      mod = await import(m.includes("://") ? m : toFileUrl(resolve(m)));
-    } catch (e) {
-      throw new UserError(
-        `--kinds ${m}: cannot import: ${(e as Error).message}`,
-      );
-    }
-    const list = mod.kinds ?? (mod.kind ? [mod.kind] : undefined);
-    if (!Array.isArray(list)) {
-      throw new UserError(
-        `--kinds ${m}: the module exports neither "kinds" (an array) nor "kind"`,
-      );
-    }
-    out.push(...(list as NodeKind[]));
-  }
-  return out;
-}
 
 /**
  * Deno arguments that start this CLI on another machine (the Slurm
@@ -448,7 +427,7 @@ export async function main(
   const makeContext = async (
     g: { cache?: string | undefined; kinds?: string[] | undefined },
   ): Promise<CommandContext> => {
-    const plugins = await _pluginKinds(g.kinds ?? []);
+    const plugins = await loadKindModules(g.kinds ?? []);
     const kinds = [
       ...builtinKinds,
       ...domainKinds,

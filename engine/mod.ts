@@ -129,6 +129,7 @@ export {
   type Table,
   tableCsv,
   tableMarkdown,
+  tableNotes,
 } from "./tables.ts";
 export {
   buildTables,
@@ -150,6 +151,7 @@ export {
   type RunPlanOptions,
 } from "./executor.ts";
 export { Lock, type LockInfo, type LockOptions, tryLock } from "./lock.ts";
+export { loadKindModules } from "./plugins.ts";
 export { type JobOutcome, type NodeFailureOptions } from "./executor.ts";
 export {
   type Executor,

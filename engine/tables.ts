@@ -312,20 +312,8 @@ export function formatCell(t: Table, c: Cell): string {
   return s;
 }
 
-/** The table as markdown (title, table, a note on aggregation and on what is missing). */
-export function tableMarkdown(t: Table): string {
-  const esc = (s: string) => s.replace(/\|/g, "\\|");
-  const lines = [`### ${t.title}`, ""];
-  lines.push(`| ${esc(t.rowsAxis)} | ${t.columns.map(esc).join(" | ")} |`);
-  lines.push(`|${["---", ...t.columns.map(() => "---:")].join("|")}|`);
-  for (const r of t.rows) {
-    const cells = t.columns.map((col) => {
-      const c = t.cells.find((x) => x.row === r && x.column === col);
-      return c ? esc(formatCell(t, c)) : "—";
-    });
-    lines.push(`| ${esc(r)} | ${cells.join(" | ")} |`);
-  }
-  lines.push("");
+/** What a table's numbers are: the aggregation over `over` and the aggregate column. */
+export function tableNotes(t: Table): string[] {
   const notes: string[] = [];
   if (t.over) {
     notes.push(
@@ -341,6 +329,24 @@ export function tableMarkdown(t: Table): string {
       }, then aggregated`,
     );
   }
+  return notes;
+}
+
+/** The table as markdown (title, table, a note on aggregation and on what is missing). */
+export function tableMarkdown(t: Table): string {
+  const esc = (s: string) => s.replace(/\|/g, "\\|");
+  const lines = [`### ${t.title}`, ""];
+  lines.push(`| ${esc(t.rowsAxis)} | ${t.columns.map(esc).join(" | ")} |`);
+  lines.push(`|${["---", ...t.columns.map(() => "---:")].join("|")}|`);
+  for (const r of t.rows) {
+    const cells = t.columns.map((col) => {
+      const c = t.cells.find((x) => x.row === r && x.column === col);
+      return c ? esc(formatCell(t, c)) : "—";
+    });
+    lines.push(`| ${esc(r)} | ${cells.join(" | ")} |`);
+  }
+  lines.push("");
+  const notes = tableNotes(t);
   if (notes.length) {
     lines.push(
       `_${notes.join("; ")}. Experiment ${t.experiment} (${t.file})._`,

@@ -15,13 +15,13 @@
  */
 import { Command } from "@commander-js/extra-typings";
 import { dirname, resolve } from "node:path";
-import { pathToFileURL } from "node:url";
 import {
   builtinKinds,
   cacheDir,
   type CommandContext,
   consoleOutput,
   experimentsWithTables,
+  loadKindModules,
   type NodeKind,
   UserError,
 } from "../engine/mod.ts";
@@ -83,30 +83,6 @@ export async function runReport(
   return missing > 0 ? 1 : 0;
 }
 
-async function _pluginKinds(modules: readonly string[]): Promise<NodeKind[]> {
-  const out: NodeKind[] = [];
-  for (const m of modules) {
-    let mod: Record<string, unknown>;
-    try {
-      mod = await import(
-        m.includes("://") ? m : pathToFileURL(resolve(m)).href
-      );
-    } catch (e) {
-      throw new UserError(
-        `--kinds ${m}: cannot import: ${(e as Error).message}`,
-      );
-    }
-    const list = mod.kinds ?? (mod.kind ? [mod.kind] : undefined);
-    if (!Array.isArray(list)) {
-      throw new UserError(
-        `--kinds ${m}: the module exports neither "kinds" (an array) nor "kind"`,
-      );
-    }
-    out.push(...(list as NodeKind[]));
-  }
-  return out;
-}
-
 /**
  * The `report` subcommand; `kinds` are the domain kinds (the engine's
  * built-in kinds and `--kinds` modules are added).
@@ -139,7 +115,7 @@ export function reportCommand(kinds: readonly NodeKind[]) {
         kinds: [
           ...builtinKinds,
           ...kinds,
-          ...await _pluginKinds(g.kinds ?? []),
+          ...await loadKindModules(g.kinds ?? []),
         ],
         cache: cacheDir(g.cache),
         output: consoleOutput,

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { formatCell, type Table } from "../engine/mod.ts";
+import { formatCell, type Table, tableNotes } from "../engine/mod.ts";
 import { escapeHtml as esc } from "./report_escape.ts";
 import type {
   ConfigTrajectory,
@@ -172,21 +172,7 @@ export function tableHtml(t: Table): string {
     out.push(`<tr><th scope="row">${esc(r)}</th>${tds.join("")}</tr>`);
   }
   out.push("</tbody></table></div>");
-  const notes: string[] = [];
-  if (t.over) {
-    notes.push(
-      `mean ± std over ${t.over.axis} (n=${t.over.values.length}: ${
-        t.over.values.join(", ")
-      })`,
-    );
-  }
-  if (t.aggregate) {
-    notes.push(
-      `${t.aggregate}: mean over the columns per ${
-        t.over?.axis ?? "run"
-      }, then aggregated`,
-    );
-  }
+  const notes = tableNotes(t);
   const probs = [...new Set(t.cells.flatMap((c) => c.notes))];
   if (probs.length) {
     notes.push(`problems: ${probs.slice(0, 10).join("; ")}`);
