@@ -269,20 +269,7 @@ export class Store {
       if (e instanceof CorruptEntryError) this.quarantine(e.file);
       throw e;
     }
-    for (const b of blobs) {
-      try {
-        this.readBlob({ $blob: b });
-      } catch (e) {
-        if (e instanceof Deno.errors.NotFound) {
-          throw new CorruptEntryError(
-            key,
-            this.blobPath(b),
-            `blob ${b} of this entry is missing`,
-          );
-        }
-        throw e;
-      }
-    }
+    this.#verifyBlobs(key, blobs);
     return true;
   }
 
@@ -388,7 +375,13 @@ export class Store {
       throw e;
     }
     if (!entry) return null;
-    for (const b of entry.blobs) {
+    this.#verifyBlobs(key, entry.blobs);
+    return entry;
+  }
+
+  /** Reads (hash-verifying) every blob of an entry; a missing one makes the entry corrupt. */
+  #verifyBlobs(key: string, blobs: readonly string[]): void {
+    for (const b of blobs) {
       try {
         this.readBlob({ $blob: b });
       } catch (e) {
@@ -402,7 +395,6 @@ export class Store {
         throw e;
       }
     }
-    return entry;
   }
 
   /** Whether a blob file exists (not verified). */
