@@ -23,7 +23,8 @@
  * @module
  */
 import * as v from "valibot";
-import type { BlobRef, Json, NodeContext, NodeKind } from "../engine/types.ts";
+import type { Json, NodeContext, NodeKind } from "../engine/types.ts";
+import { field, isBlobRef } from "./_values.ts";
 import {
   decodeTrajectories,
   type Episode,
@@ -63,17 +64,6 @@ export class RolloutInputError extends TypeError {
   }
 }
 
-function _isBlob(x: unknown): x is BlobRef {
-  return typeof x === "object" && x !== null &&
-    typeof (x as BlobRef).$blob === "string";
-}
-
-function _get(x: unknown, key: string): unknown {
-  return typeof x === "object" && x !== null && !Array.isArray(x)
-    ? (x as Record<string, unknown>)[key]
-    : undefined;
-}
-
 /** What a diagnosis reads, resolved from node values. */
 export interface LoadedRollouts {
   /** Decoded episodes. */
@@ -93,10 +83,10 @@ async function _instances(
     if (x.length > 0 && typeof x[0] === "string") return undefined;
     return parseInstanceLines(x.map((i) => JSON.stringify(i)).join("\n"));
   }
-  if (_isBlob(x)) {
+  if (isBlobRef(x)) {
     return parseInstanceLines(new TextDecoder().decode(await ctx.readBlob(x)));
   }
-  return await _instances(_get(x, "instances"), ctx);
+  return await _instances(field(x, "instances"), ctx);
 }
 
 /**
@@ -111,8 +101,8 @@ export async function loadRollouts(
   config: unknown,
   ctx: Pick<NodeContext, "readBlob">,
 ): Promise<LoadedRollouts> {
-  const traj = _isBlob(rollouts) ? rollouts : _get(rollouts, "trajectories");
-  if (!_isBlob(traj)) {
+  const traj = isBlobRef(rollouts) ? rollouts : field(rollouts, "trajectories");
+  if (!isBlobRef(traj)) {
     throw new RolloutInputError(
       "diagnose: no trajectories in `rollouts` (expected a rollout node's value with a `trajectories` blob); " +
         "run the rollout node with trajectory recording on.",
@@ -120,14 +110,14 @@ export async function loadRollouts(
   }
   const episodes = decodeTrajectories(await ctx.readBlob(traj));
   const instances = (await _instances(envs, ctx)) ??
-    (await _instances(_get(rollouts, "instances"), ctx)) ??
-    (await _instances(_get(rollouts, "envs"), ctx));
+    (await _instances(field(rollouts, "instances"), ctx)) ??
+    (await _instances(field(rollouts, "envs"), ctx));
   if (instances === undefined) {
     throw new RolloutInputError(
       "diagnose: no instances found; pass the generate node's value as `envs` (with: { envs: $envs }).",
     );
   }
-  const spec = config ?? _get(rollouts, "config") ?? _get(envs, "config");
+  const spec = config ?? field(rollouts, "config") ?? field(envs, "config");
   return {
     episodes,
     instances,

@@ -38,6 +38,7 @@
  */
 import * as v from "valibot";
 import type { BlobRef, Json, NodeContext, NodeKind } from "../engine/types.ts";
+import { isBlobRef } from "./_values.ts";
 import {
   generate,
   type GenerationReport,
@@ -188,13 +189,8 @@ export async function loadGenerated(
   if (Array.isArray(x)) {
     return parseInstanceLines(x.map((i) => JSON.stringify(i)).join("\n"));
   }
-  if (
-    typeof x === "object" && x !== null &&
-    typeof (x as BlobRef).$blob === "string"
-  ) {
-    return parseInstanceLines(
-      new TextDecoder().decode(await readBlob(x as BlobRef)),
-    );
+  if (isBlobRef(x)) {
+    return parseInstanceLines(new TextDecoder().decode(await readBlob(x)));
   }
   throw new TypeError(
     "expected a generate node's value ({ instances: ... }), a blob of JSON lines, or a list of instances",

@@ -28,6 +28,7 @@ import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import * as v from "valibot";
 import type { BlobRef, Json, NodeContext } from "../engine/types.ts";
+import { field, isBlobRef } from "./_values.ts";
 import { type Instance, parseInstanceLines } from "../mapf/mod.ts";
 import {
   type Checkpoint,
@@ -88,17 +89,6 @@ export async function writePolicy(
   };
 }
 
-function _isBlob(x: unknown): x is BlobRef {
-  return typeof x === "object" && x !== null &&
-    typeof (x as BlobRef).$blob === "string";
-}
-
-function _get(x: unknown, key: string): unknown {
-  return typeof x === "object" && x !== null && !Array.isArray(x)
-    ? (x as Record<string, unknown>)[key]
-    : undefined;
-}
-
 /** A policy input that cannot be found or read. */
 export class PolicyInputError extends TypeError {
   /** Build the error. */
@@ -111,7 +101,7 @@ export class PolicyInputError extends TypeError {
 /** The file path of a literal policy parameter, if it names a file. */
 export function policyFile(x: unknown): string | undefined {
   if (typeof x === "string" && !x.startsWith("$")) return x;
-  const f = _get(x, "file");
+  const f = field(x, "file");
   return typeof f === "string" && !f.startsWith("$") ? f : undefined;
 }
 
@@ -133,13 +123,13 @@ export async function readPolicy(
     }
     return { bytes, source: file, obs: undefined };
   }
-  const ref = _isBlob(x) ? x : _get(x, "onnx");
-  if (!_isBlob(ref)) {
+  const ref = isBlobRef(x) ? x : field(x, "onnx");
+  if (!isBlobRef(ref)) {
     throw new PolicyInputError(
       "policy: expected the value of a policy.init or train node (with an `onnx` blob), an ONNX blob, or a file path (`policy: { file: model.onnx }`)",
     );
   }
-  const obs = _get(x, "obs") as ObsSpec | undefined;
+  const obs = field(x, "obs") as ObsSpec | undefined;
   return {
     bytes: await ctx.readBlob(ref),
     source: `blob ${ref.$blob.slice(0, 12)}`,
@@ -206,10 +196,10 @@ export async function readInstances(
   if (Array.isArray(x)) {
     return parseInstanceLines(x.map((i) => JSON.stringify(i)).join("\n"));
   }
-  if (_isBlob(x)) {
+  if (isBlobRef(x)) {
     return parseInstanceLines(new TextDecoder().decode(await ctx.readBlob(x)));
   }
-  const inner = _get(x, "instances");
+  const inner = field(x, "instances");
   if (inner !== undefined) return await readInstances(inner, ctx, what);
   throw new PolicyInputError(
     `${what}: expected the value of a generate node ({ instances: ... }), a blob of JSON lines, or a list of instances`,
@@ -218,7 +208,7 @@ export async function readInstances(
 
 /** The generating config carried by an `envs` value, if any. */
 export function envsConfig(x: unknown): Json | undefined {
-  const c = _get(x, "config");
+  const c = field(x, "config");
   return c === undefined ? undefined : c as Json;
 }
 
@@ -232,17 +222,17 @@ export function policyFingerprint(
   info: { readonly baseDir: string },
 ): Json {
   const out: { [k: string]: Json } = { obs_version: OBS_VERSION };
-  const file = policyFile(_get(params, "policy"));
+  const file = policyFile(field(params, "policy"));
   if (file !== undefined) {
     const bytes = readFileSync(resolve(info.baseDir, file));
     out.policy_file = createHash("sha256").update(bytes).digest("hex");
   }
   // An LLM policy whose URL or model comes from the environment: those enter
   // the key (never the API key).
-  const llm = _get(_get(params, "policy"), "llm");
+  const llm = field(field(params, "policy"), "llm");
   if (
-    _get(llm, "base_url_env") !== undefined ||
-    _get(llm, "model_env") !== undefined
+    field(llm, "base_url_env") !== undefined ||
+    field(llm, "model_env") !== undefined
   ) {
     const e = resolveLlmEndpoint(v.parse(LlmEndpointSpecSchema, llm));
     out.endpoint = { base_url: e.base_url, model: e.model };
