@@ -6,6 +6,7 @@
  * @module
  */
 import { Command, CommanderError, Option } from "@commander-js/extra-typings";
+import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import {
   commands as domainCommands,
@@ -246,18 +247,26 @@ Examples:
       "experiment files (default: every experiments/*.yaml with tables)",
     )
     .option("--out <dir>", "where CSV/JSON go (default: .envsmith/tables)")
+    .option(
+      "--import <bundle>",
+      "first import this results bundle into the cache (a missing file is skipped; nothing cached is overwritten)",
+    )
     .addHelpText(
       "after",
-      "\nExample:\n  deno task tables experiments/ablate-context.yaml --out results/",
+      "\nExamples:\n  deno task tables experiments/ablate-context.yaml --out results/\n  deno task cli tables --import results/tables.esb",
     )
     .action(async (files, o, cmd) => {
       const { tablesCommand } = await import("./engine/tables_command.ts");
+      const ctx = await ctxOf(cmd as unknown as Command);
+      if (o.import !== undefined) {
+        const { importCommand } = await import("./engine/bundle.ts");
+        if (existsSync(o.import)) await importCommand(ctx, o.import);
+        else {ctx.output.err(
+            `no results bundle at ${o.import}; using the cache only`,
+          );}
+      }
       setCode(
-        await tablesCommand(
-          await ctxOf(cmd as unknown as Command),
-          files,
-          o.out ? { out: o.out } : {},
-        ),
+        await tablesCommand(ctx, files, o.out ? { out: o.out } : {}),
       );
     });
 

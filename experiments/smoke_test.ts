@@ -52,6 +52,35 @@ Deno.test("smoke experiment: the whole loop runs, tables come from the cache, a 
     assert.equal(numbers.length, 6);
     for (const x of numbers) assert.ok(x >= 0 && x <= 1);
 
+    // A results bundle of the JSON entries: a fresh cache prints the same
+    // tables after `tables --import` (what a fresh clone does with the
+    // shipped bundle).
+    const bundle = join(dir, "results.esb");
+    const exported = await cli([
+      "--cache",
+      cache,
+      "cache",
+      "export",
+      bundle,
+      "--only",
+      "json",
+      "--experiment",
+      FILE,
+    ]);
+    assert.equal(exported.code, 0, exported.err);
+    const fresh = await cli([
+      "--cache",
+      join(dir, "fresh"),
+      "tables",
+      "--import",
+      bundle,
+      FILE,
+      "--out",
+      join(dir, "tables2"),
+    ]);
+    assert.equal(fresh.code, 0, fresh.err);
+    assert.equal(fresh.out, tables.out);
+
     const warm = await cli(["--cache", cache, "run", FILE]);
     assert.equal(warm.code, 0, warm.err);
     assert.match(warm.err + warm.out, /smoke: 0 computed, 20 cached, 0 failed/);
