@@ -14,7 +14,8 @@ dir=${ENVSMITH_SLURM_DIR:-/tmp/envsmith-slurm}
 : >"$state"
 say() { echo "slurm: $*" >&2; }
 
-answers() { sinfo -h -o '%T' 2>/dev/null | grep -qE '^(idle|mixed|allocated|completing)'; }
+# (sinfo retries for a while when no controller answers: bounded by timeout)
+answers() { timeout 10 sinfo -h -o '%T' 2>/dev/null | grep -qE '^(idle|mixed|allocated|completing)'; }
 
 if command -v sbatch >/dev/null 2>&1 && answers; then
   say "a controller already answers; using it as it is"
@@ -121,13 +122,18 @@ if ! pgrep -x slurmd >/dev/null; then
     say "slurmd did not start; the Slurm tests will be skipped"
   fi
 fi
-for i in $(seq 1 60); do
+start=$SECONDS
+while [ $((SECONDS - start)) -lt 60 ]; do
   if answers; then
-    say "up after ${i}s: $(sinfo -h -o '%P %D node(s) %T' | head -n 1)"
+    say "up after $((SECONDS - start))s: $(timeout 10 sinfo -h -o '%P %D node(s) %T' | head -n 1)"
     exit 0
+  fi
+  if ! pgrep -x slurmctld >/dev/null || ! pgrep -x slurmd >/dev/null; then
+    say "a Slurm daemon exited; the Slurm tests will be skipped"
+    break
   fi
   sleep 1
 done
-say "no idle node after 60 s; the Slurm tests will be skipped"
+say "no idle node; the Slurm tests will be skipped"
 tail -n 5 "$dir"/log/*.log >&2 2>/dev/null || true
 exit 0
