@@ -121,7 +121,7 @@ interface _Tracked {
   note?: string;
   missingSince?: number | undefined;
   terminalSince?: number | undefined;
-  exitSeen?: { rc: number; signal: string; at: number };
+  exitSeen?: { rc: number; signal: string; at: number } | undefined;
   progressMtime?: number;
   settled: boolean;
   resolve(o: JobOutcome): void;
@@ -674,8 +674,27 @@ export class SlurmExecutor implements Executor {
       // Wait (briefly) for the controller to reach a final state.
       const info = await this.#client.show(t.slurmId!);
       if (
+        info && (info.state === "PENDING" || info.state.startsWith("REQUEUE"))
+      ) {
+        // Requeued (preemption, node failure): it will run again.
+        t.exitSeen = undefined;
+        t.terminalSince = undefined;
+        t.state = info.state;
+        t.reason = info.reason;
+        try {
+          Deno.removeSync(t.status);
+        } catch { /* none */ }
+        t.reporter?.progress(
+          t.job.id,
+          0,
+          0,
+          `slurm job ${t.slurmId} requeued (${info.reason})`,
+        );
+        return;
+      }
+      if (
         info && !_TERMINAL.has(info.state) && t.exitSeen &&
-        now - t.exitSeen.at < 10_000
+        now - t.exitSeen.at < Math.min(graceMs, 10_000)
       ) return;
       this.#checkFiles(t); // the entry may have landed meanwhile
       if (t.settled) return;

@@ -448,3 +448,43 @@ Deno.test("slurm executor: a node that is not cacheable runs in this process, no
   );
   assert.deepEqual(r.result.manifest.counts, { done: 1 });
 });
+
+Deno.test("slurm executor: a job killed and requeued by Slurm (preemption) is waited for, not reported", async () => {
+  await using t = await tmpProject(ONE);
+  const fake = new ScriptedSlurm();
+  const store = new Store(t.cache);
+  fake.onSubmit = (id, script) => {
+    const text = Deno.readTextFileSync(script);
+    const key = /keys=\(([0-9a-f]{64})\)/.exec(text)![1]!;
+    const status = /statuses=\((\S+)\)/.exec(text)![1]!;
+    // first attempt: SIGTERM, exit status written; Slurm requeues the job
+    Deno.writeTextFileSync(
+      status,
+      `{"rc":143,"signal":"TERM","host":"n1","job":"${id}","end":"x"}`,
+    );
+    fake.states!.set(id, {
+      id,
+      state: "PENDING",
+      reason: "BeginTime",
+      nodes: "",
+    });
+    setTimeout(() => {
+      // second attempt runs and stores the entry
+      fake.states!.set(id, {
+        id,
+        state: "RUNNING",
+        reason: "None",
+        nodes: "n2",
+      });
+      const job = jobFromSpec(
+        store,
+        key,
+        new Map(kinds.map((k) => [k.name, k])),
+      );
+      void executeJob(job, store);
+    }, 1500);
+  };
+  const r = await runCommand(ctxOf(t.cache, fake).ctx, t.file);
+  assert.equal(r.code, 0, r.result.failures.map((f) => f.message).join());
+  assert.deepEqual(r.result.manifest.counts, { done: 1 });
+});
