@@ -149,3 +149,25 @@ export function tryLock(
   }
   return { pid: 0, host: "?", token: "?", note: "contended", since: "" };
 }
+
+/**
+ * The live holder of the lock at `path`, without taking it: `null` when
+ * there is no lock or it is stale (by the rules of {@linkcode tryLock}).
+ */
+export function lockHolder(
+  path: string,
+  options: LockOptions = {},
+): LockInfo | null {
+  const staleMs = options.staleMs ?? 300_000;
+  let holder: LockInfo;
+  let mtime: number;
+  try {
+    mtime = Deno.statSync(path).mtime?.getTime() ?? Date.now();
+    holder = JSON.parse(Deno.readTextFileSync(path)) as LockInfo;
+  } catch {
+    return null; // none, or half-written (tryLock decides then)
+  }
+  if (holder.host === _HOST && !_alive(holder.pid)) return null;
+  if (Date.now() - mtime > staleMs) return null;
+  return holder;
+}

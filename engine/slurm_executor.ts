@@ -323,6 +323,33 @@ export class SlurmExecutor implements Executor {
         "interrupted",
       );
     }
+    // Another process computes it (a concurrent run, or a job of an earlier
+    // run whose submitting process died): wait for its result rather than
+    // queue a job that would only wait for the lock.
+    for (let h = store.lockHolder(job.key, options.lockOptions); h;) {
+      options.reporter?.waiting(
+        job.id,
+        `${h.note || "?"} in pid ${h.pid}@${h.host}`,
+      );
+      await _sleep(Math.max(250, (this.#o.spec.poll_seconds ?? 2) * 1000));
+      if (options.signal?.aborted || this.#closed) {
+        throw new NodeFailure(
+          job.id,
+          job.key,
+          store.logPath(job.key),
+          "interrupted",
+        );
+      }
+      try {
+        const done = store.loadVerified(job.key);
+        if (done) {
+          return { status: "cached", entry: done, ms: performance.now() - t0 };
+        }
+      } catch (e) {
+        if (!(e instanceof CorruptEntryError)) throw e;
+      }
+      h = store.lockHolder(job.key, options.lockOptions);
+    }
     this.#watchSignal(options.signal, options.reporter);
     Deno.mkdirSync(this.#o.dir, { recursive: true });
     const base = `${_safe(job.id)}.${job.key.slice(0, 12)}`;

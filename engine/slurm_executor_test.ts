@@ -488,3 +488,28 @@ Deno.test("slurm executor: a job killed and requeued by Slurm (preemption) is wa
   assert.equal(r.code, 0, r.result.failures.map((f) => f.message).join());
   assert.deepEqual(r.result.manifest.counts, { done: 1 });
 });
+
+Deno.test("slurm executor: a node another process is computing is waited for, not submitted", async () => {
+  await using t = await tmpProject(ONE);
+  // the same node computed elsewhere, to appear in this cache later
+  const other = join(t.dir, "other");
+  const lr = await runCommand(ctxOf(other, new ScriptedSlurm()).ctx, t.file, {
+    executor: "local",
+  });
+  const key = lr.result.manifest.nodes[0]!.key;
+  const store = new Store(t.cache);
+  const lock = store.lock(key, "n in another run");
+  assert.ok("release" in lock);
+  const fake = new ScriptedSlurm();
+  setTimeout(() => {
+    const from = new Store(other).entryPath(key);
+    const to = store.entryPath(key);
+    Deno.mkdirSync(join(to, ".."), { recursive: true });
+    Deno.copyFileSync(from, to);
+    lock.release();
+  }, 600);
+  const r = await runCommand(ctxOf(t.cache, fake).ctx, t.file);
+  assert.equal(r.code, 0);
+  assert.equal(fake.submissions.length, 0);
+  assert.deepEqual(r.result.manifest.counts, { cached: 1 });
+});

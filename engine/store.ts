@@ -30,7 +30,13 @@ import { join } from "node:path";
 import { sha256Hex } from "./canonical.ts";
 import { CorruptEntryError } from "./errors.ts";
 import type { KeyComponents } from "./keys.ts";
-import { type Lock, type LockInfo, type LockOptions, tryLock } from "./lock.ts";
+import {
+  type Lock,
+  lockHolder,
+  type LockInfo,
+  type LockOptions,
+  tryLock,
+} from "./lock.ts";
 import type { BlobRef, Json } from "./types.ts";
 
 /** Format tag on the first line of an entry file. */
@@ -410,6 +416,11 @@ export class Store {
   /** Tries to lock `key` for computing; the lock or the live holder's info. */
   lock(key: string, note: string, options?: LockOptions): Lock | LockInfo {
     return tryLock(join(this.#dir("locks"), `${key}.lock`), note, options);
+  }
+
+  /** Who computes `key` right now (a live, fresh lock), without locking; `null` when nobody. */
+  lockHolder(key: string, options?: LockOptions): LockInfo | null {
+    return lockHolder(join(this.root, "locks", `${key}.lock`), options);
   }
 
   /** Every key with an entry file. */
