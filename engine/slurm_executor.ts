@@ -128,8 +128,14 @@ interface _Tracked {
   reject(e: NodeFailure): void;
 }
 
-function _sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
+function _sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((r) => {
+    const timer = setTimeout(r, ms);
+    signal?.addEventListener("abort", () => {
+      clearTimeout(timer);
+      r();
+    }, { once: true });
+  });
 }
 
 function _safe(id: string): string {
@@ -331,7 +337,10 @@ export class SlurmExecutor implements Executor {
         job.id,
         `${h.note || "?"} in pid ${h.pid}@${h.host}`,
       );
-      await _sleep(Math.max(250, (this.#o.spec.poll_seconds ?? 2) * 1000));
+      await _sleep(
+        Math.max(250, (this.#o.spec.poll_seconds ?? 2) * 1000),
+        options.signal,
+      );
       if (options.signal?.aborted || this.#closed) {
         throw new NodeFailure(
           job.id,
