@@ -14,11 +14,14 @@
  * ```
  *
  * Every record is verified on import (its sha256, and an entry's own header
- * hash); existing entries and files are kept (write-once).
+ * hash); existing entries and files are kept (write-once). A bundle whose
+ * file name ends in `.gz` is written gzip-compressed; import recognises
+ * compressed bundles by their magic bytes, whatever their name.
  *
  * @module
  */
 import { dirname, join, relative } from "node:path";
+import { gunzipSync, gzipSync } from "node:zlib";
 import { sha256Hex } from "./canonical.ts";
 import type { CommandContext } from "./commands.ts";
 import { load } from "./commands.ts";
@@ -128,6 +131,11 @@ export function exportBundle(
   } finally {
     out.close();
   }
+  if (file.endsWith(".gz")) {
+    const packed = gzipSync(Deno.readFileSync(tmp), { level: 9 });
+    Deno.writeFileSync(tmp, packed);
+    bytes = packed.length;
+  }
   Deno.renameSync(tmp, file);
   return { entries, blobs, aux, bytes };
 }
@@ -137,7 +145,19 @@ export function importBundle(
   store: Store,
   file: string,
 ): { entries: number; blobs: number; aux: number; kept: number } {
-  const data = Deno.readFileSync(file);
+  const raw = Deno.readFileSync(file);
+  let data: Uint8Array = raw;
+  if (raw[0] === 0x1f && raw[1] === 0x8b) {
+    try {
+      data = gunzipSync(raw);
+    } catch (e) {
+      throw new UserError(
+        `${file}: not a readable gzip-compressed bundle (${
+          (e as Error).message
+        }); export it again`,
+      );
+    }
+  }
   const dec = new TextDecoder();
   let pos = 0;
   const line = (): string => {
