@@ -8,6 +8,7 @@
  * 90 s; it is started first and the other cases run meanwhile.
  */
 import assert from "node:assert/strict";
+import { SMOKE_NODES, smokeYaml } from "./experiments/smoke.ts";
 import { join } from "node:path";
 import { main } from "./cli.ts";
 import { canonicalJson } from "./engine/canonical.ts";
@@ -165,27 +166,13 @@ Deno.test({
       );
 
       await t.step(
-        "domain kinds: a 2-stage curriculum gives byte-identical outputs on Slurm and locally",
+        "domain kinds: the shipped smoke experiment gives byte-identical outputs on Slurm and locally",
         async () => {
           const file = join(dir, "curriculum.yaml");
           const name = `it-curriculum-${SUFFIX}`;
           Deno.writeTextFileSync(
             file,
-            `experiment: ${name}\nseed: 3\n${EXECUTOR()}nodes:
-  start: { kind: policy.init, with: { hidden: [16], seed: $seed } }
-  curriculum:
-    kind: stages
-    count: 2
-    from: { config: { preset: easy }, policy: $start }
-    each:
-      envs:     { kind: generate, with: { config: $prev.config, count: 16, seed: $stage } }
-      policy:   { kind: train,    with: { policy: $prev.policy, envs: $envs, updates: 2 } }
-      rollouts: { kind: rollout,  with: { policy: $policy, envs: $envs } }
-      findings: { kind: diagnose, with: { rollouts: $rollouts } }
-      config:   { kind: redesign, with: { engineer: rules, context: full, config: $prev.config, findings: $findings, stage: $stage } }
-  bench: { kind: generate, with: { suites: [base], per_suite: 8 } }
-  score: { kind: evaluate, with: { policy: $curriculum.policy, envs: $bench } }
-`,
+            smokeYaml(name, EXECUTOR()),
           );
           const local = await cli([
             "--cache",
@@ -204,10 +191,13 @@ Deno.test({
           ]);
           assert.equal(slurm.code, 0, slurm.err);
           const a = outputs(join(dir, "d-slurm"), name);
-          assert.equal(Object.keys(a).length, 13);
+          assert.equal(Object.keys(a).length, SMOKE_NODES);
           assert.deepEqual(a, outputs(join(dir, "d-local"), name));
           // blobs (ONNX policies) are content-addressed: same hashes, verified bytes
-          assert.match(a["curriculum.1.policy"]!, /"\$blob":"[0-9a-f]{64}"/);
+          assert.match(
+            a["curriculum.1.policy[context=full]"]!,
+            /"\$blob":"[0-9a-f]{64}"/,
+          );
         },
       );
 

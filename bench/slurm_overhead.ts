@@ -19,6 +19,7 @@
  *
  * @module
  */
+import { SMOKE_NODES, smokeYaml } from "../experiments/smoke.ts";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { allKinds } from "../mod.ts";
@@ -150,21 +151,7 @@ function chain(n: number): string {
   return `experiment: chain\nseed: 1\n${exec("")}nodes:\n${lines.join("\n")}\n`;
 }
 
-const SMOKE = `experiment: smoke\nseed: 3\n${exec("")}nodes:
-  start: { kind: policy.init, with: { hidden: [16], seed: $seed } }
-  curriculum:
-    kind: stages
-    count: 2
-    from: { config: { preset: easy }, policy: $start }
-    each:
-      envs:     { kind: generate, with: { config: $prev.config, count: 16, seed: $stage } }
-      policy:   { kind: train,    with: { policy: $prev.policy, envs: $envs, updates: 2 } }
-      rollouts: { kind: rollout,  with: { policy: $policy, envs: $envs } }
-      findings: { kind: diagnose, with: { rollouts: $rollouts } }
-      config:   { kind: redesign, with: { engineer: rules, context: full, config: $prev.config, findings: $findings, stage: $stage } }
-  bench: { kind: generate, with: { suites: [base], per_suite: 8 } }
-  score: { kind: evaluate, with: { policy: $curriculum.policy, envs: $bench } }
-`;
+const SMOKE = smokeYaml("smoke", exec(""));
 
 /** Raw Slurm: a chain of `n` trivial jobs, by afterok or submitted one by one after the previous finished. */
 async function rawChain(n: number, afterok: boolean): Promise<number> {
@@ -255,7 +242,7 @@ const SCENARIOS = [
   ["fan20 (one job array)", fan(20, true), 20],
   ["fan20 (20 jobs, array: false)", fan(20, false), 20],
   ["chain10 (10 levels)", chain(10), 10],
-  ["smoke: 2-stage curriculum (13 nodes)", SMOKE, 13],
+  [`smoke: experiments/smoke.yaml (${SMOKE_NODES} nodes)`, SMOKE, SMOKE_NODES],
 ] as const;
 for (const [tag, yaml, nodes] of SCENARIOS) {
   if (args.only && !tag.startsWith(args.only)) continue;
