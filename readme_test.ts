@@ -1,6 +1,9 @@
 import assert from "node:assert/strict";
-import { ExperimentFileSchema, TableSchema } from "./schemas/experiment.ts";
-import { compileExperiment } from "./engine/experiment.ts";
+import {
+  compileExperiment,
+  ExperimentFileSchema,
+  TableSchema,
+} from "@envsmith/engine";
 import { allKinds } from "./mod.ts";
 
 const readme = Deno.readTextFileSync(new URL("./README.md", import.meta.url));

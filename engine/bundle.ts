@@ -250,7 +250,7 @@ export function importBundle(
 }
 
 /** `cache export FILE` */
-export async function exportCommand(
+export async function cacheExportCommand(
   ctx: CommandContext,
   file: string,
   options: {
@@ -289,7 +289,7 @@ export async function exportCommand(
 }
 
 /** `cache import FILE` */
-export function importCommand(
+export function cacheImportCommand(
   ctx: CommandContext,
   file: string,
 ): Promise<number> {

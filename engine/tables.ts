@@ -7,7 +7,7 @@
  *
  * @module
  */
-import type { TableSpec } from "../schemas/experiment.ts";
+import type { TableSpec } from "./experiment_schema.ts";
 import type { Experiment, GraphNode } from "./experiment.ts";
 import { getField } from "./refs.ts";
 import type { Json } from "./types.ts";

@@ -1,6 +1,6 @@
 // Shared helpers of the diagnose/redesign subcommands (private to nodes/).
 import { parse as parseYaml } from "yaml";
-import { UserError } from "../engine/mod.ts";
+import { UserError } from "@envsmith/engine";
 import {
   type AnyEnvConfig,
   EnvConfigError,

@@ -1,5 +1,5 @@
 // Shared helpers of the generate/render/solve/import subcommands (private to nodes/).
-import { UserError } from "../engine/mod.ts";
+import { UserError } from "@envsmith/engine";
 import {
   type Instance,
   InstanceError,

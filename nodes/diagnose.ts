@@ -23,7 +23,7 @@
  * @module
  */
 import * as v from "valibot";
-import type { Json, NodeContext, NodeKind } from "../engine/types.ts";
+import type { Json, NodeContext, NodeKind } from "@envsmith/engine";
 import { field, isBlobRef } from "./_values.ts";
 import {
   decodeTrajectories,

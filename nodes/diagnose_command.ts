@@ -14,7 +14,7 @@
  * @module
  */
 import { Command } from "@commander-js/extra-typings";
-import { UserError } from "../engine/mod.ts";
+import { UserError } from "@envsmith/engine";
 import { decodeTrajectories } from "../mapf/mod.ts";
 // The generator is not re-exported by mapf/mod.ts yet.
 import { generate, GenerationError } from "../mapf/generator.ts";

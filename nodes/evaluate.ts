@@ -19,7 +19,7 @@
  * @module
  */
 import * as v from "valibot";
-import type { Json, NodeKind } from "../engine/types.ts";
+import type { Json, NodeKind } from "@envsmith/engine";
 import type { EpisodeResult } from "../policy/mod.ts";
 import { policyFingerprint } from "./policy_io.ts";
 import { RolloutParamsSchema, roundJson, runRollout } from "./rollout.ts";

@@ -25,7 +25,7 @@
  */
 import { Command } from "@commander-js/extra-typings";
 import * as v from "valibot";
-import { cacheDir, UserError } from "../engine/mod.ts";
+import { cacheDir, UserError } from "@envsmith/engine";
 import { LlmEndpointSchema } from "../schemas/mod.ts";
 import type { Instance } from "../mapf/mod.ts";
 import {

@@ -37,7 +37,7 @@
  * @module
  */
 import * as v from "valibot";
-import type { BlobRef, Json, NodeContext, NodeKind } from "../engine/types.ts";
+import type { BlobRef, Json, NodeContext, NodeKind } from "@envsmith/engine";
 import { isBlobRef } from "./_values.ts";
 import {
   generate,

@@ -15,7 +15,7 @@
  * @module
  */
 import { Command } from "@commander-js/extra-typings";
-import { UserError } from "../engine/mod.ts";
+import { UserError } from "@envsmith/engine";
 import {
   generate,
   GenerationError,

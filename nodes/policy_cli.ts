@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { UserError } from "../engine/mod.ts";
+import { UserError } from "@envsmith/engine";
 import {
   generate,
   GenerationError,

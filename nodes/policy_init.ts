@@ -13,7 +13,7 @@
  * @module
  */
 import * as v from "valibot";
-import type { NodeKind } from "../engine/types.ts";
+import type { NodeKind } from "@envsmith/engine";
 import { initCheckpoint, OBS_VERSION } from "../policy/mod.ts";
 import {
   ObsParamSchema,

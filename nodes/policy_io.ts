@@ -27,7 +27,7 @@ import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import * as v from "valibot";
-import type { BlobRef, Json, NodeContext } from "../engine/types.ts";
+import type { BlobRef, Json, NodeContext } from "@envsmith/engine";
 import { field, isBlobRef } from "./_values.ts";
 import { type Instance, parseInstanceLines } from "../mapf/mod.ts";
 import {

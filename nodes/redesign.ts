@@ -28,7 +28,7 @@
  * @module
  */
 import * as v from "valibot";
-import type { Json, NodeKind } from "../engine/types.ts";
+import type { Json, NodeKind } from "@envsmith/engine";
 import {
   type AnyEnvConfig,
   EnvConfigSpecSchema,

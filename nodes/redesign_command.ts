@@ -18,7 +18,7 @@
  * @module
  */
 import { Command, Option } from "@commander-js/extra-typings";
-import { cacheDir, UserError } from "../engine/mod.ts";
+import { cacheDir, UserError } from "@envsmith/engine";
 import {
   CONTEXT_TYPES,
   ENGINEER_NAMES,

@@ -18,7 +18,7 @@
  */
 import { Command, Option } from "@commander-js/extra-typings";
 import { join } from "node:path";
-import { UserError } from "../engine/mod.ts";
+import { UserError } from "@envsmith/engine";
 import {
   exportMap,
   exportScen,

@@ -23,8 +23,8 @@ import {
   resumeCommand,
   Store,
   type Table,
-} from "../engine/mod.ts";
-import { buildTables } from "../engine/mod.ts";
+} from "@envsmith/engine";
+import { buildTables } from "@envsmith/engine";
 import type { Episode, Instance } from "../mapf/mod.ts";
 import { episodesFromRollouts, renderFailureCase } from "../engineer/mod.ts";
 import { loadRollouts } from "./diagnose.ts";

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { formatCell, type Table, tableNotes } from "../engine/mod.ts";
+import { formatCell, type Table, tableNotes } from "@envsmith/engine";
 import { escapeHtml as esc } from "./report_escape.ts";
 import type {
   ConfigTrajectory,

@@ -27,7 +27,7 @@ import {
   LlmEndpointSpecSchema,
   resolveLlmEndpoint,
 } from "../schemas/mod.ts";
-import type { Json, NodeKind } from "../engine/types.ts";
+import type { Json, NodeKind } from "@envsmith/engine";
 import {
   llmRollout,
   obsSize,

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { UserError } from "../engine/mod.ts";
+import { UserError } from "@envsmith/engine";
 import {
   generate,
   instancesToJsonLines,

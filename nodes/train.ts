@@ -27,7 +27,7 @@
  * @module
  */
 import * as v from "valibot";
-import type { Json, NodeKind } from "../engine/types.ts";
+import type { Json, NodeKind } from "@envsmith/engine";
 import { InstancePool } from "../mapf/mod.ts";
 import {
   type CurvePoint,

@@ -21,7 +21,7 @@
  * @module
  */
 import { Command, Option } from "@commander-js/extra-typings";
-import { UserError } from "../engine/mod.ts";
+import { UserError } from "@envsmith/engine";
 import { InstancePool } from "../mapf/mod.ts";
 import {
   type Checkpoint,
