@@ -36,7 +36,7 @@ import {
   configId,
   type EnvConfig,
   type MixtureComponent,
-} from "../schemas/mod.ts";
+} from "../schemas/env_config.ts";
 import type { EngineerContext } from "./context.ts";
 import {
   buildMixture,
@@ -518,7 +518,7 @@ export interface RulesDecision {
  * @example
  * ```ts
  * import { decideRules } from "./rules.ts";
- * import { PRESETS, configId } from "../schemas/mod.ts";
+ * import { PRESETS, configId } from "../schemas/env_config.ts";
  * const d = decideRules({
  *   type: "none", stage: 0, cut: false,
  *   current: { config: PRESETS.easy, config_id: configId(PRESETS.easy) },

@@ -6,7 +6,7 @@ import {
   EnvConfigError,
   parseEnvConfig,
   PRESET_NAMES,
-} from "../schemas/mod.ts";
+} from "../schemas/env_config.ts";
 
 /** Where a subcommand writes. */
 export interface CliIo {

@@ -4,7 +4,7 @@ import {
   type Instance,
   InstanceError,
   parseInstanceLines,
-} from "../mapf/mod.ts";
+} from "../mapf/instance.ts";
 import type { CliIo } from "./_cli_io.ts";
 
 /** Output, error and input streams of the MAPF subcommands (tests replace them). */

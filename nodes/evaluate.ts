@@ -20,7 +20,7 @@
  */
 import * as v from "valibot";
 import type { Json, NodeKind } from "@envsmith/engine";
-import type { EpisodeResult } from "../policy/mod.ts";
+import type { EpisodeResult } from "../policy/rollout.ts";
 import { policyFingerprint } from "./policy_io.ts";
 import { RolloutParamsSchema, roundJson, runRollout } from "./rollout.ts";
 

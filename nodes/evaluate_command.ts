@@ -26,17 +26,13 @@
 import { Command } from "@commander-js/extra-typings";
 import * as v from "valibot";
 import { cacheDir, UserError } from "@envsmith/engine";
-import { LlmEndpointSchema } from "../schemas/mod.ts";
-import type { Instance } from "../mapf/mod.ts";
-import {
-  llmRollout,
-  obsSize,
-  OnnxPolicy,
-  onnxRunner,
-  PolicyContractError,
-  rollout,
-  type RolloutResult,
-} from "../policy/mod.ts";
+import { LlmEndpointSchema } from "../schemas/llm.ts";
+import type { Instance } from "../mapf/instance.ts";
+import { PolicyContractError } from "../policy/errors.ts";
+import { llmRollout } from "../policy/llm_policy.ts";
+import { obsSize } from "../policy/observation.ts";
+import { OnnxPolicy } from "../policy/onnx_policy.ts";
+import { onnxRunner, rollout, type RolloutResult } from "../policy/rollout.ts";
 import { configFromFlags, intFlag } from "./_cli_io.ts";
 import {
   generateOrExplain,

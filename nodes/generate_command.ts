@@ -20,10 +20,9 @@ import {
   generate,
   GenerationError,
   type GenerationReport,
-  getSuite,
-  instancesToJsonLines,
-  SUITE_NAMES,
-} from "../mapf/mod.ts";
+} from "../mapf/generator.ts";
+import { instancesToJsonLines } from "../mapf/instance.ts";
+import { getSuite, SUITE_NAMES } from "../mapf/suites.ts";
 import { configFromFlags, intFlag } from "./_cli_io.ts";
 import { type MapfCliIo, mapfIo, writeOutput } from "./_mapf_cli.ts";
 

@@ -18,14 +18,12 @@
 import { Command, Option } from "@commander-js/extra-typings";
 import { UserError } from "@envsmith/engine";
 import {
-  importMovingAI,
   type Instance,
   InstanceError,
   instancesToJsonLines,
-  MovingAIError,
-  parsePrompt,
-  PromptParseError,
-} from "../mapf/mod.ts";
+} from "../mapf/instance.ts";
+import { importMovingAI, MovingAIError } from "../mapf/movingai.ts";
+import { parsePrompt, PromptParseError } from "../mapf/render_text.ts";
 import { intFlag } from "./_cli_io.ts";
 import { type MapfCliIo, mapfIo, readInput, writeOutput } from "./_mapf_cli.ts";
 

@@ -14,7 +14,8 @@
  */
 import * as v from "valibot";
 import type { NodeKind } from "@envsmith/engine";
-import { initCheckpoint, OBS_VERSION } from "../policy/mod.ts";
+import { initCheckpoint } from "../policy/checkpoint.ts";
+import { OBS_VERSION } from "../policy/observation.ts";
 import {
   ObsParamSchema,
   policyFingerprint,

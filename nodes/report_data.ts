@@ -25,8 +25,10 @@ import {
   type Table,
 } from "@envsmith/engine";
 import { buildTables } from "@envsmith/engine";
-import type { Episode, Instance } from "../mapf/mod.ts";
-import { episodesFromRollouts, renderFailureCase } from "../engineer/mod.ts";
+import type { Instance } from "../mapf/instance.ts";
+import type { Episode } from "../mapf/trajectory.ts";
+import { episodesFromRollouts } from "../engineer/from_rollouts.ts";
+import { renderFailureCase } from "../engineer/render_case.ts";
 import { loadRollouts } from "./diagnose.ts";
 import { renderFailureSvg } from "./report_failure_svg.ts";
 import { parse as parseYaml } from "yaml";

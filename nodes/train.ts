@@ -28,12 +28,12 @@
  */
 import * as v from "valibot";
 import type { Json, NodeKind } from "@envsmith/engine";
-import { InstancePool } from "../mapf/mod.ts";
+import { InstancePool } from "../mapf/pool.ts";
 import {
   type CurvePoint,
   Trainer,
   type TrainerOptions,
-} from "../policy/mod.ts";
+} from "../policy/trainer.ts";
 import {
   policyFingerprint,
   type PolicyValue,

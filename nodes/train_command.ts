@@ -22,16 +22,16 @@
  */
 import { Command, Option } from "@commander-js/extra-typings";
 import { UserError } from "@envsmith/engine";
-import { InstancePool } from "../mapf/mod.ts";
+import { InstancePool } from "../mapf/pool.ts";
 import {
   type Checkpoint,
   initCheckpoint,
   loadCheckpoint,
-  OBS_VERSION,
-  PolicyContractError,
   saveCheckpoint,
-  Trainer,
-} from "../policy/mod.ts";
+} from "../policy/checkpoint.ts";
+import { PolicyContractError } from "../policy/errors.ts";
+import { OBS_VERSION } from "../policy/observation.ts";
+import { Trainer } from "../policy/trainer.ts";
 import { configFromFlags, intFlag } from "./_cli_io.ts";
 import {
   generateOrExplain,
