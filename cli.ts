@@ -425,14 +425,11 @@ function _addCacheCommands(program: Command, { ctxOf, setCode }: _Env): void {
     });
 }
 
-/** Runs the CLI on `args`; returns the exit code (never exits the process). */
-export async function main(
-  args: readonly string[],
-  options: MainOptions = {},
-): Promise<number> {
-  const output = options.output ?? consoleOutput;
-  let code = 0;
-  const controller = new AbortController();
+/** Interrupts (SIGINT, SIGTERM) abort `controller`; a second one exits at once. Returns the function that stops listening. */
+function _listenForInterrupts(
+  output: Output,
+  controller: AbortController,
+): () => void {
   let interrupts = 0;
   const onSigint = () => {
     interrupts++;
@@ -460,31 +457,83 @@ export async function main(
       signals.push([sig, f]);
     } catch { /* not supported here */ }
   }
+  return () => {
+    for (const [sig, f] of signals) Deno.removeSignalListener(sig, f);
+  };
+}
+
+/** The registered kinds: built-in, domain, given by the caller and loaded from `--kinds` modules (names unique). */
+async function _kinds(
+  options: MainOptions,
+  kindModules: readonly string[],
+): Promise<NodeKind[]> {
+  const plugins = await loadKindModules(kindModules);
+  const kinds = [
+    ...builtinKinds,
+    ...domainKinds,
+    ...(options.kinds ?? []),
+    ...plugins,
+  ];
+  const seen = new Map<string, string>();
+  for (const k of kinds) {
+    const prev = seen.get(k.name);
+    if (prev !== undefined && prev !== k.module) {
+      throw new UserError(
+        `Two node kinds are named "${k.name}" (${prev} and ${k.module}); rename one`,
+      );
+    }
+    if (k.name === "stages") {
+      throw new UserError(
+        `A node kind cannot be named "stages" (${k.module}): it is the built-in stages construct`,
+      );
+    }
+    seen.set(k.name, k.module);
+  }
+  return kinds;
+}
+
+/** Adds the domain subcommands; one broken factory must not take the engine's commands down. */
+function _addDomainCommands(
+  program: Command,
+  options: MainOptions,
+  output: Output,
+): void {
+  for (const make of options.commands ?? domainCommands) {
+    try {
+      program.addCommand(make() as unknown as Command);
+    } catch (e) {
+      output.err(
+        `warning: the subcommand factory ${
+          make.name || make.toString().replace(/\s+/g, " ").slice(0, 60)
+        } failed: ${(e as Error)?.message ?? e}`,
+      );
+    }
+  }
+}
+
+/** Commander writes through `output` and throws instead of exiting, in every subcommand. */
+function _configure(c: Command, output: Output): void {
+  c.exitOverride();
+  c.configureOutput({
+    writeOut: (s) => output.out(s.replace(/\n$/, "")),
+    writeErr: (s) => output.err(s.replace(/\n$/, "")),
+  });
+  for (const sub of c.commands) _configure(sub as unknown as Command, output);
+}
+
+/** Runs the CLI on `args`; returns the exit code (never exits the process). */
+export async function main(
+  args: readonly string[],
+  options: MainOptions = {},
+): Promise<number> {
+  const output = options.output ?? consoleOutput;
+  let code = 0;
+  const controller = new AbortController();
+  const stopListening = _listenForInterrupts(output, controller);
   const makeContext = async (
     g: { cache?: string | undefined; kinds?: string[] | undefined },
   ): Promise<CommandContext> => {
-    const plugins = await loadKindModules(g.kinds ?? []);
-    const kinds = [
-      ...builtinKinds,
-      ...domainKinds,
-      ...(options.kinds ?? []),
-      ...plugins,
-    ];
-    const seen = new Map<string, string>();
-    for (const k of kinds) {
-      const prev = seen.get(k.name);
-      if (prev !== undefined && prev !== k.module) {
-        throw new UserError(
-          `Two node kinds are named "${k.name}" (${prev} and ${k.module}); rename one`,
-        );
-      }
-      if (k.name === "stages") {
-        throw new UserError(
-          `A node kind cannot be named "stages" (${k.module}): it is the built-in stages construct`,
-        );
-      }
-      seen.set(k.name, k.module);
-    }
+    const kinds = await _kinds(options, g.kinds ?? []);
     const builtin = new Set(
       [...builtinKinds, ...domainKinds].map((k) => k.module),
     );
@@ -504,27 +553,8 @@ export async function main(
     };
   };
   const program = createProgram(makeContext, (c) => (code = c));
-  for (const make of options.commands ?? domainCommands) {
-    // One broken domain subcommand must not take the engine's commands down.
-    try {
-      program.addCommand(make() as unknown as Command);
-    } catch (e) {
-      output.err(
-        `warning: the subcommand factory ${
-          make.name || make.toString().replace(/\s+/g, " ").slice(0, 60)
-        } failed: ${(e as Error)?.message ?? e}`,
-      );
-    }
-  }
-  const configure = (c: Command) => {
-    c.exitOverride();
-    c.configureOutput({
-      writeOut: (s) => output.out(s.replace(/\n$/, "")),
-      writeErr: (s) => output.err(s.replace(/\n$/, "")),
-    });
-    for (const sub of c.commands) configure(sub as unknown as Command);
-  };
-  configure(program);
+  _addDomainCommands(program, options, output);
+  _configure(program, output);
   try {
     await program.parseAsync([...args], { from: "user" });
     // domain subcommands (nodes/*_command.ts) report their exit code via Deno.exitCode
@@ -542,7 +572,7 @@ export async function main(
       code = 3;
     }
   } finally {
-    for (const [sig, f] of signals) Deno.removeSignalListener(sig, f);
+    stopListening();
   }
   return code;
 }
