@@ -89,6 +89,23 @@ Deno.test("architecture: the engine imports nothing outside engine/ and only the
   assert.deepEqual(root.workspace, ["./engine"]);
 });
 
+Deno.test("architecture: engine/ passes deno publish --dry-run but for its license", async () => {
+  // The project has no license yet; choosing one is its owners' decision.
+  // With a "license" field in engine/deno.json the dry run succeeds.
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["publish", "--dry-run", "--allow-dirty"],
+    cwd: join(ROOT, "engine"),
+    env: { NO_COLOR: "1" },
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const text = new TextDecoder().decode(out.stderr) +
+    new TextDecoder().decode(out.stdout);
+  const errors = [...text.matchAll(/^error\[([a-z-]+)\]/gm)].map((m) => m[1]);
+  assert.deepEqual(errors, ["missing-license"], text.slice(0, 4000));
+  assert.match(text, /Checking for slow types in the public API/);
+});
+
 /**
  * The files each kind's code digest covers: exactly the code the kind runs.
  * When a kind starts importing another file, this list changes with it (a

@@ -33,7 +33,7 @@ import {
 import { sha256Hex } from "./canonical.ts";
 import type { BlobRef, Json, NodeKind } from "./types.ts";
 
-const _RelPath = v.pipe(
+const _RelPath: v.GenericSchema<unknown, string> = v.pipe(
   v.string(),
   v.check(
     (p) => !isAbsolute(p) && !normalize(p).startsWith(".."),
@@ -41,7 +41,7 @@ const _RelPath = v.pipe(
   ),
 );
 
-const _Params = v.strictObject({
+const _Params: v.GenericSchema<unknown, ExecParams> = v.strictObject({
   command: v.pipe(v.string(), v.minLength(1)),
   args: v.optional(v.array(v.union([v.string(), v.number(), v.boolean()])), []),
   inputs: v.optional(v.array(_RelPath), []),
@@ -67,8 +67,28 @@ const _Params = v.strictObject({
   timeout_ms: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1))),
 });
 
-/** Parameters of the `exec` kind. */
-export type ExecParams = v.InferOutput<typeof _Params>;
+/** Parameters of the `exec` kind (see the README's `exec` section). */
+export interface ExecParams {
+  /** The program (no shell). */
+  readonly command: string;
+  /** Its arguments. */
+  readonly args: readonly (string | number | boolean)[];
+  /** Input files and directories, relative to the experiment file: hashed into the key, copied in. */
+  readonly inputs: readonly string[];
+  /** Blobs of other nodes written into the work directory, by file name. */
+  readonly files: Readonly<Record<string, BlobRef>>;
+  /** JSON written to `input.json` (its path in `$ENVSMITH_INPUT`). */
+  readonly input?: unknown | undefined;
+  /** Files stored as blobs: a path, or a name and a path. */
+  readonly outputs:
+    readonly (string | { readonly name: string; readonly path: string })[];
+  /** A file parsed into `value.json`. */
+  readonly json?: string | undefined;
+  /** Environment variables passed through. */
+  readonly env: readonly string[];
+  /** Time limit (ms). */
+  readonly timeout_ms?: number | undefined;
+}
 
 /** The name an output gets in `value.outputs` (`out/model.onnx` -> `out_model_onnx`). */
 export function outputName(o: ExecParams["outputs"][number]): string {

@@ -113,8 +113,48 @@ export const ExperimentFileSchema = v.strictObject({
   tables: v.optional(v.array(v.unknown())),
 });
 
-/** A parsed table entry. */
-export type TableSpec = v.InferOutput<typeof TableSchema>;
+/** A column of a table given as a field path, optionally labelled. */
+export type TableColumn = string | {
+  readonly label: string;
+  readonly path: string;
+};
+
+/** A parsed `tables:` entry (see the README's Tables section). */
+export interface TableSpec {
+  /** File name of the CSV/JSON output. */
+  readonly name: string;
+  /** Markdown heading (default: name). */
+  readonly title?: string | undefined;
+  /** A node id before expansion (or a stages alias). */
+  readonly node: string;
+  /** A matrix axis. */
+  readonly rows: string;
+  /** An axis, a field path, or a list of paths / {label, path}. */
+  readonly columns: string | readonly TableColumn[];
+  /** With axis columns: the field shown. */
+  readonly value?: string | undefined;
+  /** The axis aggregated as mean ± std. */
+  readonly over?: string | undefined;
+  /** Adds a mean column. */
+  readonly aggregate?:
+    | "mean"
+    | { readonly label: string; readonly of: "mean" }
+    | undefined;
+  /** Fixes other axes the node varies with. */
+  readonly where?:
+    | Readonly<Record<string, string | number | boolean>>
+    | undefined;
+  /** Digits after the point. */
+  readonly digits?: number | undefined;
+}
+
+/** The top-level keys of an experiment file. */
+export const EXPERIMENT_KEYS: readonly string[] = Object.keys(
+  ExperimentFileSchema.entries,
+);
+
+/** The keys of a `tables:` entry. */
+export const TABLE_KEYS: readonly string[] = Object.keys(TableSchema.entries);
 /** A parsed `executor:` block: its `type` names a registered executor, which checks the rest. */
 export interface ExecutorSpec {
   /** The executor's name. */

@@ -69,8 +69,9 @@ export {
 } from "./experiment.ts";
 export {
   type ExecutorSpec,
-  ExperimentFileSchema,
-  TableSchema,
+  EXPERIMENT_KEYS,
+  TABLE_KEYS,
+  type TableColumn,
   type TableSpec,
 } from "./experiment_schema.ts";
 export { type FieldPath, getField, InputRef, type Resolvable } from "./refs.ts";

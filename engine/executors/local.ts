@@ -8,14 +8,22 @@ import * as v from "valibot";
 import type { Executor, ExecutorKind } from "../executor.ts";
 import { executeJob } from "../job.ts";
 
-/** `executor: {type: local}`: workers on this machine (the default). */
-export const LocalExecutorSchema = v.strictObject({
-  type: v.literal("local"),
-  jobs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1))),
-});
-
 /** A parsed `executor: {type: local}` block. */
-export type LocalExecutorSpec = v.InferOutput<typeof LocalExecutorSchema>;
+export interface LocalExecutorSpec {
+  /** `local`. */
+  readonly type: "local";
+  /** Nodes in parallel. */
+  readonly jobs?: number | undefined;
+  /** No other fields. */
+  readonly [field: string]: unknown;
+}
+
+/** `executor: {type: local}`: workers on this machine (the default). */
+export const LocalExecutorSchema: ExecutorKind<LocalExecutorSpec>["spec"] = v
+  .strictObject({
+    type: v.literal("local"),
+    jobs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1))),
+  });
 
 /** Options of {@linkcode localExecutor}. */
 export interface LocalExecutorOptions {

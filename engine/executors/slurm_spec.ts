@@ -6,15 +6,59 @@
  * @module
  */
 import * as v from "valibot";
-import type { BlockIssues } from "../executor.ts";
+import type { BlockIssues, ExecutorKind } from "../executor.ts";
 import type { DocPath } from "../source.ts";
 import { didYouMean } from "../suggest.ts";
+
+/** Resources of a Slurm job as written (omitted fields: the site's defaults). */
+export interface SlurmResources {
+  /** `--cpus-per-task`. */
+  readonly cpus?: number | undefined;
+  /** `--mem`: megabytes, or a number with a unit (`4G`). */
+  readonly mem?: number | string | undefined;
+  /** `--time`: minutes, or one of Slurm's formats. */
+  readonly time?: number | string | undefined;
+  /** `--partition`. */
+  readonly partition?: string | undefined;
+  /** Extra sbatch flags. */
+  readonly sbatch?: readonly string[] | undefined;
+}
+
+/** A parsed `executor: {type: slurm}` block (see the README's cluster section). */
+export interface SlurmExecutorSpec {
+  /** `slurm`. */
+  readonly type: "slurm";
+  /** Nodes queued or running at once. */
+  readonly jobs?: number | undefined;
+  /** `--partition`. */
+  readonly partition?: string | undefined;
+  /** `--account`. */
+  readonly account?: string | undefined;
+  /** `--qos`. */
+  readonly qos?: string | undefined;
+  /** Deno binary on the compute nodes. */
+  readonly deno?: string | undefined;
+  /** Nodes ready together with equal resources go out as one job array. */
+  readonly array?: boolean | undefined;
+  /** Seconds between queue polls. */
+  readonly poll_seconds?: number | undefined;
+  /** Seconds a finished job's files may take to appear on the shared file system. */
+  readonly grace_seconds?: number | undefined;
+  /** Resources of every node. */
+  readonly resources?: SlurmResources | undefined;
+  /** Resources per node kind, over `resources`. */
+  readonly kinds?: Readonly<Record<string, SlurmResources>> | undefined;
+  /** Extra sbatch flags of every job. */
+  readonly sbatch?: readonly string[] | undefined;
+  /** No other fields. */
+  readonly [field: string]: unknown;
+}
 
 /**
  * A Slurm time limit: minutes as a number, or a string in one of Slurm's
  * formats (`MM`, `MM:SS`, `HH:MM:SS`, `D-HH`, `D-HH:MM`, `D-HH:MM:SS`).
  */
-export const SlurmTimeSchema = v.union([
+const SlurmTimeSchema = v.union([
   v.pipe(
     v.number(),
     v.integer(),
@@ -30,7 +74,7 @@ export const SlurmTimeSchema = v.union([
 ]);
 
 /** Memory of one job: megabytes as a number, or a string like `512M`, `4G`, `1T`. */
-export const SlurmMemSchema = v.union([
+const SlurmMemSchema = v.union([
   v.pipe(v.number(), v.integer(), v.minValue(1, "memory is at least 1 (MB)")),
   v.pipe(
     v.string(),
@@ -42,7 +86,7 @@ export const SlurmMemSchema = v.union([
 ]);
 
 /** Extra sbatch flags: each a `--flag` or `--flag=value` string. */
-export const SbatchFlagsSchema = v.array(
+const SbatchFlagsSchema = v.array(
   v.pipe(
     v.string(),
     v.regex(
@@ -53,47 +97,45 @@ export const SbatchFlagsSchema = v.array(
 );
 
 /** Resources of one Slurm job (every field optional: the site's defaults apply). */
-export const SlurmResourcesSchema = v.strictObject({
-  cpus: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1))),
-  mem: v.optional(SlurmMemSchema),
-  time: v.optional(SlurmTimeSchema),
-  partition: v.optional(v.pipe(v.string(), v.minLength(1))),
-  sbatch: v.optional(SbatchFlagsSchema),
-});
+export const SlurmResourcesSchema:
+  & v.GenericSchema<unknown, SlurmResources>
+  & { readonly entries: Readonly<Record<string, unknown>> } = v.strictObject({
+    cpus: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1))),
+    mem: v.optional(SlurmMemSchema),
+    time: v.optional(SlurmTimeSchema),
+    partition: v.optional(v.pipe(v.string(), v.minLength(1))),
+    sbatch: v.optional(SbatchFlagsSchema),
+  });
 
 /**
  * `executor: {type: slurm}`: every node an sbatch job on a cluster that
  * shares the cache directory. `resources` apply to every node, `kinds`
  * overrides them per node kind.
  */
-export const SlurmExecutorSchema = v.strictObject({
-  type: v.literal("slurm"),
-  /** Nodes submitted at once. */
-  jobs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1))),
-  partition: v.optional(v.pipe(v.string(), v.minLength(1))),
-  account: v.optional(v.pipe(v.string(), v.minLength(1))),
-  qos: v.optional(v.pipe(v.string(), v.minLength(1))),
-  /** Deno binary on the compute nodes (default: the submitting process's). */
-  deno: v.optional(v.pipe(v.string(), v.minLength(1))),
-  /** Nodes that become ready together go out as one job array. */
-  array: v.optional(v.boolean()),
-  /** Seconds between queue polls. */
-  poll_seconds: v.optional(
-    v.pipe(v.number(), v.minValue(0.1), v.maxValue(600)),
-  ),
-  /** Seconds a finished or vanished job's files may take to appear on the shared file system. */
-  grace_seconds: v.optional(
-    v.pipe(v.number(), v.minValue(0), v.maxValue(3600)),
-  ),
-  resources: v.optional(SlurmResourcesSchema),
-  kinds: v.optional(v.record(v.string(), SlurmResourcesSchema)),
-  sbatch: v.optional(SbatchFlagsSchema),
-});
-
-/** A parsed `executor: {type: slurm}` entry. */
-export type SlurmExecutorSpec = v.InferOutput<typeof SlurmExecutorSchema>;
-/** Resources of a Slurm job as written. */
-export type SlurmResources = v.InferOutput<typeof SlurmResourcesSchema>;
+export const SlurmExecutorSchema: ExecutorKind<SlurmExecutorSpec>["spec"] = v
+  .strictObject({
+    type: v.literal("slurm"),
+    /** Nodes submitted at once. */
+    jobs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1))),
+    partition: v.optional(v.pipe(v.string(), v.minLength(1))),
+    account: v.optional(v.pipe(v.string(), v.minLength(1))),
+    qos: v.optional(v.pipe(v.string(), v.minLength(1))),
+    /** Deno binary on the compute nodes (default: the submitting process's). */
+    deno: v.optional(v.pipe(v.string(), v.minLength(1))),
+    /** Nodes that become ready together go out as one job array. */
+    array: v.optional(v.boolean()),
+    /** Seconds between queue polls. */
+    poll_seconds: v.optional(
+      v.pipe(v.number(), v.minValue(0.1), v.maxValue(600)),
+    ),
+    /** Seconds a finished or vanished job's files may take to appear on the shared file system. */
+    grace_seconds: v.optional(
+      v.pipe(v.number(), v.minValue(0), v.maxValue(3600)),
+    ),
+    resources: v.optional(SlurmResourcesSchema),
+    kinds: v.optional(v.record(v.string(), SlurmResourcesSchema)),
+    sbatch: v.optional(SbatchFlagsSchema),
+  });
 
 /** sbatch flags envsmith sets itself ("") or that have their own field. */
 const _SBATCH_FIELDS: Record<string, string> = {
