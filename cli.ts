@@ -13,12 +13,18 @@ import {
   kinds as domainKinds,
 } from "./nodes/mod.ts";
 import {
+  builtinExecutors,
   builtinKinds,
   cacheDir,
+  cacheExportCommand,
+  cacheGcCommand,
+  cacheImportCommand,
+  cacheVerifyCommand,
   type CommandContext,
   consoleOutput,
   ExperimentError,
   ExperimentSyntaxError,
+  loadKindModules,
   type NodeKind,
   type Output,
   planCommand,
@@ -27,10 +33,11 @@ import {
   runNodeCommand,
   showCommand,
   statusCommand,
+  tablesCommand,
   UserError,
-} from "./engine/mod.ts";
-import { fromFileUrl, toFileUrl } from "./engine/paths.ts";
-import { loadKindModules } from "./engine/plugins.ts";
+  writeExperimentSchema,
+} from "@envsmith/engine";
+import { fileURLToPath as fromFileUrl, pathToFileURL } from "node:url";
 
 /** Options of {@linkcode main}. */
 export interface MainOptions {
@@ -72,7 +79,7 @@ function _executorOption() {
   return new Option(
     "--executor <name>",
     "where nodes run: local (this machine) or slurm (one sbatch job per node; the cache must be on a shared file system)",
-  ).choices(["local", "slurm"] as const).env("ENVSMITH_EXECUTOR");
+  ).choices(builtinExecutors.map((e) => e.name)).env("ENVSMITH_EXECUTOR");
 }
 
 function _int(name: string) {
@@ -122,34 +129,30 @@ Examples:
   deno task ablate`,
     );
 
-  const ctxOf = (cmd: Command) =>
-    makeContext(cmd.optsWithGlobals() as { cache?: string; kinds?: string[] });
+  const env: _Env = {
+    ctxOf: (cmd: Command) =>
+      makeContext(
+        cmd.optsWithGlobals() as { cache?: string; kinds?: string[] },
+      ),
+    setCode,
+  };
+  _addRunCommands(program, env);
+  _addInspectCommands(program, env);
+  _addTableCommands(program, env);
+  _addCacheCommands(program, env);
+  return program;
+}
 
-  program.command("plan")
-    .description(
-      "list every node as cached / run / blocked / skipped, and why a node is not cached",
-    )
-    .argument("<file>", "experiment file")
-    .option(
-      "--only <node...>",
-      "only these nodes (ids, plain ids, groups or * globs) and their inputs",
-    )
-    .option("--json", "print JSON")
-    .option("--no-cached", "hide cached nodes")
-    .addHelpText(
-      "after",
-      "\nExample:\n  deno task plan experiments/quick.yaml --only score",
-    )
-    .action(async (file, o, cmd) => {
-      setCode(
-        await planCommand(await ctxOf(cmd as unknown as Command), file, {
-          ...(o.only ? { only: o.only } : {}),
-          json: o.json === true,
-          all: o.cached !== false,
-        }),
-      );
-    });
+/** What the subcommands' actions need. */
+interface _Env {
+  /** The context of an invocation. */
+  readonly ctxOf: (cmd: Command) => Promise<CommandContext>;
+  /** Sets the exit code. */
+  readonly setCode: (code: number) => void;
+}
 
+/** `run`, `run-node`, `ablate`. */
+function _addRunCommands(program: Command, { ctxOf, setCode }: _Env): void {
   program.command("run")
     .description("run every node that is not cached (parallel; resumable)")
     .argument("<file>", "experiment file")
@@ -177,11 +180,85 @@ Examples:
       });
       let code = r.code;
       if (o.tables && code !== 130) {
-        const { tablesCommand } = await import("./engine/tables_command.ts");
         const t = await tablesCommand(ctx, [file], {});
         code = code || t;
       }
       setCode(code);
+    });
+
+  program.command("run-node")
+    .description(
+      "run exactly one node whose inputs are cached: by KEY (job spec written by run) or by FILE NODE_ID",
+    )
+    .argument("<key-or-file>", "a node key, or an experiment file")
+    .argument("[node]", "node id (with FILE)")
+    .addHelpText(
+      "after",
+      "\nExamples:\n  deno task cli run-node experiments/quick.yaml 'score[seed=1]'\n  deno task cli run-node 3f2a…(64 hex digits)",
+    )
+    .action(async (a, b, _o, cmd) => {
+      setCode(
+        await runNodeCommand(await ctxOf(cmd as unknown as Command), a, b),
+      );
+    });
+
+  program.command("ablate")
+    .description(
+      `run the context ablation (${ABLATE_FILE}) and print its tables`,
+    )
+    .option(
+      "-j, --jobs <n>",
+      "nodes in parallel (default: number of cores)",
+      _int("--jobs"),
+    )
+    .addOption(_executorOption())
+    .addHelpText("after", "\nExample:\n  deno task ablate --jobs 2")
+    .action(async (o, cmd) => {
+      try {
+        Deno.statSync(ABLATE_FILE);
+      } catch {
+        throw new UserError(
+          `${ABLATE_FILE} does not exist (yet): the context ablation experiment is not in this checkout. Run another experiment with: deno task run experiments/<file>.yaml`,
+        );
+      }
+      const ctx = await ctxOf(cmd as unknown as Command);
+      const r = await runCommand(ctx, ABLATE_FILE, {
+        ...(o.jobs ? { jobs: o.jobs } : {}),
+        ...(o.executor ? { executor: o.executor } : {}),
+      });
+      let code = r.code;
+      if (code !== 130) {
+        code = code || await tablesCommand(ctx, [ABLATE_FILE], {});
+      }
+      setCode(code);
+    });
+}
+
+/** `plan`, `status`, `show`, `schema`. */
+function _addInspectCommands(program: Command, { ctxOf, setCode }: _Env): void {
+  program.command("plan")
+    .description(
+      "list every node as cached / run / blocked / skipped, and why a node is not cached",
+    )
+    .argument("<file>", "experiment file")
+    .option(
+      "--only <node...>",
+      "only these nodes (ids, plain ids, groups or * globs) and their inputs",
+    )
+    .option("--json", "print JSON")
+    .option("--no-cached", "hide cached nodes")
+    .addHelpText(
+      "after",
+      "\nExample:\n  deno task plan experiments/quick.yaml --only score",
+    )
+    .action(async (file, o, cmd) => {
+      setCode(
+        await planCommand(await ctxOf(cmd as unknown as Command), file, {
+          ...(o.only ? { only: o.only } : {}),
+          json: o.json === true,
+          all: o.cached !== false,
+        }),
+      );
     });
 
   program.command("status")
@@ -222,22 +299,23 @@ Examples:
       );
     });
 
-  program.command("run-node")
-    .description(
-      "run exactly one node whose inputs are cached: by KEY (job spec written by run) or by FILE NODE_ID",
-    )
-    .argument("<key-or-file>", "a node key, or an experiment file")
-    .argument("[node]", "node id (with FILE)")
+  program.command("schema")
+    .description("write the JSON Schema of experiment files (for YAML editors)")
+    .option("--out <file>", "output file", "schemas/experiment.schema.json")
     .addHelpText(
       "after",
-      "\nExamples:\n  deno task cli run-node experiments/quick.yaml 'score[seed=1]'\n  deno task cli run-node 3f2a…(64 hex digits)",
+      "\nExample:\n  deno task schema   # then: # yaml-language-server: $schema=../schemas/experiment.schema.json",
     )
-    .action(async (a, b, _o, cmd) => {
-      setCode(
-        await runNodeCommand(await ctxOf(cmd as unknown as Command), a, b),
-      );
+    .action(async (o, cmd) => {
+      const ctx = await ctxOf(cmd as unknown as Command);
+      const n = writeExperimentSchema(ctx.kinds, o.out);
+      ctx.output.err(`wrote ${o.out} (${n} node kinds)`);
+      setCode(0);
     });
+}
 
+/** `tables`. */
+function _addTableCommands(program: Command, { ctxOf, setCode }: _Env): void {
   program.command("tables")
     .description(
       "print the experiments' tables from the cache (never runs anything); writes CSV and JSON",
@@ -256,11 +334,9 @@ Examples:
       "\nExamples:\n  deno task tables experiments/ablate-context.yaml --out results/\n  deno task cli tables --import results/tables.esb",
     )
     .action(async (files, o, cmd) => {
-      const { tablesCommand } = await import("./engine/tables_command.ts");
       const ctx = await ctxOf(cmd as unknown as Command);
       if (o.import !== undefined) {
-        const { importCommand } = await import("./engine/bundle.ts");
-        if (existsSync(o.import)) await importCommand(ctx, o.import);
+        if (existsSync(o.import)) await cacheImportCommand(ctx, o.import);
         else {ctx.output.err(
             `no results bundle at ${o.import}; using the cache only`,
           );}
@@ -269,54 +345,10 @@ Examples:
         await tablesCommand(ctx, files, o.out ? { out: o.out } : {}),
       );
     });
+}
 
-  program.command("ablate")
-    .description(
-      `run the context ablation (${ABLATE_FILE}) and print its tables`,
-    )
-    .option(
-      "-j, --jobs <n>",
-      "nodes in parallel (default: number of cores)",
-      _int("--jobs"),
-    )
-    .addOption(_executorOption())
-    .addHelpText("after", "\nExample:\n  deno task ablate --jobs 2")
-    .action(async (o, cmd) => {
-      try {
-        Deno.statSync(ABLATE_FILE);
-      } catch {
-        throw new UserError(
-          `${ABLATE_FILE} does not exist (yet): the context ablation experiment is not in this checkout. Run another experiment with: deno task run experiments/<file>.yaml`,
-        );
-      }
-      const ctx = await ctxOf(cmd as unknown as Command);
-      const r = await runCommand(ctx, ABLATE_FILE, {
-        ...(o.jobs ? { jobs: o.jobs } : {}),
-        ...(o.executor ? { executor: o.executor } : {}),
-      });
-      let code = r.code;
-      if (code !== 130) {
-        const { tablesCommand } = await import("./engine/tables_command.ts");
-        code = code || await tablesCommand(ctx, [ABLATE_FILE], {});
-      }
-      setCode(code);
-    });
-
-  program.command("schema")
-    .description("write the JSON Schema of experiment files (for YAML editors)")
-    .option("--out <file>", "output file", "schemas/experiment.schema.json")
-    .addHelpText(
-      "after",
-      "\nExample:\n  deno task schema   # then: # yaml-language-server: $schema=../schemas/experiment.schema.json",
-    )
-    .action(async (o, cmd) => {
-      const ctx = await ctxOf(cmd as unknown as Command);
-      const { writeExperimentSchema } = await import("./engine/json_schema.ts");
-      const n = writeExperimentSchema(ctx.kinds, o.out);
-      ctx.output.err(`wrote ${o.out} (${n} node kinds)`);
-      setCode(0);
-    });
-
+/** `cache export|import|verify|gc`. */
+function _addCacheCommands(program: Command, { ctxOf, setCode }: _Env): void {
   const cache = program.command("cache").description(
     "inspect and move the cache",
   );
@@ -340,9 +372,8 @@ Examples:
     )
     .action(async (file, o, cmd) => {
       const ctx = await ctxOf(cmd as unknown as Command);
-      const { exportCommand } = await import("./engine/bundle.ts");
       setCode(
-        await exportCommand(ctx, file, {
+        await cacheExportCommand(ctx, file, {
           jsonOnly: o.only === "json",
           ...(o.filter ? { filter: o.filter } : {}),
           ...(o.experiment ? { experiments: o.experiment } : {}),
@@ -360,8 +391,7 @@ Examples:
     )
     .action(async (file, _o, cmd) => {
       const ctx = await ctxOf(cmd as unknown as Command);
-      const { importCommand } = await import("./engine/bundle.ts");
-      setCode(await importCommand(ctx, file));
+      setCode(await cacheImportCommand(ctx, file));
     });
   cache.command("verify")
     .description(
@@ -373,8 +403,7 @@ Examples:
     )
     .action(async (_o, cmd) => {
       const ctx = await ctxOf(cmd as unknown as Command);
-      const { verifyCommand } = await import("./engine/gc.ts");
-      setCode(await verifyCommand(ctx));
+      setCode(await cacheVerifyCommand(ctx));
     });
   cache.command("gc")
     .description("remove entries and blobs that no run manifest references")
@@ -387,25 +416,20 @@ Examples:
     .addHelpText("after", "\nExample:\n  deno task cli cache gc --dry-run")
     .action(async (o, cmd) => {
       const ctx = await ctxOf(cmd as unknown as Command);
-      const { gcCommand } = await import("./engine/gc.ts");
       setCode(
-        await gcCommand(ctx, {
+        await cacheGcCommand(ctx, {
           dryRun: o.dryRun === true,
           ...(o.keepRuns ? { keepRuns: o.keepRuns } : {}),
         }),
       );
     });
-  return program;
 }
 
-/** Runs the CLI on `args`; returns the exit code (never exits the process). */
-export async function main(
-  args: readonly string[],
-  options: MainOptions = {},
-): Promise<number> {
-  const output = options.output ?? consoleOutput;
-  let code = 0;
-  const controller = new AbortController();
+/** Interrupts (SIGINT, SIGTERM) abort `controller`; a second one exits at once. Returns the function that stops listening. */
+function _listenForInterrupts(
+  output: Output,
+  controller: AbortController,
+): () => void {
   let interrupts = 0;
   const onSigint = () => {
     interrupts++;
@@ -433,38 +457,90 @@ export async function main(
       signals.push([sig, f]);
     } catch { /* not supported here */ }
   }
+  return () => {
+    for (const [sig, f] of signals) Deno.removeSignalListener(sig, f);
+  };
+}
+
+/** The registered kinds: built-in, domain, given by the caller and loaded from `--kinds` modules (names unique). */
+async function _kinds(
+  options: MainOptions,
+  kindModules: readonly string[],
+): Promise<NodeKind[]> {
+  const plugins = await loadKindModules(kindModules);
+  const kinds = [
+    ...builtinKinds,
+    ...domainKinds,
+    ...(options.kinds ?? []),
+    ...plugins,
+  ];
+  const seen = new Map<string, string>();
+  for (const k of kinds) {
+    const prev = seen.get(k.name);
+    if (prev !== undefined && prev !== k.module) {
+      throw new UserError(
+        `Two node kinds are named "${k.name}" (${prev} and ${k.module}); rename one`,
+      );
+    }
+    if (k.name === "stages") {
+      throw new UserError(
+        `A node kind cannot be named "stages" (${k.module}): it is the built-in stages construct`,
+      );
+    }
+    seen.set(k.name, k.module);
+  }
+  return kinds;
+}
+
+/** Adds the domain subcommands; one broken factory must not take the engine's commands down. */
+function _addDomainCommands(
+  program: Command,
+  options: MainOptions,
+  output: Output,
+): void {
+  for (const make of options.commands ?? domainCommands) {
+    try {
+      program.addCommand(make() as unknown as Command);
+    } catch (e) {
+      output.err(
+        `warning: the subcommand factory ${
+          make.name || make.toString().replace(/\s+/g, " ").slice(0, 60)
+        } failed: ${(e as Error)?.message ?? e}`,
+      );
+    }
+  }
+}
+
+/** Commander writes through `output` and throws instead of exiting, in every subcommand. */
+function _configure(c: Command, output: Output): void {
+  c.exitOverride();
+  c.configureOutput({
+    writeOut: (s) => output.out(s.replace(/\n$/, "")),
+    writeErr: (s) => output.err(s.replace(/\n$/, "")),
+  });
+  for (const sub of c.commands) _configure(sub as unknown as Command, output);
+}
+
+/** Runs the CLI on `args`; returns the exit code (never exits the process). */
+export async function main(
+  args: readonly string[],
+  options: MainOptions = {},
+): Promise<number> {
+  const output = options.output ?? consoleOutput;
+  let code = 0;
+  const controller = new AbortController();
+  const stopListening = _listenForInterrupts(output, controller);
   const makeContext = async (
     g: { cache?: string | undefined; kinds?: string[] | undefined },
   ): Promise<CommandContext> => {
-    const plugins = await loadKindModules(g.kinds ?? []);
-    const kinds = [
-      ...builtinKinds,
-      ...domainKinds,
-      ...(options.kinds ?? []),
-      ...plugins,
-    ];
-    const seen = new Map<string, string>();
-    for (const k of kinds) {
-      const prev = seen.get(k.name);
-      if (prev !== undefined && prev !== k.module) {
-        throw new UserError(
-          `Two node kinds are named "${k.name}" (${prev} and ${k.module}); rename one`,
-        );
-      }
-      if (k.name === "stages") {
-        throw new UserError(
-          `A node kind cannot be named "stages" (${k.module}): it is the built-in stages construct`,
-        );
-      }
-      seen.set(k.name, k.module);
-    }
+    const kinds = await _kinds(options, g.kinds ?? []);
     const builtin = new Set(
       [...builtinKinds, ...domainKinds].map((k) => k.module),
     );
     const extraModules = [
       ...(options.kinds ?? []).map((k) => k.module),
       ...(g.kinds ?? []).map((m) =>
-        m.includes("://") ? m : toFileUrl(resolve(m))
+        m.includes("://") ? m : pathToFileURL(resolve(m)).href
       ),
     ].filter((m) => !builtin.has(m));
     return {
@@ -477,27 +553,8 @@ export async function main(
     };
   };
   const program = createProgram(makeContext, (c) => (code = c));
-  for (const make of options.commands ?? domainCommands) {
-    // One broken domain subcommand must not take the engine's commands down.
-    try {
-      program.addCommand(make() as unknown as Command);
-    } catch (e) {
-      output.err(
-        `warning: the subcommand factory ${
-          make.name || make.toString().replace(/\s+/g, " ").slice(0, 60)
-        } failed: ${(e as Error)?.message ?? e}`,
-      );
-    }
-  }
-  const configure = (c: Command) => {
-    c.exitOverride();
-    c.configureOutput({
-      writeOut: (s) => output.out(s.replace(/\n$/, "")),
-      writeErr: (s) => output.err(s.replace(/\n$/, "")),
-    });
-    for (const sub of c.commands) configure(sub as unknown as Command);
-  };
-  configure(program);
+  _addDomainCommands(program, options, output);
+  _configure(program, output);
   try {
     await program.parseAsync([...args], { from: "user" });
     // domain subcommands (nodes/*_command.ts) report their exit code via Deno.exitCode
@@ -515,7 +572,7 @@ export async function main(
       code = 3;
     }
   } finally {
-    for (const [sig, f] of signals) Deno.removeSignalListener(sig, f);
+    stopListening();
   }
   return code;
 }

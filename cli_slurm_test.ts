@@ -11,11 +11,14 @@ import assert from "node:assert/strict";
 import { SMOKE_NODES, smokeYaml } from "./experiments/smoke.ts";
 import { join } from "node:path";
 import { main } from "./cli.ts";
-import { canonicalJson } from "./engine/canonical.ts";
-import { readManifest } from "./engine/manifest.ts";
-import { SilentReporter } from "./engine/progress.ts";
-import { slurmUnavailable } from "./engine/slurm_client.ts";
-import { Store } from "./engine/store.ts";
+import {
+  canonicalJson,
+  readManifest,
+  SilentReporter,
+  type SlurmExecutorSpec,
+  slurmUnavailable,
+  Store,
+} from "@envsmith/engine";
 import { kinds as testKinds } from "./engine/testdata/kinds.ts";
 
 const UNAVAILABLE = await slurmUnavailable();
@@ -273,7 +276,7 @@ Deno.test({
 
 Deno.test("README: the executor block of 'Running on a cluster' is valid with the registered kinds", async () => {
   const { allKinds } = await import("./mod.ts");
-  const { compileExperiment } = await import("./engine/experiment.ts");
+  const { compileExperiment } = await import("@envsmith/engine");
   const readme = Deno.readTextFileSync(new URL("./README.md", import.meta.url));
   const at = readme.indexOf("## Running on a cluster");
   assert.ok(at > 0);
@@ -284,10 +287,7 @@ Deno.test("README: the executor block of 'Running on a cluster' is valid with th
     { kinds: allKinds },
   );
   assert.equal(exp.executor?.type, "slurm");
-  if (exp.executor?.type !== "slurm") return;
-  assert.deepEqual(Object.keys(exp.executor.kinds ?? {}), [
-    "train",
-    "evaluate",
-  ]);
-  assert.equal(exp.executor.resources?.time, "0:30:00");
+  const spec = exp.executor as SlurmExecutorSpec;
+  assert.deepEqual(Object.keys(spec.kinds ?? {}), ["train", "evaluate"]);
+  assert.equal(spec.resources?.time, "0:30:00");
 });

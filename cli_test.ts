@@ -1,10 +1,8 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { main } from "./cli.ts";
-import { Store } from "./engine/store.ts";
-import { readManifest } from "./engine/manifest.ts";
+import { readManifest, SilentReporter, Store } from "@envsmith/engine";
 import { kinds as testKinds } from "./engine/testdata/kinds.ts";
-import { SilentReporter } from "./engine/progress.ts";
 
 const ROOT = new URL(".", import.meta.url).pathname;
 

@@ -13,11 +13,11 @@
  *
  * @module
  */
-import { builtinKinds } from "./engine/mod.ts";
-import type { NodeKind } from "./engine/mod.ts";
+import { builtinKinds } from "@envsmith/engine";
+import type { NodeKind } from "@envsmith/engine";
 import { kinds as domainKinds } from "./nodes/mod.ts";
 
-export * from "./engine/mod.ts";
+export * from "@envsmith/engine";
 export { commands, kinds } from "./nodes/mod.ts";
 
 /** The built-in kinds (`exec`) and every domain kind: what `cli.ts` registers. */

@@ -12,11 +12,13 @@
  * @module
  */
 import { join } from "node:path";
-import { compileExperiment } from "../engine/experiment.ts";
-import { makePlan } from "../engine/plan.ts";
-import { runPlan } from "../engine/executor.ts";
-import { Store } from "../engine/store.ts";
-import { SilentReporter } from "../engine/progress.ts";
+import {
+  compileExperiment,
+  makePlan,
+  runPlan,
+  SilentReporter,
+  Store,
+} from "@envsmith/engine";
 import { kinds } from "../engine/testdata/kinds.ts";
 
 const CONTEXTS = ["none", "stats", "failures", "behavior", "full"];

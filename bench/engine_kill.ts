@@ -10,8 +10,7 @@
  * @module
  */
 import { join } from "node:path";
-import { Store } from "../engine/store.ts";
-import { listManifests, readManifest } from "../engine/manifest.ts";
+import { listManifests, readManifest, Store } from "@envsmith/engine";
 
 const kills = Number(Deno.args[0] ?? 10);
 const root = new URL("..", import.meta.url).pathname;

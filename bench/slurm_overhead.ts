@@ -23,15 +23,18 @@ import { SMOKE_NODES, smokeYaml } from "../experiments/smoke.ts";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { allKinds } from "../mod.ts";
-import { type CommandContext, runCommand } from "../engine/commands.ts";
-import { fromFileUrl } from "../engine/paths.ts";
-import { SilentReporter } from "../engine/progress.ts";
+import { fileURLToPath } from "node:url";
 import {
+  type CommandContext,
   commandSlurmClient,
+  local,
+  runCommand,
   runCommandLine,
+  SilentReporter,
   type SlurmClient,
+  slurmExecutorKind,
   slurmUnavailable,
-} from "../engine/slurm_client.ts";
+} from "@envsmith/engine";
 import { kinds as testKinds } from "../engine/testdata/kinds.ts";
 
 const { values: args } = parseArgs({
@@ -44,7 +47,7 @@ const { values: args } = parseArgs({
   },
 });
 const REPEAT = Number(args.repeat);
-const ROOT = fromFileUrl(new URL("../", import.meta.url));
+const ROOT = fileURLToPath(new URL("../", import.meta.url));
 const COMMAND = [
   "run",
   "-A",
@@ -112,7 +115,7 @@ async function run(
     output: { out: () => {}, err: () => {} },
     reporter: new SilentReporter(),
     command: COMMAND,
-    slurmClient: client,
+    executors: [local, slurmExecutorKind({ client })],
     signal: controller.signal,
   };
   const t0 = performance.now();

@@ -6,7 +6,7 @@
 import { join } from "node:path";
 import { compileExperiment, type Experiment } from "./experiment.ts";
 import { makePlan } from "./plan.ts";
-import { runPlan, type RunPlanOptions, type RunResult } from "./executor.ts";
+import { runPlan, type RunPlanOptions, type RunResult } from "./scheduler.ts";
 import { Store } from "./store.ts";
 import { kinds } from "./testdata/kinds.ts";
 import type { NodeKind } from "./types.ts";

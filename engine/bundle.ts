@@ -140,24 +140,35 @@ export function exportBundle(
   return { entries, blobs, aux, bytes };
 }
 
-/** Adds a bundle's records to `store` (verified; nothing existing is overwritten). */
-export function importBundle(
-  store: Store,
-  file: string,
-): { entries: number; blobs: number; aux: number; kept: number } {
+/** The bytes of a bundle file, gunzipped when compressed. */
+function _bundleBytes(file: string): Uint8Array {
   const raw = Deno.readFileSync(file);
-  let data: Uint8Array = raw;
-  if (raw[0] === 0x1f && raw[1] === 0x8b) {
-    try {
-      data = gunzipSync(raw);
-    } catch (e) {
-      throw new UserError(
-        `${file}: not a readable gzip-compressed bundle (${
-          (e as Error).message
-        }); export it again`,
-      );
-    }
+  if (raw[0] !== 0x1f || raw[1] !== 0x8b) return raw;
+  try {
+    return gunzipSync(raw);
+  } catch (e) {
+    throw new UserError(
+      `${file}: not a readable gzip-compressed bundle (${
+        (e as Error).message
+      }); export it again`,
+    );
   }
+}
+
+/** One record of a bundle. */
+interface _Record {
+  readonly type: string;
+  readonly name: string;
+  readonly size: number;
+  readonly sha256: string;
+  readonly count?: number;
+}
+
+/** Reads the records of a bundle, each verified against its sha256. */
+function* _records(
+  file: string,
+  data: Uint8Array,
+): Generator<{ head: _Record; body: Uint8Array }> {
   const dec = new TextDecoder();
   let pos = 0;
   const line = (): string => {
@@ -176,16 +187,9 @@ export function importBundle(
       `${file} is not an envsmith bundle (first line must be "${BUNDLE_HEADER}")`,
     );
   }
-  let entries = 0, blobs = 0, aux = 0, kept = 0, records = 0;
-  for (;;) {
+  for (let records = 0;; records++) {
     const at = pos;
-    let head: {
-      type: string;
-      name: string;
-      size: number;
-      sha256: string;
-      count?: number;
-    };
+    let head: _Record;
     try {
       head = JSON.parse(line());
     } catch {
@@ -197,7 +201,7 @@ export function importBundle(
           `${file}: bundle says ${head.count} records, read ${records}`,
         );
       }
-      break;
+      return;
     }
     if (pos + head.size + 1 > data.length) {
       throw new UserError(
@@ -206,12 +210,45 @@ export function importBundle(
     }
     const body = data.subarray(pos, pos + head.size);
     pos += head.size + 1;
-    records++;
     if (sha256Hex(body) !== head.sha256) {
       throw new UserError(
         `${file}: ${head.type} ${head.name} is corrupt (sha256 mismatch at byte ${at})`,
       );
     }
+    yield { head, body };
+  }
+}
+
+/** Adds an aux file unless present; false when kept. */
+function _importAux(
+  store: Store,
+  file: string,
+  name: string,
+  body: Uint8Array,
+): boolean {
+  const dest = join(store.root, "aux", name);
+  if (relative(join(store.root, "aux"), dest).startsWith("..")) {
+    throw new UserError(`${file}: aux path ${name} escapes the cache`);
+  }
+  try {
+    Deno.statSync(dest);
+    return false;
+  } catch {
+    Deno.mkdirSync(dirname(dest), { recursive: true });
+    const tmp = `${dest}.${crypto.randomUUID().slice(0, 8)}.tmp`;
+    Deno.writeFileSync(tmp, body);
+    Deno.renameSync(tmp, dest);
+    return true;
+  }
+}
+
+/** Adds a bundle's records to `store` (verified; nothing existing is overwritten). */
+export function importBundle(
+  store: Store,
+  file: string,
+): { entries: number; blobs: number; aux: number; kept: number } {
+  let entries = 0, blobs = 0, aux = 0, kept = 0;
+  for (const { head, body } of _records(file, _bundleBytes(file))) {
     if (head.type === "entry") {
       if (!/^[0-9a-f]{64}$/.test(head.name)) {
         throw new UserError(`${file}: bad entry name ${head.name}`);
@@ -230,27 +267,15 @@ export function importBundle(
         blobs++;
       }
     } else if (head.type === "aux") {
-      const dest = join(store.root, "aux", head.name);
-      if (relative(join(store.root, "aux"), dest).startsWith("..")) {
-        throw new UserError(`${file}: aux path ${head.name} escapes the cache`);
-      }
-      try {
-        Deno.statSync(dest);
-        kept++;
-      } catch {
-        Deno.mkdirSync(dirname(dest), { recursive: true });
-        const tmp = `${dest}.${crypto.randomUUID().slice(0, 8)}.tmp`;
-        Deno.writeFileSync(tmp, body);
-        Deno.renameSync(tmp, dest);
-        aux++;
-      }
+      if (_importAux(store, file, head.name, body)) aux++;
+      else kept++;
     } else throw new UserError(`${file}: unknown record type ${head.type}`);
   }
   return { entries, blobs, aux, kept };
 }
 
 /** `cache export FILE` */
-export async function exportCommand(
+export async function cacheExportCommand(
   ctx: CommandContext,
   file: string,
   options: {
@@ -289,7 +314,7 @@ export async function exportCommand(
 }
 
 /** `cache import FILE` */
-export function importCommand(
+export function cacheImportCommand(
   ctx: CommandContext,
   file: string,
 ): Promise<number> {

@@ -9,8 +9,11 @@ import { loadExperiment } from "./experiment.ts";
 import type { Experiment } from "./experiment.ts";
 import { computeKeys } from "./keys.ts";
 import { latestManifest, newRunId } from "./manifest.ts";
-import { createExecutor } from "./executor_select.ts";
-import type { SlurmClient } from "./slurm_client.ts";
+import {
+  builtinExecutors,
+  createExecutor,
+  type ExecutorKind,
+} from "./executor.ts";
 import { makePlan, type Plan, type PlanItem } from "./plan.ts";
 import {
   defaultReporter,
@@ -18,14 +21,9 @@ import {
   ProgressFileReporter,
   type Reporter,
 } from "./progress.ts";
-import {
-  displayParams,
-  executeJob,
-  jobFromSpec,
-  type NodeFailure,
-  runPlan,
-  type RunResult,
-} from "./executor.ts";
+import { executeJob, type NodeFailure } from "./job.ts";
+import { jobFromSpec } from "./job_spec.ts";
+import { displayParams, runPlan, type RunResult } from "./scheduler.ts";
 import { Store } from "./store.ts";
 import type { NodeKind } from "./types.ts";
 import { UserError } from "./errors.ts";
@@ -67,8 +65,13 @@ export interface CommandContext {
    * run-node KEY` appended. Set by `cli.ts`.
    */
   readonly command?: readonly string[];
-  /** Slurm commands (tests inject a fake). @default the real ones */
-  readonly slurmClient?: SlurmClient;
+  /**
+   * The executors a run may use (`--executor`, `executor:`); tests replace
+   * the Slurm commands here.
+   * @default builtinExecutors
+   */
+  // deno-lint-ignore no-explicit-any
+  readonly executors?: readonly ExecutorKind<any>[];
 }
 
 /** The command that reruns `ids` of `file` (with `extra` flags, e.g. `--executor slurm`). */
@@ -88,6 +91,7 @@ export function resumeCommand(
 export function load(ctx: CommandContext, file: string): Promise<Experiment> {
   return loadExperiment(file, {
     kinds: ctx.kinds,
+    ...(ctx.executors ? { executors: ctx.executors } : {}),
     ...(ctx.env ? { env: ctx.env } : {}),
   });
 }
@@ -226,13 +230,13 @@ export async function runCommand(
   );
   const t0 = performance.now();
   const runId = newRunId();
-  const executor = createExecutor(exp, store, {
+  const executor = createExecutor(ctx.executors ?? builtinExecutors, {
+    exp,
+    store,
     runId,
-    ...(options.executor !== undefined ? { executor: options.executor } : {}),
     ...(options.jobs !== undefined ? { jobs: options.jobs } : {}),
     ...(ctx.command ? { command: ctx.command } : {}),
-    ...(ctx.slurmClient ? { slurmClient: ctx.slurmClient } : {}),
-  });
+  }, options.executor);
   if (executor.name !== "local") reporter.info(executor.describe());
   const resumeFlags = executor.name !== (exp.executor?.type ?? "local")
     ? ["--executor", executor.name]

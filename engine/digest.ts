@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { dirname, join, relative } from "node:path";
+import { dirname, join, relative, resolve } from "node:path";
 import { fromFileUrl, toFileUrl } from "./paths.ts";
 import { hashJson, sha256Hex } from "./canonical.ts";
 
@@ -27,31 +27,79 @@ const _URL_RE =
   /new\s+URL\s*\(\s*["']([^"'\n]+)["']\s*,\s*import\.meta\.url\s*\)/g;
 
 interface _Project {
+  /** The workspace root (or the project's directory): paths are relative to it. */
   root: string;
+  /** The import map that applies (a member's entries over the root's). */
   imports: Record<string, string>;
+  /** `specifiers` of the root's deno.lock. */
   lock: Record<string, string>;
+  /** Workspace packages: name -> version. */
+  members: Map<string, string>;
+}
+
+interface _Config {
+  imports?: Record<string, string>;
+  workspace?: string[];
+  name?: string;
+  version?: string;
 }
 
 const _projects = new Map<string, _Project | null>();
 const _digests = new Map<string, CodeDigest>();
 
+function _readConfig(dir: string): _Config | null {
+  try {
+    return JSON.parse(Deno.readTextFileSync(join(dir, "deno.json"))) as _Config;
+  } catch {
+    return null;
+  }
+}
+
+/** The nearest directory at or above `dir` with a deno.json. */
+function _configDir(dir: string): string | null {
+  for (let d = dir;; d = dirname(d)) {
+    if (_readConfig(d)) return d;
+    if (dirname(d) === d) return null;
+  }
+}
+
+/** The workspace root above `dir` that lists `dir` as a member, if any. */
+function _workspaceRoot(dir: string): string | null {
+  for (let d = dirname(dir);; d = dirname(d)) {
+    const cfg = _readConfig(d);
+    if (cfg) {
+      return cfg.workspace?.some((m) => resolve(d, m) === dir) ? d : null;
+    }
+    if (dirname(d) === d) return null;
+  }
+}
+
 function _project(dir: string): _Project | null {
   if (_projects.has(dir)) return _projects.get(dir)!;
   let result: _Project | null = null;
-  try {
-    const text = Deno.readTextFileSync(join(dir, "deno.json"));
-    const cfg = JSON.parse(text) as { imports?: Record<string, string> };
+  const own = _configDir(dir);
+  if (own !== null) {
+    const root = _workspaceRoot(own) ?? own;
+    const rootCfg = _readConfig(root)!;
+    const ownCfg = _readConfig(own)!;
     let lock: Record<string, string> = {};
     try {
-      const l = JSON.parse(Deno.readTextFileSync(join(dir, "deno.lock"))) as {
+      const l = JSON.parse(Deno.readTextFileSync(join(root, "deno.lock"))) as {
         specifiers?: Record<string, string>;
       };
       lock = l.specifiers ?? {};
     } catch { /* no lock: ranges are recorded as written */ }
-    result = { root: dir, imports: cfg.imports ?? {}, lock };
-  } catch {
-    const parent = dirname(dir);
-    result = parent === dir ? null : _project(parent);
+    const members = new Map<string, string>();
+    for (const m of rootCfg.workspace ?? []) {
+      const cfg = _readConfig(join(root, m));
+      if (cfg?.name) members.set(cfg.name, cfg.version ?? "0.0.0");
+    }
+    result = {
+      root,
+      imports: { ...rootCfg.imports, ...(own === root ? {} : ownCfg.imports) },
+      lock,
+      members,
+    };
   }
   _projects.set(dir, result);
   return result;
@@ -67,6 +115,13 @@ function _resolvePackage(spec: string, project: _Project | null): string {
           mapped = target + spec.slice(k.length);
           break;
         }
+      }
+    }
+    // A workspace package is recorded like a registry package: by its
+    // name and version (the engine's own changes are versioned by KEY_FORMAT).
+    for (const [name, version] of project.members) {
+      if (mapped === name || mapped.startsWith(name + "/")) {
+        return `${name}@${version}${mapped.slice(name.length)}`;
       }
     }
   }

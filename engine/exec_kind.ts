@@ -31,9 +31,9 @@ import {
   resolve,
 } from "node:path";
 import { sha256Hex } from "./canonical.ts";
-import type { BlobRef, Json, NodeKind } from "./types.ts";
+import type { BlobRef, Json, NodeContext, NodeKind } from "./types.ts";
 
-const _RelPath = v.pipe(
+const _RelPath: v.GenericSchema<unknown, string> = v.pipe(
   v.string(),
   v.check(
     (p) => !isAbsolute(p) && !normalize(p).startsWith(".."),
@@ -41,7 +41,7 @@ const _RelPath = v.pipe(
   ),
 );
 
-const _Params = v.strictObject({
+const _Params: v.GenericSchema<unknown, ExecParams> = v.strictObject({
   command: v.pipe(v.string(), v.minLength(1)),
   args: v.optional(v.array(v.union([v.string(), v.number(), v.boolean()])), []),
   inputs: v.optional(v.array(_RelPath), []),
@@ -67,8 +67,28 @@ const _Params = v.strictObject({
   timeout_ms: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1))),
 });
 
-/** Parameters of the `exec` kind. */
-export type ExecParams = v.InferOutput<typeof _Params>;
+/** Parameters of the `exec` kind (see the README's `exec` section). */
+export interface ExecParams {
+  /** The program (no shell). */
+  readonly command: string;
+  /** Its arguments. */
+  readonly args: readonly (string | number | boolean)[];
+  /** Input files and directories, relative to the experiment file: hashed into the key, copied in. */
+  readonly inputs: readonly string[];
+  /** Blobs of other nodes written into the work directory, by file name. */
+  readonly files: Readonly<Record<string, BlobRef>>;
+  /** JSON written to `input.json` (its path in `$ENVSMITH_INPUT`). */
+  readonly input?: unknown | undefined;
+  /** Files stored as blobs: a path, or a name and a path. */
+  readonly outputs:
+    readonly (string | { readonly name: string; readonly path: string })[];
+  /** A file parsed into `value.json`. */
+  readonly json?: string | undefined;
+  /** Environment variables passed through. */
+  readonly env: readonly string[];
+  /** Time limit (ms). */
+  readonly timeout_ms?: number | undefined;
+}
 
 /** The name an output gets in `value.outputs` (`out/model.onnx` -> `out_model_onnx`). */
 export function outputName(o: ExecParams["outputs"][number]): string {
@@ -130,99 +150,10 @@ export const exec: NodeKind<ExecParams> = {
     return { files };
   },
   async run(p, ctx) {
-    for (const f of p.inputs) {
-      _copy(resolve(ctx.baseDir, f), join(ctx.workDir, f));
-    }
-    for (const [name, ref] of Object.entries(p.files)) {
-      const dest = join(ctx.workDir, name);
-      if (relative(ctx.workDir, dest).startsWith("..")) {
-        throw new Error(`files.${name} escapes the work directory`);
-      }
-      Deno.mkdirSync(dirname(dest), { recursive: true });
-      Deno.writeFileSync(dest, await ctx.readBlob(ref as unknown as BlobRef));
-    }
-    const env: Record<string, string> = {
-      ENVSMITH_SEED: String(ctx.seed),
-      ENVSMITH_KEY: ctx.key,
-      ENVSMITH_WORK: ctx.workDir,
-    };
-    for (const name of ["PATH", "HOME", "LANG", "TMPDIR", ...p.env]) {
-      const val = Deno.env.get(name);
-      if (val !== undefined) env[name] = val;
-    }
-    if (p.input !== undefined) {
-      Deno.writeTextFileSync(
-        join(ctx.workDir, "input.json"),
-        JSON.stringify(p.input),
-      );
-      env.ENVSMITH_INPUT = join(ctx.workDir, "input.json");
-    }
+    const env = await _prepare(p, ctx);
     ctx.log(`exec ${p.command} ${p.args.map(String).join(" ")}`);
-    const child = new Deno.Command(p.command, {
-      args: p.args.map(String),
-      cwd: ctx.workDir,
-      env,
-      clearEnv: true,
-      stdin: "null",
-      stdout: "piped",
-      stderr: "piped",
-    }).spawn();
-    const kill = () => {
-      try {
-        child.kill("SIGKILL");
-      } catch { /* exited */ }
-    };
-    ctx.signal.addEventListener("abort", kill, { once: true });
-    const timer = p.timeout_ms ? setTimeout(kill, p.timeout_ms) : undefined;
-    let tail = "";
-    const pump = async (stream: ReadableStream<Uint8Array>, tag: string) => {
-      let buf = "";
-      for await (const chunk of stream.pipeThrough(new TextDecoderStream())) {
-        buf += chunk;
-        const lines = buf.split("\n");
-        buf = lines.pop()!;
-        for (const l of lines) {
-          ctx.log(`${tag} ${l}`);
-          if (tag === "stderr") tail = (tail + l + "\n").slice(-2000);
-        }
-      }
-      if (buf) ctx.log(`${tag} ${buf}`);
-    };
-    const [status] = await Promise.all([
-      child.status,
-      pump(child.stdout, "stdout"),
-      pump(child.stderr, "stderr"),
-    ]);
-    if (timer !== undefined) clearTimeout(timer);
-    ctx.signal.removeEventListener("abort", kill);
-    if (!status.success) {
-      throw new Error(
-        `${p.command} exited with ${
-          status.signal ? `signal ${status.signal}` : `code ${status.code}`
-        }${tail ? `; stderr ends:\n${tail.trimEnd()}` : ""}`,
-      );
-    }
-    const outputs: Record<string, Json> = {};
-    for (const o of p.outputs) {
-      const path = typeof o === "string" ? o : o.path;
-      let bytes: Uint8Array;
-      try {
-        bytes = Deno.readFileSync(join(ctx.workDir, path));
-      } catch {
-        throw new Error(
-          `declared output ${path} was not written by ${p.command}`,
-        );
-      }
-      outputs[outputName(o)] = (await ctx.writeBlob(
-        bytes,
-        path.endsWith(".json")
-          ? "application/json"
-          : path.endsWith(".onnx")
-          ? "application/onnx"
-          : "application/octet-stream",
-      )) as unknown as Json;
-    }
-    const value: Record<string, Json> = { outputs };
+    await _spawn(p, ctx, env);
+    const value: Record<string, Json> = { outputs: await _outputs(p, ctx) };
     if (p.json) {
       try {
         value.json = JSON.parse(
@@ -237,6 +168,121 @@ export const exec: NodeKind<ExecParams> = {
     return { value };
   },
 };
+
+/** Copies the inputs and blobs into the work directory; returns the command's environment. */
+async function _prepare(
+  p: ExecParams,
+  ctx: NodeContext,
+): Promise<Record<string, string>> {
+  for (const f of p.inputs) {
+    _copy(resolve(ctx.baseDir, f), join(ctx.workDir, f));
+  }
+  for (const [name, ref] of Object.entries(p.files)) {
+    const dest = join(ctx.workDir, name);
+    if (relative(ctx.workDir, dest).startsWith("..")) {
+      throw new Error(`files.${name} escapes the work directory`);
+    }
+    Deno.mkdirSync(dirname(dest), { recursive: true });
+    Deno.writeFileSync(dest, await ctx.readBlob(ref));
+  }
+  const env: Record<string, string> = {
+    ENVSMITH_SEED: String(ctx.seed),
+    ENVSMITH_KEY: ctx.key,
+    ENVSMITH_WORK: ctx.workDir,
+  };
+  for (const name of ["PATH", "HOME", "LANG", "TMPDIR", ...p.env]) {
+    const val = Deno.env.get(name);
+    if (val !== undefined) env[name] = val;
+  }
+  if (p.input !== undefined) {
+    Deno.writeTextFileSync(
+      join(ctx.workDir, "input.json"),
+      JSON.stringify(p.input),
+    );
+    env.ENVSMITH_INPUT = join(ctx.workDir, "input.json");
+  }
+  return env;
+}
+
+/** Runs the command (killed on abort or timeout), its output lines to the log; throws with the end of stderr when it fails. */
+async function _spawn(
+  p: ExecParams,
+  ctx: NodeContext,
+  env: Record<string, string>,
+): Promise<void> {
+  const child = new Deno.Command(p.command, {
+    args: p.args.map(String),
+    cwd: ctx.workDir,
+    env,
+    clearEnv: true,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const kill = () => {
+    try {
+      child.kill("SIGKILL");
+    } catch { /* exited */ }
+  };
+  ctx.signal.addEventListener("abort", kill, { once: true });
+  const timer = p.timeout_ms ? setTimeout(kill, p.timeout_ms) : undefined;
+  let tail = "";
+  const pump = async (stream: ReadableStream<Uint8Array>, tag: string) => {
+    let buf = "";
+    for await (const chunk of stream.pipeThrough(new TextDecoderStream())) {
+      buf += chunk;
+      const lines = buf.split("\n");
+      buf = lines.pop()!;
+      for (const l of lines) {
+        ctx.log(`${tag} ${l}`);
+        if (tag === "stderr") tail = (tail + l + "\n").slice(-2000);
+      }
+    }
+    if (buf) ctx.log(`${tag} ${buf}`);
+  };
+  const [status] = await Promise.all([
+    child.status,
+    pump(child.stdout, "stdout"),
+    pump(child.stderr, "stderr"),
+  ]);
+  if (timer !== undefined) clearTimeout(timer);
+  ctx.signal.removeEventListener("abort", kill);
+  if (!status.success) {
+    throw new Error(
+      `${p.command} exited with ${
+        status.signal ? `signal ${status.signal}` : `code ${status.code}`
+      }${tail ? `; stderr ends:\n${tail.trimEnd()}` : ""}`,
+    );
+  }
+}
+
+/** Stores the declared outputs as blobs, by output name. */
+async function _outputs(
+  p: ExecParams,
+  ctx: NodeContext,
+): Promise<Record<string, Json>> {
+  const outputs: Record<string, Json> = {};
+  for (const o of p.outputs) {
+    const path = typeof o === "string" ? o : o.path;
+    let bytes: Uint8Array;
+    try {
+      bytes = Deno.readFileSync(join(ctx.workDir, path));
+    } catch {
+      throw new Error(
+        `declared output ${path} was not written by ${p.command}`,
+      );
+    }
+    outputs[outputName(o)] = (await ctx.writeBlob(
+      bytes,
+      path.endsWith(".json")
+        ? "application/json"
+        : path.endsWith(".onnx")
+        ? "application/onnx"
+        : "application/octet-stream",
+    )) as unknown as Json;
+  }
+  return outputs;
+}
 
 /** @see exec */
 export const kind = exec;

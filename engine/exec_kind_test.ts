@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { compileExperiment } from "./experiment.ts";
 import { makePlan } from "./plan.ts";
-import { runPlan } from "./executor.ts";
+import { runPlan } from "./scheduler.ts";
 import { exec } from "./exec_kind.ts";
 import { Store } from "./store.ts";
 

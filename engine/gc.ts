@@ -112,7 +112,7 @@ export function gc(
 }
 
 /** `cache gc [--dry-run]` */
-export function gcCommand(
+export function cacheGcCommand(
   ctx: CommandContext,
   options: { dryRun?: boolean; keepRuns?: number },
 ): Promise<number> {
@@ -170,7 +170,7 @@ export function verifyCache(store: Store): VerifyResult {
 }
 
 /** `cache verify`: exit 1 when anything was corrupt. */
-export function verifyCommand(ctx: CommandContext): Promise<number> {
+export function cacheVerifyCommand(ctx: CommandContext): Promise<number> {
   const store = new Store(ctx.cache);
   const r = verifyCache(store);
   for (const c of r.corrupt) ctx.output.out(c);

@@ -7,12 +7,9 @@
  * @module
  */
 import { toJsonSchema } from "@valibot/to-json-schema";
-import type * as v from "valibot";
-import {
-  ExecutorSchema,
-  MatrixSchema,
-  TableSchema,
-} from "../schemas/experiment.ts";
+import * as v from "valibot";
+import { builtinExecutors, type ExecutorKind } from "./executor.ts";
+import { MatrixSchema, TableSchema } from "./experiment_schema.ts";
 import type { NodeKind } from "./types.ts";
 
 type _Js = Record<string, unknown>;
@@ -70,8 +67,22 @@ function _nodeSchema(kind: NodeKind): _Js {
   };
 }
 
-/** The JSON Schema (draft-07) of an experiment file using `kinds`. */
-export function experimentJsonSchema(kinds: readonly NodeKind[]): _Js {
+/** The `executor:` block: one of the executors' blocks, by `type`. */
+// deno-lint-ignore no-explicit-any
+function _executorSchema(executors: readonly ExecutorKind<any>[]): _Js {
+  const variant = v.variant(
+    "type",
+    executors.map((e) => e.spec) as unknown as v.VariantOptions<"type">,
+  );
+  return _convert(variant as unknown as v.GenericSchema);
+}
+
+/** The JSON Schema (draft-07) of an experiment file using `kinds` and `executors`. */
+export function experimentJsonSchema(
+  kinds: readonly NodeKind[],
+  // deno-lint-ignore no-explicit-any
+  executors: readonly ExecutorKind<any>[] = builtinExecutors,
+): _Js {
   const nodeRefs = kinds.map((k) => ({
     $ref: `#/definitions/kind_${k.name.replace(/[^A-Za-z0-9_]/g, "_")}`,
   }));
@@ -119,7 +130,7 @@ export function experimentJsonSchema(kinds: readonly NodeKind[]): _Js {
       },
       description: { type: "string" },
       matrix: _convert(MatrixSchema as unknown as v.GenericSchema),
-      executor: _convert(ExecutorSchema as unknown as v.GenericSchema),
+      executor: _executorSchema(executors),
       nodes: {
         type: "object",
         propertyNames: { pattern: id },

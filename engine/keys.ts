@@ -165,88 +165,15 @@ export function explainChange(
   }
   if (a.kind !== b.kind) out.push(`kind changed ${a.kind} -> ${b.kind}`);
   else if (a.code !== b.code) {
-    const fa = before.codeFiles, fb = now.codeFiles;
-    if (fa && fb) {
-      const changed = [...new Set([...Object.keys(fa), ...Object.keys(fb)])]
-        .sort().filter((f) => fa[f] !== fb[f]);
-      const files = changed.map((f) =>
-        f in fa ? (f in fb ? f : `${f} (removed)`) : `${f} (new)`
-      );
-      out.push(
-        changed.length
-          ? `code of ${files.join(", ")} changed`
-          : `code of kind ${b.kind} changed (package versions)`,
-      );
-    } else out.push(`code of kind ${b.kind} changed`);
+    out.push(_codeChange(before.codeFiles, now.codeFiles, b.kind));
   }
-  const walk = (x: Json | undefined, y: Json | undefined, path: string) => {
-    if (_isRef(x) || _isRef(y)) {
-      if (_isRef(x) && _isRef(y)) {
-        if (x.$ref.key !== y.$ref.key) {
-          const name = now.inputs[y.$ref.key] ?? before.inputs?.[x.$ref.key] ??
-            y.$ref.key.slice(0, 12);
-          const was = before.inputs?.[x.$ref.key];
-          out.push(
-            was && was !== name
-              ? `input ${path} now reads ${name} (was ${was})`
-              : `input ${name} changed`,
-          );
-        } else if (canonicalJson(x.$ref.path) !== canonicalJson(y.$ref.path)) {
-          out.push(
-            `reference ${path} now reads field ${
-              y.$ref.path.join(".") || "(whole value)"
-            } (was ${x.$ref.path.join(".") || "(whole value)"})`,
-          );
-        }
-      } else {
-        out.push(
-          `param ${path} changed ${_isRef(x) ? "(a reference)" : _show(x)} -> ${
-            _isRef(y) ? "(a reference)" : _show(y)
-          }`,
-        );
-      }
-      return;
-    }
-    const ox = typeof x === "object" && x !== null && !Array.isArray(x);
-    const oy = typeof y === "object" && y !== null && !Array.isArray(y);
-    if (ox && oy) {
-      for (
-        const k of [...new Set([...Object.keys(x), ...Object.keys(y)])].sort()
-      ) {
-        walk(x[k], y[k], `${path}.${k.startsWith("$$") ? k.slice(1) : k}`);
-      }
-      return;
-    }
-    if (Array.isArray(x) && Array.isArray(y) && x.length === y.length) {
-      x.forEach((xi, i) => walk(xi, y[i], `${path}[${i}]`));
-      return;
-    }
-    if (
-      canonicalJson(x ?? null) !== canonicalJson(y ?? null) ||
-      (x === undefined) !== (y === undefined)
-    ) {
-      out.push(`param ${path} changed ${_show(x)} -> ${_show(y)}`);
-    }
-  };
-  walk(a.params, b.params, "with");
+  _paramChanges(a.params, b.params, "with", before, now.inputs, out);
   if (
     canonicalJson(a.fingerprint ?? null) !==
       canonicalJson(b.fingerprint ?? null)
   ) {
-    const fx = a.fingerprint, fy = b.fingerprint;
     const sub: string[] = [];
-    const w = (x: Json | undefined, y: Json | undefined, p: string) => {
-      const ox = typeof x === "object" && x !== null && !Array.isArray(x);
-      const oy = typeof y === "object" && y !== null && !Array.isArray(y);
-      if (ox && oy) {
-        for (
-          const k of [...new Set([...Object.keys(x), ...Object.keys(y)])].sort()
-        ) w(x[k], y[k], p ? `${p}.${k}` : k);
-      } else if (canonicalJson(x ?? null) !== canonicalJson(y ?? null)) {
-        sub.push(p || "(all)");
-      }
-    };
-    w(fx, fy, "");
+    _fingerprintChanges(a.fingerprint, b.fingerprint, "", sub);
     out.push(`fingerprint changed: ${sub.join(", ")}`);
   }
   if (out.length === 0) {
@@ -255,4 +182,114 @@ export function explainChange(
     );
   }
   return out;
+}
+
+/** `code of nodes/train.ts, mapf/pool.ts changed`, from the files of both digests when known. */
+function _codeChange(
+  fa: Readonly<Record<string, string>> | undefined,
+  fb: Readonly<Record<string, string>> | undefined,
+  kind: string,
+): string {
+  if (!fa || !fb) return `code of kind ${kind} changed`;
+  const changed = [...new Set([...Object.keys(fa), ...Object.keys(fb)])]
+    .sort().filter((f) => fa[f] !== fb[f]);
+  const files = changed.map((f) =>
+    f in fa ? (f in fb ? f : `${f} (removed)`) : `${f} (new)`
+  );
+  return changed.length
+    ? `code of ${files.join(", ")} changed`
+    : `code of kind ${kind} changed (package versions)`;
+}
+
+function _isObject(x: Json | undefined): x is { [k: string]: Json } {
+  return typeof x === "object" && x !== null && !Array.isArray(x);
+}
+
+/** The parameter differences between `x` and `y` at `path` (inputs by name). */
+function _paramChanges(
+  x: Json | undefined,
+  y: Json | undefined,
+  path: string,
+  before: PreviousKey,
+  inputs: Readonly<Record<string, string>>,
+  out: string[],
+): void {
+  if (_isRef(x) || _isRef(y)) {
+    out.push(..._refChange(x, y, path, before, inputs));
+    return;
+  }
+  if (_isObject(x) && _isObject(y)) {
+    for (
+      const k of [...new Set([...Object.keys(x), ...Object.keys(y)])].sort()
+    ) {
+      const sub = `${path}.${k.startsWith("$$") ? k.slice(1) : k}`;
+      _paramChanges(x[k], y[k], sub, before, inputs, out);
+    }
+    return;
+  }
+  if (Array.isArray(x) && Array.isArray(y) && x.length === y.length) {
+    x.forEach((xi, i) =>
+      _paramChanges(xi, y[i], `${path}[${i}]`, before, inputs, out)
+    );
+    return;
+  }
+  if (
+    canonicalJson(x ?? null) !== canonicalJson(y ?? null) ||
+    (x === undefined) !== (y === undefined)
+  ) {
+    out.push(`param ${path} changed ${_show(x)} -> ${_show(y)}`);
+  }
+}
+
+/** How a reference (or a value that is now or was a reference) changed. */
+function _refChange(
+  x: Json | undefined,
+  y: Json | undefined,
+  path: string,
+  before: PreviousKey,
+  inputs: Readonly<Record<string, string>>,
+): string[] {
+  if (!_isRef(x) || !_isRef(y)) {
+    return [
+      `param ${path} changed ${_isRef(x) ? "(a reference)" : _show(x)} -> ${
+        _isRef(y) ? "(a reference)" : _show(y)
+      }`,
+    ];
+  }
+  if (x.$ref.key !== y.$ref.key) {
+    const name = inputs[y.$ref.key] ?? before.inputs?.[x.$ref.key] ??
+      y.$ref.key.slice(0, 12);
+    const was = before.inputs?.[x.$ref.key];
+    return [
+      was && was !== name
+        ? `input ${path} now reads ${name} (was ${was})`
+        : `input ${name} changed`,
+    ];
+  }
+  if (canonicalJson(x.$ref.path) !== canonicalJson(y.$ref.path)) {
+    return [
+      `reference ${path} now reads field ${
+        y.$ref.path.join(".") || "(whole value)"
+      } (was ${x.$ref.path.join(".") || "(whole value)"})`,
+    ];
+  }
+  return [];
+}
+
+/** The paths at which two fingerprints differ. */
+function _fingerprintChanges(
+  x: Json | undefined,
+  y: Json | undefined,
+  p: string,
+  out: string[],
+): void {
+  if (_isObject(x) && _isObject(y)) {
+    for (
+      const k of [...new Set([...Object.keys(x), ...Object.keys(y)])].sort()
+    ) {
+      _fingerprintChanges(x[k], y[k], p ? `${p}.${k}` : k, out);
+    }
+  } else if (canonicalJson(x ?? null) !== canonicalJson(y ?? null)) {
+    out.push(p || "(all)");
+  }
 }

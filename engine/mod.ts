@@ -1,16 +1,22 @@
 /**
- * The generic experiment engine of envsmith: load an experiment file, validate
- * it, expand its variants into a static graph, key every node by content, plan
- * against the cache, run what is missing (in parallel, heavy kinds in
- * workers), and build tables from cached results.
+ * The generic experiment engine of envsmith (`@envsmith/engine`): load an
+ * experiment file, validate it, expand its variants into a static graph,
+ * key every node by content, plan against the cache, run what is missing
+ * (in parallel, heavy kinds in workers, or on Slurm), and build tables from
+ * cached results. This module is the package's only public door: code
+ * outside `engine/` imports `@envsmith/engine` and nothing else of it.
  *
- * Node kinds implement {@linkcode NodeKind} (see `types.ts`); the engine never
- * imports domain code: `cli.ts` passes the registered kinds in.
+ * Node kinds implement {@linkcode NodeKind}; the engine never imports domain
+ * code: `cli.ts` passes the registered kinds in.
  *
  * For kind authors:
- * - Import only types from `engine/types.ts` in a kind's module: its module
- *   graph is digested into every key of the kind, so a runtime import of the
- *   engine would invalidate the kind's cache whenever the engine changes.
+ * - Import the engine's types with `import type { ... } from
+ *   "@envsmith/engine"`: type imports are erased, so they never enter the
+ *   kind's code digest. Import the leaf files the kind runs, never a barrel
+ *   (`mod.ts`): a kind's module graph is digested into every key of the
+ *   kind, so a barrel would invalidate its cache whenever any file behind
+ *   the barrel changes. A runtime import of `@envsmith/engine` is recorded
+ *   like a registry package, by name and version.
  * - `run(params, ctx)` gets parameters already validated by `params` with
  *   references resolved to the referenced values (`$node.field` gives the
  *   field of the node's `value`; a node's `report` never reaches dependents).
@@ -23,21 +29,21 @@
  * - `fingerprint(literalParams, {baseDir})` adds content to the key that the
  *   parameters do not show (e.g. files the node reads).
  *
- * For executors: {@linkcode runPlan} takes a `runner` ({@linkcode JobRunner});
- * the job spec of every cacheable job is in `CACHE/jobs/KEY.json` before the
- * runner is called, so a runner can start
+ * The parts, along the seams pipeline engines use: the compiler
+ * ({@linkcode compileExperiment}), keys ({@linkcode computeKeys},
+ * {@linkcode codeDigest}), the plan ({@linkcode makePlan}), the scheduler
+ * ({@linkcode runPlan}: ready queue, manifest, input resolution), jobs
+ * ({@linkcode executeJob}: one node, one lock-and-cache wait), executors
+ * registered like kinds ({@linkcode ExecutorKind}; {@linkcode builtinExecutors}
+ * are `local` and `slurm`), the store ({@linkcode Store}) and tables
+ * ({@linkcode buildTable}). The job spec of every cacheable job is in
+ * `CACHE/jobs/KEY.json` before an executor runs it, so an executor can start
  * `deno run -A cli.ts --cache DIR run-node KEY` anywhere the cache directory
  * is shared and resolve once {@linkcode Store.loadVerified} finds the entry.
- * Locks and write-once entries make that safe on NFS. Two executors exist
- * behind {@linkcode Executor}: {@linkcode localExecutor} (the default) and
- * {@linkcode SlurmExecutor} (one sbatch job per node, job arrays for nodes
- * that become ready together, engine-side polling of `squeue` and of the
- * cache); {@linkcode createExecutor} picks one from `--executor` and the
- * experiment's `executor:` block.
  *
  * @example
  * ```ts ignore
- * import { loadExperiment, makePlan, runPlan, Store } from "./mod.ts";
+ * import { loadExperiment, makePlan, runPlan, Store } from "@envsmith/engine";
  * const exp = await loadExperiment("experiments/quick.yaml", { kinds });
  * const store = new Store(".envsmith/cache");
  * const result = await runPlan(makePlan(exp, store), store, { jobs: 2 });
@@ -62,6 +68,14 @@ export {
   type LoadOptions,
 } from "./experiment.ts";
 export {
+  type ExecutorSpec,
+  EXPERIMENT_KEYS,
+  TABLE_KEYS,
+  type TableColumn,
+  type TableSpec,
+} from "./experiment_schema.ts";
+export { type FieldPath, getField, InputRef, type Resolvable } from "./refs.ts";
+export {
   CorruptEntryError,
   type Diagnostic,
   type DiagnosticCode,
@@ -76,10 +90,22 @@ export {
   KEY_FORMAT,
   type KeyComponents,
   type NodeKey,
+  type PreviousKey,
   seedOfKey,
 } from "./keys.ts";
-export { canonicalJson, hashJson, sha256Hex } from "./canonical.ts";
-export { type CodeDigest, codeDigest } from "./digest.ts";
+export {
+  canonicalJson,
+  hashJson,
+  sha256Hex,
+  UnhashableError,
+} from "./canonical.ts";
+export { didYouMean, editDistance, suggest } from "./suggest.ts";
+export {
+  clearDigestCache,
+  type CodeDigest,
+  codeDigest,
+  DigestError,
+} from "./digest.ts";
 export {
   blobsIn,
   cacheDir,
@@ -99,33 +125,98 @@ export {
   makePlan,
   type Plan,
   type PlanItem,
+  type PlanOptions,
   type PlanStatus,
   selectNodes,
 } from "./plan.ts";
 export {
-  executeJob,
-  type Job,
-  jobFromSpec,
-  NodeFailure,
+  displayParams,
+  ReadyQueue,
+  resolveJob,
+  runManifest,
   runPlan,
+  type RunPlanOptions,
   type RunResult,
-  writeJobSpec,
+} from "./scheduler.ts";
+export { EntryMap } from "./entry_map.ts";
+export {
+  claimKey,
+  type ClaimOptions,
+  executeJob,
+  type ExecuteOptions,
+  type Job,
+  type JobOutcome,
+  type JobRunner,
+  NodeFailure,
+  type NodeFailureOptions,
+} from "./job.ts";
+export { jobFromSpec, type JobSpec, writeJobSpec } from "./job_spec.ts";
+export {
+  type BlockIssues,
+  builtinExecutors,
+  createExecutor,
+  type Executor,
+  type ExecutorKind,
+  type ExecutorRun,
 } from "./executor.ts";
+export {
+  local,
+  localExecutor,
+  type LocalExecutorOptions,
+  type LocalExecutorSpec,
+} from "./executors/local.ts";
+export {
+  slurm,
+  SlurmExecutor,
+  slurmExecutorKind,
+  type SlurmExecutorKindOptions,
+  type SlurmExecutorOptions,
+} from "./executors/slurm.ts";
+export {
+  type SlurmExecutorSpec,
+  type SlurmResources,
+} from "./executors/slurm_spec.ts";
+export {
+  commandSlurmClient,
+  type JobInfo,
+  type QueueState,
+  runCommandLine,
+  type SlurmClient,
+  SlurmCommandError,
+  slurmUnavailable,
+} from "./executors/slurm_client.ts";
 export {
   defaultReporter,
   formatDuration,
   PlainReporter,
+  ProgressFileReporter,
   type Reporter,
   SilentReporter,
   TtyReporter,
 } from "./progress.ts";
-export * from "./commands.ts";
+export {
+  type CommandContext,
+  consoleOutput,
+  load,
+  type Output,
+  planCommand,
+  type PlanCommandOptions,
+  printFailures,
+  resumeCommand,
+  runCommand,
+  type RunCommandOptions,
+  runNodeCommand,
+  showCommand,
+  type ShowOptions,
+  statusCommand,
+} from "./commands.ts";
 export { exec, type ExecParams, outputName } from "./exec_kind.ts";
 export {
   buildTable,
   type Cell,
   formatCell,
   type Lookup,
+  type Sample,
   type Table,
   tableCsv,
   tableMarkdown,
@@ -139,41 +230,23 @@ export {
 } from "./tables_command.ts";
 export {
   BUNDLE_HEADER,
+  cacheExportCommand,
+  cacheImportCommand,
   exportBundle,
   type ExportOptions,
   importBundle,
 } from "./bundle.ts";
-export { gc, type GcResult, verifyCache, type VerifyResult } from "./gc.ts";
-export { experimentJsonSchema, writeExperimentSchema } from "./json_schema.ts";
 export {
-  type JobRunner,
-  type JobSpec,
-  type RunPlanOptions,
-} from "./executor.ts";
+  cacheGcCommand,
+  cacheVerifyCommand,
+  gc,
+  type GcResult,
+  verifyCache,
+  type VerifyResult,
+} from "./gc.ts";
+export { experimentJsonSchema, writeExperimentSchema } from "./json_schema.ts";
 export { Lock, type LockInfo, type LockOptions, tryLock } from "./lock.ts";
 export { loadKindModules } from "./plugins.ts";
-export { type JobOutcome, type NodeFailureOptions } from "./executor.ts";
-export {
-  type Executor,
-  localExecutor,
-  type LocalExecutorOptions,
-} from "./executor_api.ts";
-export {
-  createExecutor,
-  type CreateExecutorOptions,
-  type ExecutorName,
-  EXECUTORS,
-} from "./executor_select.ts";
-export { SlurmExecutor, type SlurmExecutorOptions } from "./slurm_executor.ts";
-export {
-  commandSlurmClient,
-  type JobInfo,
-  type QueueState,
-  type SlurmClient,
-  SlurmCommandError,
-  slurmUnavailable,
-} from "./slurm_client.ts";
-export { ProgressFileReporter } from "./progress.ts";
 
 import { exec as _exec } from "./exec_kind.ts";
 import type { NodeKind as _NodeKind } from "./types.ts";

@@ -10,8 +10,8 @@ import type { Experiment, GraphNode } from "./experiment.ts";
 import {
   computeKeys,
   explainChange,
-  type KeyComponents,
   type NodeKey,
+  type PreviousKey,
 } from "./keys.ts";
 import {
   listManifests,
@@ -109,21 +109,29 @@ export function selectNodes(
   return out;
 }
 
-/** Makes the plan: verifies the entries of cached nodes (quarantining corrupt ones) and explains misses. */
-export function makePlan(
-  exp: Experiment,
-  store: Store,
-  options: PlanOptions = {},
-): Plan {
-  const keys = options.keys ?? computeKeys(exp);
-  let selected: Set<number> | null = null;
-  if (options.only && options.only.length > 0) {
-    selected = selectNodes(exp, options.only);
-  }
-  // The last run that included each node (looking back over a few runs, so
-  // an `--only` run does not hide the others).
-  const prevById = new Map<string, ManifestNode>();
-  const prevCode = new Map<string, Manifest["code"]>();
+/** What planning one experiment knows (shared by the steps of {@linkcode makePlan}). */
+interface _Planning {
+  readonly exp: Experiment;
+  readonly store: Store;
+  readonly keys: readonly NodeKey[];
+  readonly history: _History;
+  /** Keys with an entry file (one directory listing instead of a failed open per missing entry). */
+  readonly present: ReadonlySet<string>;
+  readonly notes: string[];
+  /** Item per node index, made on first use. */
+  readonly planned: Map<number, PlanItem>;
+}
+
+/** The last run that included each node (looking back over a few runs, so an `--only` run does not hide the others). */
+interface _History {
+  readonly previous: Manifest | null;
+  readonly byId: ReadonlyMap<string, ManifestNode>;
+  readonly code: ReadonlyMap<string, Manifest["code"]>;
+}
+
+function _history(exp: Experiment, store: Store): _History {
+  const byId = new Map<string, ManifestNode>();
+  const code = new Map<string, Manifest["code"]>();
   let previous: Manifest | null = null;
   const files = listManifests(store, exp.name);
   for (let i = files.length - 1, read = 0; i >= 0 && read < 5; i--) {
@@ -132,152 +140,202 @@ export function makePlan(
     read++;
     previous ??= m;
     for (const n of m.nodes) {
-      if (n.status === "unselected" || prevById.has(n.id)) continue;
-      prevById.set(n.id, n);
-      prevCode.set(n.id, m.code);
+      if (n.status === "unselected" || byId.has(n.id)) continue;
+      byId.set(n.id, n);
+      code.set(n.id, m.code);
     }
-    if (prevById.size >= exp.nodes.length) break;
+    if (byId.size >= exp.nodes.length) break;
   }
-  // One directory listing instead of a failed open per missing entry.
-  const present = new Set(store.keys());
-  const notes: string[] = [];
+  return { previous, byId, code };
+}
+
+/** Makes the plan: verifies the entries of cached nodes (quarantining corrupt ones) and explains misses. */
+export function makePlan(
+  exp: Experiment,
+  store: Store,
+  options: PlanOptions = {},
+): Plan {
+  const keys = options.keys ?? computeKeys(exp);
+  const selected = options.only && options.only.length > 0
+    ? selectNodes(exp, options.only)
+    : null;
+  const p: _Planning = {
+    exp,
+    store,
+    keys,
+    history: _history(exp, store),
+    present: new Set(store.keys()),
+    notes: [],
+    planned: new Map(),
+  };
+  const need = selected
+    ? _withInputs(p, selected, options.exact === true)
+    : null;
+  const { items, byIndex } = _items(p, need);
+  if (selected && options.exact) _checkExact(exp, items);
+  // Cached inputs of selected nodes are needed for their values.
+  for (const it of items) {
+    for (const d of it.node.deps) {
+      if (!byIndex.has(d)) byIndex.set(d, _item(p, d));
+    }
+  }
+  return {
+    exp,
+    keys,
+    items,
+    byIndex,
+    previous: p.history.previous,
+    notes: p.notes,
+  };
+}
+
+/** The plan item of node `i`, probed on first use. */
+function _item(p: _Planning, i: number): PlanItem {
+  let it = p.planned.get(i);
+  if (!it) {
+    it = _probe(p, i);
+    p.planned.set(i, it);
+  }
+  return it;
+}
+
+/** Whether node `i` is cached, skipped or must run, and why it is not cached. */
+function _probe(p: _Planning, i: number): PlanItem {
+  const node = p.exp.nodes[i]!;
+  const key = p.keys[i]!;
+  const item: PlanItem = { node, key, status: "run", why: [], waitingFor: [] };
+  if (node.skipped) {
+    item.status = "skipped";
+    item.why.push(node.skipped);
+    return item;
+  }
+  if (!key.cacheable) {
+    item.why.push(`not cacheable: ${key.reason}`);
+    return item;
+  }
+  try {
+    if (p.present.has(key.key) && p.store.checkEntry(key.key)) {
+      item.status = "cached";
+      return item;
+    }
+  } catch (e) {
+    if (!(e instanceof CorruptEntryError)) throw e;
+    p.notes.push(`${e.message}; moved aside, ${node.id} will be recomputed`);
+    item.why.push(`its cache entry was corrupt (${e.message})`);
+    return item;
+  }
+  item.why.push(..._whyNotCached(p, node, key));
+  return item;
+}
+
+/** Why a cacheable node has no entry, from the last run that included it. */
+function _whyNotCached(p: _Planning, node: GraphNode, key: NodeKey): string[] {
+  const prev = p.history.byId.get(node.id);
+  if (!p.history.previous) return ["not computed yet"];
+  if (!prev) return ["new node (not in the last run)"];
+  if (prev.key !== key.key) return _keyChanged(p, node, key, prev);
+  switch (prev.status) {
+    case "failed":
+      return [`failed in the last run: ${prev.error ?? "?"}`];
+    case "blocked":
+      return [`blocked in the last run: ${prev.reason ?? "an input failed"}`];
+    case "skipped":
+      return [`skipped in the last run: ${prev.reason ?? "?"}`];
+    case "cached":
+    case "done":
+      return ["its cache entry is gone (cache gc, or another cache directory)"];
+    default:
+      return ["the last run stopped before it finished"];
+  }
+}
+
+/** What changed between the last run's key of a node and its key now. */
+function _keyChanged(
+  p: _Planning,
+  node: GraphNode,
+  key: NodeKey,
+  prev: ManifestNode,
+): string[] {
+  let codeFiles: Record<string, string> | undefined;
+  try {
+    codeFiles = { ...codeDigest(node.kind.module).files };
+  } catch { /* explained as not cacheable elsewhere */ }
+  let before: PreviousKey | null = null;
+  if (prev.components) {
+    const files = p.history.code.get(node.id)?.[prev.components.code];
+    before = {
+      components: prev.components,
+      inputs: prev.inputs ?? {},
+      ...(files ? { codeFiles: files } : {}),
+    };
+  } else {
+    try {
+      const e = p.store.readEntry(prev.key);
+      if (e) {
+        before = {
+          components: e.components,
+          inputs: { ...e.inputs },
+          codeFiles: { ...e.codeFiles },
+        };
+      }
+    } catch { /* corrupt: no explanation */ }
+  }
+  if (!before) {
+    return ["its key changed (the earlier components are no longer stored)"];
+  }
+  return explainChange(before, {
+    components: key.components,
+    inputs: key.inputs,
+    ...(codeFiles ? { codeFiles } : {}),
+  });
+}
+
+/** The selected nodes plus (unless `exact`) their uncached inputs, transitively. */
+function _withInputs(
+  p: _Planning,
+  selected: ReadonlySet<number>,
+  exact: boolean,
+): Set<number> {
+  const need = new Set(selected);
+  const order = [...selected].sort((a, b) => b - a);
+  const visit = new Set<number>(order);
+  const stack = [...order];
+  while (stack.length > 0) {
+    const i = stack.pop()!;
+    const it = _item(p, i);
+    if (it.status === "cached" || it.status === "skipped") continue;
+    for (const d of p.exp.nodes[i]!.deps) {
+      const dit = _item(p, d);
+      if (!visit.has(d) && !exact && dit.status !== "cached") {
+        visit.add(d);
+        need.add(d);
+        stack.push(d);
+      }
+    }
+  }
+  return need;
+}
+
+/** The items of the needed nodes (all without a selection) in topological order, with what each waits for. */
+function _items(
+  p: _Planning,
+  need: ReadonlySet<number> | null,
+): { items: PlanItem[]; byIndex: Map<number, PlanItem> } {
   const items: PlanItem[] = [];
   const byIndex = new Map<number, PlanItem>();
   const status = new Map<number, PlanStatus>();
-  const probe = (i: number): PlanItem => {
-    const node = exp.nodes[i]!;
-    const key = keys[i]!;
-    const item: PlanItem = {
-      node,
-      key,
-      status: "run",
-      why: [],
-      waitingFor: [],
-    };
-    if (node.skipped) {
-      item.status = "skipped";
-      item.why.push(node.skipped);
-      return item;
-    }
-    if (key.cacheable) {
-      try {
-        if (present.has(key.key) && store.checkEntry(key.key)) {
-          item.status = "cached";
-          return item;
-        }
-      } catch (e) {
-        if (!(e instanceof CorruptEntryError)) throw e;
-        notes.push(`${e.message}; moved aside, ${node.id} will be recomputed`);
-        item.why.push(`its cache entry was corrupt (${e.message})`);
-        return item;
-      }
-    } else {
-      item.why.push(`not cacheable: ${key.reason}`);
-      return item;
-    }
-    const prev = prevById.get(node.id);
-    if (!previous) item.why.push("not computed yet");
-    else if (!prev) item.why.push("new node (not in the last run)");
-    else if (prev.key !== key.key) {
-      let codeFiles: Record<string, string> | undefined;
-      try {
-        codeFiles = { ...codeDigest(node.kind.module).files };
-      } catch { /* explained as not cacheable elsewhere */ }
-      let before: {
-        components: KeyComponents;
-        inputs: Record<string, string>;
-        codeFiles?: Record<string, string>;
-      } | null = null;
-      if (prev.components) {
-        const files = prevCode.get(node.id)?.[prev.components.code];
-        before = {
-          components: prev.components,
-          inputs: prev.inputs ?? {},
-          ...(files ? { codeFiles: files } : {}),
-        };
-      } else {
-        try {
-          const e = store.readEntry(prev.key);
-          if (e) {
-            before = {
-              components: e.components,
-              inputs: { ...e.inputs },
-              codeFiles: { ...e.codeFiles },
-            };
-          }
-        } catch { /* corrupt: no explanation */ }
-      }
-      if (before) {
-        item.why.push(...explainChange(before, {
-          components: key.components,
-          inputs: key.inputs,
-          ...(codeFiles ? { codeFiles } : {}),
-        }));
-      } else {item.why.push(
-          "its key changed (the earlier components are no longer stored)",
-        );}
-    } else if (prev.status === "failed") {
-      item.why.push(`failed in the last run: ${prev.error ?? "?"}`);
-    } else if (prev.status === "blocked") {
-      item.why.push(
-        `blocked in the last run: ${prev.reason ?? "an input failed"}`,
-      );
-    } else if (prev.status === "skipped") {
-      item.why.push(`skipped in the last run: ${prev.reason ?? "?"}`);
-    } else if (prev.status === "cached" || prev.status === "done") {
-      item.why.push(
-        "its cache entry is gone (cache gc, or another cache directory)",
-      );
-    } else item.why.push("the last run stopped before it finished");
-    return item;
-  };
-  // Walk in topological order; with a selection, add the uncached inputs of selected nodes.
-  const need = new Set<number>();
-  if (selected) {
-    const stack = [...selected];
-    for (const i of stack) need.add(i);
-    // Inputs are pulled in lazily below (only if not cached).
-  }
-  const planned = new Map<number, PlanItem>();
-  const ensure = (i: number): PlanItem => {
-    let it = planned.get(i);
-    if (!it) {
-      it = probe(i);
-      planned.set(i, it);
-    }
-    return it;
-  };
-  if (selected) {
-    // Pull in uncached inputs transitively (not in exact mode).
-    const order = [...selected].sort((a, b) => b - a);
-    const visit = new Set<number>(order);
-    const stack = [...order];
-    while (stack.length > 0) {
-      const i = stack.pop()!;
-      const it = ensure(i);
-      if (it.status === "cached" || it.status === "skipped") continue;
-      for (const d of exp.nodes[i]!.deps) {
-        const dit = ensure(d);
-        if (!visit.has(d) && !options.exact && dit.status !== "cached") {
-          visit.add(d);
-          need.add(d);
-          stack.push(d);
-        }
-      }
-    }
-  }
-  for (const node of exp.nodes) {
-    if (selected && !need.has(node.index)) continue;
-    const it = ensure(node.index);
+  for (const node of p.exp.nodes) {
+    if (need && !need.has(node.index)) continue;
+    const it = _item(p, node.index);
     if (it.status !== "cached" && it.status !== "skipped") {
       for (const d of node.deps) {
-        const ds = status.get(d) ?? ensure(d).status;
+        const ds = status.get(d) ?? _item(p, d).status;
         if (ds === "skipped") {
           it.status = "skipped";
-          it.why = [`input ${exp.nodes[d]!.id} is skipped`];
+          it.why = [`input ${p.exp.nodes[d]!.id} is skipped`];
           break;
         }
-        if (ds !== "cached") it.waitingFor.push(exp.nodes[d]!.id);
+        if (ds !== "cached") it.waitingFor.push(p.exp.nodes[d]!.id);
       }
       if (it.status === "run" && it.waitingFor.length > 0) {
         it.status = "blocked";
@@ -287,31 +345,22 @@ export function makePlan(
     items.push(it);
     byIndex.set(node.index, it);
   }
-  // In exact mode, inputs that are not cached cannot be satisfied.
-  if (selected && options.exact) {
-    for (const it of items) {
-      if (it.waitingFor.length > 0) {
-        throw new UserError(
-          `${it.node.id} cannot run alone: its input${
-            it.waitingFor.length > 1 ? "s" : ""
-          } ${it.waitingFor.join(", ")} ` +
-            `${
-              it.waitingFor.length > 1 ? "are" : "is"
-            } not cached; run them first (deno task run ${exp.file} --only ${
-              it.waitingFor.join(" ")
-            })`,
-        );
-      }
-    }
-  }
-  // Cached inputs of selected nodes are needed for their values.
+  return { items, byIndex };
+}
+
+/** In exact mode (`run-node`), inputs that are not cached cannot be satisfied. */
+function _checkExact(exp: Experiment, items: readonly PlanItem[]): void {
   for (const it of items) {
-    for (const d of it.node.deps) {
-      if (!byIndex.has(d)) {
-        const dit = ensure(d);
-        byIndex.set(d, dit);
-      }
-    }
+    if (it.waitingFor.length === 0) continue;
+    const many = it.waitingFor.length > 1;
+    throw new UserError(
+      `${it.node.id} cannot run alone: its input${many ? "s" : ""} ${
+        it.waitingFor.join(", ")
+      } ${
+        many ? "are" : "is"
+      } not cached; run them first (deno task run ${exp.file} --only ${
+        it.waitingFor.join(" ")
+      })`,
+    );
   }
-  return { exp, keys, items, byIndex, previous, notes };
 }

@@ -7,7 +7,7 @@
  *
  * @module
  */
-import type { TableSpec } from "../schemas/experiment.ts";
+import type { TableSpec } from "./experiment_schema.ts";
 import type { Experiment, GraphNode } from "./experiment.ts";
 import { getField } from "./refs.ts";
 import type { Json } from "./types.ts";
@@ -105,95 +105,41 @@ function _labelOf(path: string): string {
   return path.replace(/^(value|report)\./, "");
 }
 
-/** Builds one table of `exp` from what `lookup` finds. */
+/** A column of a table: its label and the field path of its value. */
+interface _Column {
+  readonly label: string;
+  readonly path: string[];
+  /** The value of the columns axis, for axis columns. */
+  readonly axisValue: string | null;
+}
+
+/** What building one table needs. */
+interface _Build {
+  readonly exp: Experiment;
+  readonly spec: TableSpec;
+  /** The table node's variants (filtered by `where`). */
+  readonly nodes: readonly GraphNode[];
+  readonly isAxisColumns: boolean;
+  /** The lookup, memoised per node. */
+  readonly look: (n: GraphNode) => ReturnType<Lookup>;
+  /** Labels of an axis that the nodes have, in axis order. */
+  readonly present: (axis: string) => string[];
+}
+
+/**
+ * Builds one table of `exp` from what `lookup` finds; `runCommand` gives
+ * the command that computes missing nodes.
+ */
 export function buildTable(
   exp: Experiment,
   spec: TableSpec,
   lookup: Lookup,
   runCommand: (ids: string[]) => string,
 ): Table {
-  const plain = exp.names.get(spec.node)!;
-  const axisLabels = (name: string) =>
-    exp.axes.find((a) => a.name === name)?.values.map((v) => v.label) ?? [];
-  let nodes = exp.nodes.filter((n) => n.plain === plain);
-  for (const [a, val] of Object.entries(spec.where ?? {})) {
-    nodes = nodes.filter((n) => n.variant[a] === String(val));
-  }
-  const present = (axis: string) => {
-    const have = new Set(nodes.map((n) => n.variant[axis]));
-    return axisLabels(axis).filter((l) => have.has(l));
-  };
-  const rows = present(spec.rows);
-  const overValues = spec.over ? present(spec.over) : [""];
-  const isAxisColumns = typeof spec.columns === "string" &&
-    exp.axes.some((a) => a.name === spec.columns);
-  const results = new Map<string, ReturnType<Lookup>>();
-  const look = (n: GraphNode) => {
-    let r = results.get(n.id);
-    if (!r) {
-      r = lookup(n);
-      results.set(n.id, r);
-    }
-    return r;
-  };
-  const find = (row: string, col: string | null, over: string) =>
-    nodes.find((n) =>
-      n.variant[spec.rows] === row &&
-      (col === null || !isAxisColumns ||
-        n.variant[spec.columns as string] === col) &&
-      (!spec.over || n.variant[spec.over] === over)
-    );
-  // Column definitions: label -> path.
-  const columns: { label: string; path: string[]; axisValue: string | null }[] =
-    [];
-  if (isAxisColumns) {
-    for (const l of present(spec.columns as string)) {
-      columns.push({
-        label: l,
-        path: _split(spec.value ?? "value"),
-        axisValue: l,
-      });
-    }
-  } else {
-    const list = typeof spec.columns === "string"
-      ? [spec.columns]
-      : spec.columns;
-    for (const c of list) {
-      const path = typeof c === "string" ? c : c.path;
-      const label = typeof c === "string" ? undefined : c.label;
-      const segs = _split(path);
-      const star = segs.indexOf("*");
-      if (star < 0) {
-        columns.push({
-          label: label ?? _labelOf(path),
-          path: segs,
-          axisValue: null,
-        });
-        continue;
-      }
-      const keys: string[] = [];
-      for (const n of nodes) {
-        const r = look(n);
-        if (r.status !== "ok") continue;
-        const obj = getField(
-          { value: r.value, report: r.report ?? null },
-          segs.slice(0, star),
-        );
-        if (obj && typeof obj === "object" && !Array.isArray(obj)) {
-          for (const k of Object.keys(obj)) {
-            if (!keys.includes(k)) keys.push(k);
-          }
-        }
-      }
-      for (const k of keys) {
-        columns.push({
-          label: k,
-          path: [...segs.slice(0, star), k, ...segs.slice(star + 1)],
-          axisValue: null,
-        });
-      }
-    }
-  }
+  const b = _build(exp, spec, lookup);
+  const rows = b.present(spec.rows);
+  const overValues = spec.over ? b.present(spec.over) : [""];
+  const columns = _columns(b);
   const cells: Cell[] = [];
   const missing: string[] = [];
   const aggLabel = spec.aggregate === undefined
@@ -204,80 +150,19 @@ export function buildTable(
   for (const row of rows) {
     const perOver = new Map<string, (number | null)[]>();
     for (const col of columns) {
-      const samples: Sample[] = [];
-      const miss: string[] = [];
-      const notes: string[] = [];
-      let skipped: string | undefined;
-      for (const over of overValues) {
-        const n = find(row, col.axisValue, over);
-        if (!n) continue;
-        const r = look(n);
-        if (r.status === "skipped") {
-          skipped = r.why;
-          continue;
-        }
-        if (r.status === "missing") {
-          miss.push(n.id);
-          if (!missing.includes(n.id)) missing.push(n.id);
-          samples.push({ over, id: n.id, value: null });
-          continue;
-        }
-        const x = _num(
-          getField({ value: r.value, report: r.report ?? null }, col.path),
-        );
-        if (x === undefined) notes.push(`${n.id} has no ${col.path.join(".")}`);
-        else if (x === null) {
-          notes.push(`${n.id}: ${col.path.join(".")} is not a number`);
-        }
-        samples.push({ over, id: n.id, value: x ?? null });
-        const list = perOver.get(over) ?? [];
-        list.push(x ?? null);
-        perOver.set(over, list);
-      }
-      const xs = samples.map((s) => s.value).filter((x): x is number =>
-        x !== null
-      );
-      const allSkipped = skipped !== undefined && samples.length === 0;
-      cells.push({
-        row,
-        column: col.label,
-        ..._stats(xs),
-        n: xs.length,
-        samples,
-        missing: miss,
-        ...(allSkipped && skipped ? { skipped } : {}),
-        notes,
-      });
+      cells.push(_cell(b, row, col, overValues, perOver, missing));
     }
     if (aggLabel !== undefined) {
-      const samples: Sample[] = [];
-      for (const over of overValues) {
-        const list = perOver.get(over);
-        if (
-          !list || list.length !== columns.length ||
-          list.some((x) => x === null)
-        ) continue;
-        samples.push({
-          over,
-          id: "",
-          value: (list as number[]).reduce((a, b) => a + b, 0) / list.length,
-        });
-      }
-      const xs = samples.map((s) => s.value as number);
-      const rowCells = cells.filter((c) => c.row === row);
-      const skipped = rowCells.length > 0 && rowCells.every((c) => c.skipped)
-        ? rowCells[0]!.skipped
-        : undefined;
-      cells.push({
-        row,
-        column: aggLabel,
-        ..._stats(xs),
-        n: xs.length,
-        samples,
-        missing: [],
-        ...(skipped ? { skipped } : {}),
-        notes: [],
-      });
+      cells.push(
+        _aggregateCell(
+          row,
+          aggLabel,
+          columns.length,
+          overValues,
+          perOver,
+          cells,
+        ),
+      );
     }
   }
   return {
@@ -297,6 +182,183 @@ export function buildTable(
     missing,
     ...(missing.length ? { command: runCommand(missing) } : {}),
     digits: spec.digits ?? 3,
+  };
+}
+
+function _build(exp: Experiment, spec: TableSpec, lookup: Lookup): _Build {
+  const plain = exp.names.get(spec.node)!;
+  const axisLabels = (name: string) =>
+    exp.axes.find((a) => a.name === name)?.values.map((v) => v.label) ?? [];
+  let nodes = exp.nodes.filter((n) => n.plain === plain);
+  for (const [a, val] of Object.entries(spec.where ?? {})) {
+    nodes = nodes.filter((n) => n.variant[a] === String(val));
+  }
+  const results = new Map<string, ReturnType<Lookup>>();
+  return {
+    exp,
+    spec,
+    nodes,
+    isAxisColumns: typeof spec.columns === "string" &&
+      exp.axes.some((a) => a.name === spec.columns),
+    look: (n) => {
+      let r = results.get(n.id);
+      if (!r) {
+        r = lookup(n);
+        results.set(n.id, r);
+      }
+      return r;
+    },
+    present: (axis) => {
+      const have = new Set(nodes.map((n) => n.variant[axis]));
+      return axisLabels(axis).filter((l) => have.has(l));
+    },
+  };
+}
+
+/** The columns: the values of the columns axis, or the field paths (a `*` expanded over the keys found). */
+function _columns(b: _Build): _Column[] {
+  const { spec } = b;
+  if (b.isAxisColumns) {
+    return b.present(spec.columns as string).map((l) => ({
+      label: l,
+      path: _split(spec.value ?? "value"),
+      axisValue: l,
+    }));
+  }
+  const columns: _Column[] = [];
+  const list = typeof spec.columns === "string" ? [spec.columns] : spec.columns;
+  for (const c of list) {
+    const path = typeof c === "string" ? c : c.path;
+    const label = typeof c === "string" ? undefined : c.label;
+    const segs = _split(path);
+    const star = segs.indexOf("*");
+    if (star < 0) {
+      columns.push({
+        label: label ?? _labelOf(path),
+        path: segs,
+        axisValue: null,
+      });
+      continue;
+    }
+    for (const k of _starKeys(b, segs.slice(0, star))) {
+      columns.push({
+        label: k,
+        path: [...segs.slice(0, star), k, ...segs.slice(star + 1)],
+        axisValue: null,
+      });
+    }
+  }
+  return columns;
+}
+
+/** The keys of the object at `prefix` in any available result, in the order found. */
+function _starKeys(b: _Build, prefix: string[]): string[] {
+  const keys: string[] = [];
+  for (const n of b.nodes) {
+    const r = b.look(n);
+    if (r.status !== "ok") continue;
+    const obj = getField({ value: r.value, report: r.report ?? null }, prefix);
+    if (obj && typeof obj === "object" && !Array.isArray(obj)) {
+      for (const k of Object.keys(obj)) if (!keys.includes(k)) keys.push(k);
+    }
+  }
+  return keys;
+}
+
+/** One cell: its samples over the `over` values; records per-`over` values for the aggregate and missing ids. */
+function _cell(
+  b: _Build,
+  row: string,
+  col: _Column,
+  overValues: readonly string[],
+  perOver: Map<string, (number | null)[]>,
+  missing: string[],
+): Cell {
+  const { spec } = b;
+  const samples: Sample[] = [];
+  const miss: string[] = [];
+  const notes: string[] = [];
+  let skipped: string | undefined;
+  for (const over of overValues) {
+    const n = b.nodes.find((x) =>
+      x.variant[spec.rows] === row &&
+      (col.axisValue === null || !b.isAxisColumns ||
+        x.variant[spec.columns as string] === col.axisValue) &&
+      (!spec.over || x.variant[spec.over] === over)
+    );
+    if (!n) continue;
+    const r = b.look(n);
+    if (r.status === "skipped") {
+      skipped = r.why;
+      continue;
+    }
+    if (r.status === "missing") {
+      miss.push(n.id);
+      if (!missing.includes(n.id)) missing.push(n.id);
+      samples.push({ over, id: n.id, value: null });
+      continue;
+    }
+    const x = _num(
+      getField({ value: r.value, report: r.report ?? null }, col.path),
+    );
+    if (x === undefined) notes.push(`${n.id} has no ${col.path.join(".")}`);
+    else if (x === null) {
+      notes.push(`${n.id}: ${col.path.join(".")} is not a number`);
+    }
+    samples.push({ over, id: n.id, value: x ?? null });
+    const list = perOver.get(over) ?? [];
+    list.push(x ?? null);
+    perOver.set(over, list);
+  }
+  const xs = samples.map((s) => s.value).filter((x): x is number => x !== null);
+  const allSkipped = skipped !== undefined && samples.length === 0;
+  return {
+    row,
+    column: col.label,
+    ..._stats(xs),
+    n: xs.length,
+    samples,
+    missing: miss,
+    ...(allSkipped && skipped ? { skipped } : {}),
+    notes,
+  };
+}
+
+/** The aggregate cell of a row: per `over` value the mean over the columns (complete rows only), then mean ± std. */
+function _aggregateCell(
+  row: string,
+  label: string,
+  columnCount: number,
+  overValues: readonly string[],
+  perOver: ReadonlyMap<string, (number | null)[]>,
+  cells: readonly Cell[],
+): Cell {
+  const samples: Sample[] = [];
+  for (const over of overValues) {
+    const list = perOver.get(over);
+    if (
+      !list || list.length !== columnCount || list.some((x) => x === null)
+    ) continue;
+    samples.push({
+      over,
+      id: "",
+      value: (list as number[]).reduce((a, b) => a + b, 0) / list.length,
+    });
+  }
+  const xs = samples.map((s) => s.value as number);
+  const rowCells = cells.filter((c) => c.row === row);
+  const skipped = rowCells.length > 0 && rowCells.every((c) => c.skipped)
+    ? rowCells[0]!.skipped
+    : undefined;
+  return {
+    row,
+    column: label,
+    ..._stats(xs),
+    n: xs.length,
+    samples,
+    missing: [],
+    ...(skipped ? { skipped } : {}),
+    notes: [],
   };
 }
 

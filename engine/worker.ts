@@ -6,7 +6,6 @@
  *
  * @module
  */
-/// <reference lib="deno.worker" />
 import * as v from "valibot";
 import { Store } from "./store.ts";
 import type { NodeContext, NodeKind } from "./types.ts";
@@ -39,11 +38,17 @@ export type WorkerMessage =
   | { type: "done"; result: unknown }
   | { type: "error"; message: string; stack?: string };
 
+/** The worker's global scope (typed here: a package may not change the globals' types). */
+const _scope = self as unknown as {
+  postMessage(m: WorkerMessage): void;
+  onmessage: ((e: MessageEvent<WorkerRequest>) => void) | null;
+};
+
 function _post(m: WorkerMessage): void {
-  self.postMessage(m);
+  _scope.postMessage(m);
 }
 
-self.onmessage = async (e: MessageEvent<WorkerRequest>) => {
+_scope.onmessage = async (e: MessageEvent<WorkerRequest>) => {
   const req = e.data;
   try {
     const mod = await import(req.module) as Record<string, unknown>;

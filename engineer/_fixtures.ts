@@ -1,7 +1,7 @@
 // Hand-made episodes for engineer/ tests.
 import type { EpisodeView } from "./episode.ts";
-import type { Outcome } from "../schemas/mod.ts";
-import type { EnvConfig } from "../schemas/mod.ts";
+import type { Outcome } from "../schemas/findings.ts";
+import type { EnvConfig } from "../schemas/env_config.ts";
 
 /** Options of {@linkcode makeEpisode}. */
 export interface EpisodeSpec {

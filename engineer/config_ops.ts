@@ -17,7 +17,7 @@ import {
   type EnvConfig,
   type MixtureComponent,
   PRESETS,
-} from "../schemas/mod.ts";
+} from "../schemas/env_config.ts";
 
 /** The dimensions a curriculum moves. */
 export const CURRICULUM_DIMS = [

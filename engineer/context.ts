@@ -22,7 +22,7 @@ import {
   type AnyEnvConfig,
   configId,
   describeEnvConfig,
-} from "../schemas/mod.ts";
+} from "../schemas/env_config.ts";
 import type {
   Behavior,
   ComponentStats,
@@ -30,8 +30,8 @@ import type {
   Efficiency,
   FailureCase,
   Findings,
-} from "../schemas/mod.ts";
-import { FAILURE_TYPES } from "../schemas/mod.ts";
+} from "../schemas/findings.ts";
+import { FAILURE_TYPES } from "../schemas/findings.ts";
 
 /** The context types, in the order of the ablation. */
 export const CONTEXT_TYPES = [
@@ -160,7 +160,7 @@ export function isContextType(x: unknown): x is ContextType {
  * ```ts
  * import { buildContext } from "./context.ts";
  * import { diagnose } from "./diagnose.ts";
- * import { PRESETS } from "../schemas/mod.ts";
+ * import { PRESETS } from "../schemas/env_config.ts";
  * const ctx = buildContext("stats", diagnose([]), PRESETS.easy);
  * console.log(ctx.json.stats?.success_rate, ctx.json.failures); // 0 undefined
  * ```

@@ -13,7 +13,7 @@ import {
   type AnyEnvConfig,
   components as configComponents,
   configId,
-} from "../schemas/mod.ts";
+} from "../schemas/env_config.ts";
 import {
   type Behavior,
   type ComponentStats,
@@ -25,9 +25,9 @@ import {
   FINDINGS_VERSION,
   type Outcome,
   type OutcomeCounts,
-} from "../schemas/mod.ts";
+} from "../schemas/findings.ts";
 import { ACTION_DELTAS, CELL, type EpisodeView } from "./episode.ts";
-import { hashString, Rng } from "../mapf/mod.ts";
+import { hashString, Rng } from "../mapf/rng.ts";
 import { renderFailureCase } from "./render_case.ts";
 
 /** Options of {@linkcode diagnose}. */

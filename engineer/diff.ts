@@ -11,7 +11,7 @@ import {
   configId,
   ENV_CONFIG_FIELDS,
   type EnvConfig,
-} from "../schemas/mod.ts";
+} from "../schemas/env_config.ts";
 
 /** One field change. */
 export interface FieldChange {
@@ -94,7 +94,7 @@ function _norm(config: AnyEnvConfig) {
  * @example
  * ```ts
  * import { diffConfigs } from "./diff.ts";
- * import { PRESETS } from "../schemas/mod.ts";
+ * import { PRESETS } from "../schemas/env_config.ts";
  * const d = diffConfigs(PRESETS.easy, { ...PRESETS.easy, agents: 3 });
  * console.log(d.summary); // [ "agents: 2 -> 3" ]
  * ```

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { AnyEnvConfig } from "../schemas/mod.ts";
+import type { AnyEnvConfig } from "../schemas/env_config.ts";
 import type { BuiltContext } from "./context.ts";
 
 /** Something notable that happened while proposing (for the redesign report). */

@@ -12,8 +12,8 @@
  *
  * @module
  */
-import type { EnvConfig } from "../schemas/mod.ts";
-import type { Outcome } from "../schemas/mod.ts";
+import type { EnvConfig } from "../schemas/env_config.ts";
+import type { Outcome } from "../schemas/findings.ts";
 
 /** Cell codes of {@linkcode EpisodeView.cells}. */
 export const CELL = { free: 0, hole: 1, wall: 2 } as const;
@@ -67,6 +67,3 @@ export const ACTION_DELTAS: readonly (readonly [number, number])[] = [
   [0, -1],
   [0, 1],
 ];
-
-/** Names of the five actions. */
-export const ACTION_NAMES = ["stay", "up", "down", "left", "right"] as const;

@@ -4,13 +4,14 @@
  *
  * @module
  */
-import { cellCode, type Episode, type Instance } from "../mapf/mod.ts";
+import { cellCode, type Instance } from "../mapf/instance.ts";
+import type { Episode } from "../mapf/trajectory.ts";
 import {
   type AnyEnvConfig,
   components,
   type EnvConfig,
-} from "../schemas/mod.ts";
-import type { Outcome } from "../schemas/mod.ts";
+} from "../schemas/env_config.ts";
+import type { Outcome } from "../schemas/findings.ts";
 import type { EpisodeView } from "./episode.ts";
 
 /** An episode whose instance is missing from the instances given. */

@@ -32,15 +32,14 @@ import {
   type EnvConfig,
   PAPER_NAMES,
   safeParseEnvConfig,
-} from "../schemas/mod.ts";
+} from "../schemas/env_config.ts";
 import {
   ChatClient,
   type ChatMessage,
   type ChatOptions,
-  extractJson,
-  JsonExtractionError,
-  LlmError,
-} from "../llm/mod.ts";
+} from "../llm/client.ts";
+import { JsonExtractionError, LlmError } from "../llm/errors.ts";
+import { extractJson } from "../llm/json_extract.ts";
 import { heaviest } from "./config_ops.ts";
 import type {
   Engineer,
@@ -192,7 +191,7 @@ const MILD = /clamped to|reduced to|swapped|converted string/;
  * @example
  * ```ts
  * import { checkReply } from "./llm.ts";
- * import { PRESETS } from "../schemas/mod.ts";
+ * import { PRESETS } from "../schemas/env_config.ts";
  * const r = checkReply('{"rationale": "more agents", "config": {"agents": 3}}', PRESETS.easy);
  * console.log(r.ok); // true
  * ```

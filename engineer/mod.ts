@@ -28,7 +28,7 @@
  */
 export type { Findings } from "../schemas/mod.ts";
 export { diagnose, type DiagnoseOptions } from "./diagnose.ts";
-export { ACTION_NAMES, CELL, type EpisodeView } from "./episode.ts";
+export { CELL, type EpisodeView } from "./episode.ts";
 export { episodesFromRollouts, MissingInstanceError } from "./from_rollouts.ts";
 export { type RenderCaseOptions, renderFailureCase } from "./render_case.ts";
 export {

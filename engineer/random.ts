@@ -6,11 +6,11 @@
  *
  * @module
  */
-import { components, type EnvConfig } from "../schemas/mod.ts";
+import { components, type EnvConfig } from "../schemas/env_config.ts";
 import { buildMixture, CURRICULUM_DIMS, step } from "./config_ops.ts";
 import type { Engineer, Proposal, ProposeInput } from "./engineer.ts";
-import { hashString, Rng } from "../mapf/mod.ts";
-import { configId } from "../schemas/mod.ts";
+import { hashString, Rng } from "../mapf/rng.ts";
+import { configId } from "../schemas/env_config.ts";
 
 /**
  * The random engineer.

@@ -3,7 +3,7 @@
  *
  * @module
  */
-import type { ChatOptions } from "../llm/mod.ts";
+import type { ChatOptions } from "../llm/client.ts";
 import {
   type Engineer,
   ENGINEER_NAMES,

@@ -11,7 +11,8 @@
  *
  * @module
  */
-import { ACTION_NAMES, CELL, type EpisodeView } from "./episode.ts";
+import { ACTION_NAMES } from "../mapf/grid.ts";
+import { CELL, type EpisodeView } from "./episode.ts";
 
 /** Options of {@linkcode renderFailureCase}. */
 export interface RenderCaseOptions {

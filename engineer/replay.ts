@@ -26,10 +26,10 @@
  *
  * @module
  */
-import { components, configId, type EnvConfig } from "../schemas/mod.ts";
+import { components, configId, type EnvConfig } from "../schemas/env_config.ts";
 import { buildMixture, CURRICULUM_DIMS, step } from "./config_ops.ts";
 import type { Engineer, Proposal, ProposeInput } from "./engineer.ts";
-import { hashString, Rng } from "../mapf/mod.ts";
+import { hashString, Rng } from "../mapf/rng.ts";
 
 /** Replay parameters. */
 export const REPLAY_PARAMS = {

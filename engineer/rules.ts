@@ -36,7 +36,7 @@ import {
   configId,
   type EnvConfig,
   type MixtureComponent,
-} from "../schemas/mod.ts";
+} from "../schemas/env_config.ts";
 import type { EngineerContext } from "./context.ts";
 import {
   buildMixture,
@@ -518,7 +518,7 @@ export interface RulesDecision {
  * @example
  * ```ts
  * import { decideRules } from "./rules.ts";
- * import { PRESETS, configId } from "../schemas/mod.ts";
+ * import { PRESETS, configId } from "../schemas/env_config.ts";
  * const d = decideRules({
  *   type: "none", stage: 0, cut: false,
  *   current: { config: PRESETS.easy, config_id: configId(PRESETS.easy) },
@@ -534,237 +534,299 @@ export function decideRules(
   // Where the curriculum stands: its most developed component (older, easier
   // components are kept for retention and are not where it moves on from).
   const base = frontier(config);
-  if (ctx.type === "none") {
-    const dim = leastDeveloped(base);
-    const next = step(base, dim, +1);
-    tr.fire(
-      "blind-schedule",
-      `no diagnosis: develop ${dim} (progress ${
-        progress(base, dim).toFixed(2)
-      }) by one step`,
-    );
-    return {
-      config: next,
-      fired: tr.fired,
-      target: null,
-      lines: tr.lines,
-      reads: [],
-    };
-  }
+  if (ctx.type === "none") return _blindSchedule(base, tr);
   _evidenceFromFailures(ctx, tr);
   _evidenceFromBehavior(ctx, tr);
   _evidenceFromStats(ctx, tr);
-  let target = tr.target();
-  const comps = _components(ctx, config, tr);
-  const stats = ctx.stats;
-  let level: "mastered" | "struggling" | "zone" | "unknown" = "unknown";
-  let s: number | undefined;
-  if (stats !== undefined) {
-    tr.reads.add("stats.success_rate");
-    s = stats.success_rate;
-    level = s >= T.mastered
-      ? "mastered"
-      : s < T.struggling
-      ? "struggling"
-      : "zone";
+  const d: _Deciding = {
+    ctx,
+    config,
+    base,
+    comps: _components(ctx, config, tr),
+    tr,
+    target: tr.target(),
+    extra: [],
+  };
+  const { level, s } = _historyRules(d, _level(d));
+  const plan = level === "mastered"
+    ? _harden(d, s!)
+    : level === "struggling"
+    ? _ease(d, s!)
+    : level === "zone"
+    ? _inZone(d, s!)
+    : _withoutStats(d);
+  if (plan === "keep") {
+    return {
+      config,
+      fired: tr.fired,
+      target: null,
+      lines: tr.lines,
+      reads: [...tr.reads].sort(),
+    };
   }
-  const extra: MixtureComponent[] = [];
-  const hist = ctx.history?.entries;
-  if (hist !== undefined && hist.length > 0 && s !== undefined) {
-    tr.reads.add("history.entries");
-    const last = hist[hist.length - 1]!;
-    const cur = ctx.current.config_id;
-    if (
-      last.success_rate >= T.restoreFloor &&
-      s <= last.success_rate - T.regression &&
-      last.config !== null && last.config_id !== cur
-    ) {
-      tr.fire(
-        "regression-restore",
-        `success ${_pct(s)} fell from ${
-          _pct(last.success_rate)
-        } at stage ${last.stage}: restore config ${last.config_id} as a component`,
-      );
-      for (const c of components(last.config)) {
-        extra.push({
-          weight: 0.4 * c.weight /
-            components(last.config).reduce((a, b) => a + b.weight, 0),
-          config: c.config,
-        });
-      }
-      level = "struggling";
-    }
-    const prev = hist.length >= 2 ? hist[hist.length - 2]! : undefined;
-    if (
-      level === "zone" && prev !== undefined && last.config_id === cur &&
-      prev.config_id === cur &&
-      Math.abs(s - last.success_rate) < T.plateau &&
-      Math.abs(last.success_rate - prev.success_rate) < T.plateau
-    ) {
-      level = s >= 0.5 ? "mastered" : "struggling";
-      tr.fire(
-        "plateau",
-        `success flat at ${
-          _pct(s)
-        } on config ${cur} for two stages: treat as ${level}`,
-      );
-    }
+  return {
+    config: buildMixture(plan.parts, { maxComponents: 4 }),
+    fired: tr.fired,
+    target: plan.target ?? null,
+    lines: tr.lines,
+    reads: [...tr.reads].sort(),
+  };
+}
+
+/** What the steps of {@linkcode decideRules} share. */
+interface _Deciding {
+  readonly ctx: EngineerContext;
+  readonly config: AnyEnvConfig;
+  /** The most developed component. */
+  readonly base: EnvConfig;
+  readonly comps: ReturnType<typeof _components>;
+  readonly tr: _Trace;
+  /** The dimension the evidence points at, if any. */
+  readonly target: CurriculumDim | undefined;
+  /** Components restored from the history (regression). */
+  readonly extra: MixtureComponent[];
+}
+
+/** The next mixture's parts and target dimension, or "keep" (the config stays). */
+type _Plan =
+  | { parts: MixtureComponent[]; target: CurriculumDim | undefined }
+  | "keep";
+
+type _Level = "mastered" | "struggling" | "zone" | "unknown";
+
+/** Context `none`: develop the least developed dimension by one step. */
+function _blindSchedule(base: EnvConfig, tr: _Trace): RulesDecision {
+  const dim = leastDeveloped(base);
+  const next = step(base, dim, +1);
+  tr.fire(
+    "blind-schedule",
+    `no diagnosis: develop ${dim} (progress ${
+      progress(base, dim).toFixed(2)
+    }) by one step`,
+  );
+  return {
+    config: next,
+    fired: tr.fired,
+    target: null,
+    lines: tr.lines,
+    reads: [],
+  };
+}
+
+/** The level of the success rate, when the context has stats. */
+function _level(d: _Deciding): { level: _Level; s: number | undefined } {
+  const stats = d.ctx.stats;
+  if (stats === undefined) return { level: "unknown", s: undefined };
+  d.tr.reads.add("stats.success_rate");
+  const s = stats.success_rate;
+  const level = s >= T.mastered
+    ? "mastered"
+    : s < T.struggling
+    ? "struggling"
+    : "zone";
+  return { level, s };
+}
+
+/** Regression (restore the last good config as a component) and plateau rules, from the history. */
+function _historyRules(
+  d: _Deciding,
+  { level, s }: { level: _Level; s: number | undefined },
+): { level: _Level; s: number | undefined } {
+  const hist = d.ctx.history?.entries;
+  if (hist === undefined || hist.length === 0 || s === undefined) {
+    return { level, s };
   }
-  let parts: MixtureComponent[] = [];
-  if (level === "mastered") {
-    // Harden from the most developed component that works.
-    const working = comps.filter((c) =>
-      c.success !== undefined && c.success >= T.keepComponent
+  d.tr.reads.add("history.entries");
+  const last = hist[hist.length - 1]!;
+  const cur = d.ctx.current.config_id;
+  if (
+    last.success_rate >= T.restoreFloor &&
+    s <= last.success_rate - T.regression &&
+    last.config !== null && last.config_id !== cur
+  ) {
+    d.tr.fire(
+      "regression-restore",
+      `success ${_pct(s)} fell from ${
+        _pct(last.success_rate)
+      } at stage ${last.stage}: restore config ${last.config_id} as a component`,
     );
-    const src = working.length > 0
-      ? frontier(
-        buildMixture(working.map((c) => ({ weight: 1, config: c.config }))),
-      )
-      : base;
-    const steps = s! >= T.strong ? 2 : 1;
-    let { dim, next } = _effectiveStep(
-      src,
-      target ?? leastDeveloped(src),
-      +1,
+    for (const c of components(last.config)) {
+      d.extra.push({
+        weight: 0.4 * c.weight /
+          components(last.config).reduce((a, b) => a + b.weight, 0),
+        config: c.config,
+      });
+    }
+    level = "struggling";
+  }
+  const prev = hist.length >= 2 ? hist[hist.length - 2]! : undefined;
+  if (
+    level === "zone" && prev !== undefined && last.config_id === cur &&
+    prev.config_id === cur &&
+    Math.abs(s - last.success_rate) < T.plateau &&
+    Math.abs(last.success_rate - prev.success_rate) < T.plateau
+  ) {
+    level = s >= 0.5 ? "mastered" : "struggling";
+    d.tr.fire(
+      "plateau",
+      `success flat at ${
+        _pct(s)
+      } on config ${cur} for two stages: treat as ${level}`,
     );
-    if (steps === 2) next = _effectiveStep(next, dim, +1).next;
-    tr.fire(
-      "harden-mastered",
-      `success ${_pct(s!)} >= ${_pct(T.mastered)}: new component with ${dim} ${
-        steps === 2
-          ? `two steps harder (>= ${_pct(T.strong)})`
-          : "one step harder"
-      }`,
-    );
-    parts = [..._retained(comps, T.retentionWeight, true, tr), {
+  }
+  return { level, s };
+}
+
+/** Mastered: harden from the most developed component that works. */
+function _harden(d: _Deciding, s: number): _Plan {
+  const { comps, tr } = d;
+  const working = comps.filter((c) =>
+    c.success !== undefined && c.success >= T.keepComponent
+  );
+  const src = working.length > 0
+    ? frontier(
+      buildMixture(working.map((c) => ({ weight: 1, config: c.config }))),
+    )
+    : d.base;
+  const steps = s >= T.strong ? 2 : 1;
+  let { dim, next } = _effectiveStep(src, d.target ?? leastDeveloped(src), +1);
+  if (steps === 2) next = _effectiveStep(next, dim, +1).next;
+  tr.fire(
+    "harden-mastered",
+    `success ${_pct(s)} >= ${_pct(T.mastered)}: new component with ${dim} ${
+      steps === 2
+        ? `two steps harder (>= ${_pct(T.strong)})`
+        : "one step harder"
+    }`,
+  );
+  return {
+    parts: [..._retained(comps, T.retentionWeight, true, tr), {
       weight: 1 - T.retentionWeight,
       config: next,
-    }];
-    target = dim;
-  } else if (level === "struggling") {
-    const src = comps.filter((c) =>
-      c.success !== undefined
-    ).sort((a, b) => a.success! - b.success!)[0]?.config ?? base;
-    const { dim, next } = _effectiveStep(src, target ?? mostDeveloped(src), -1);
-    tr.fire(
-      "ease-struggling",
-      `success ${_pct(s!)} < ${
-        _pct(T.struggling)
-      }: new component with ${dim} one step easier`,
-    );
-    const keep = _retained(
-      comps.filter((c) =>
-        c.success !== undefined
-      ),
-      T.retentionWeight,
-      true,
-      tr,
-    );
-    parts = [...keep, ...extra, {
+    }],
+    target: dim,
+  };
+}
+
+/** Struggling: ease the weakest component by one step. */
+function _ease(d: _Deciding, s: number): _Plan {
+  const { comps, tr, extra } = d;
+  const src = comps.filter((c) => c.success !== undefined)
+    .sort((a, b) => a.success! - b.success!)[0]?.config ?? d.base;
+  const { dim, next } = _effectiveStep(src, d.target ?? mostDeveloped(src), -1);
+  tr.fire(
+    "ease-struggling",
+    `success ${_pct(s)} < ${
+      _pct(T.struggling)
+    }: new component with ${dim} one step easier`,
+  );
+  const keep = _retained(
+    comps.filter((c) => c.success !== undefined),
+    T.retentionWeight,
+    true,
+    tr,
+  );
+  return {
+    parts: [...keep, ...extra, {
       weight: keep.length > 0 || extra.length > 0 ? 1 - T.retentionWeight : 1,
       config: next,
-    }];
-    target = dim;
-  } else if (level === "zone") {
-    if (target !== undefined) {
-      const iso = isolate(base, target);
-      tr.fire(
-        "target-failure",
-        `success ${
-          _pct(s!)
-        } in the learning zone: keep training, add a component isolating ${target} (weight ${T.isolateWeight})`,
-      );
-      parts = [
+    }],
+    target: dim,
+  };
+}
+
+/** In the learning zone: isolate the failing dimension, or keep the config (reweighted by learning potential). */
+function _inZone(d: _Deciding, s: number): _Plan {
+  const { comps, tr, target } = d;
+  if (target !== undefined) {
+    tr.fire(
+      "target-failure",
+      `success ${
+        _pct(s)
+      } in the learning zone: keep training, add a component isolating ${target} (weight ${T.isolateWeight})`,
+    );
+    return {
+      parts: [
         ..._retained(
           comps.map((c) => ({ ...c, success: undefined })),
           1 - T.isolateWeight,
           false,
           tr,
         ),
-        {
-          weight: T.isolateWeight,
-          config: iso,
-        },
-      ];
-    } else {
-      tr.fire(
-        "keep-learning",
-        `success ${
-          _pct(s!)
-        } in the learning zone and no evidence: keep the config`,
-      );
-      parts = comps.map((c) => ({
-        weight: c.success === undefined || comps.length === 1
-          ? c.weight
-          : Math.max(0.05, c.success * (1 - c.success)) * c.weight,
-        config: c.config,
-      }));
-      if (comps.length > 1 && comps.some((c) => c.success !== undefined)) {
-        tr.fire(
-          "reweight-components",
-          `${comps.length} components weighted by learning potential s(1-s)`,
-        );
-      }
-    }
-  } else {
-    // No stats: evidence only.
-    if (target !== undefined) {
-      const aimed = step(isolate(base, target), target, +1);
-      tr.fire(
-        "target-failure",
-        `keep the current config (weight ${T.keepWithoutStats}) and add a component aimed at ${target}`,
-      );
-      parts = [
-        ...comps.map((c) => ({
-          weight: T.keepWithoutStats * c.weight /
-            comps.reduce((a, b) => a + b.weight, 0),
-          config: c.config,
-        })),
-        { weight: 1 - T.keepWithoutStats, config: aimed },
-      ];
-    } else {
-      const dim = leastDeveloped(base);
-      if (ctx.failures !== undefined && ctx.failures.failure_count === 0) {
-        tr.fire(
-          "no-failures",
-          `no failures observed: new component with ${dim} one step harder`,
-        );
-      } else if (ctx.failures === undefined && ctx.behavior !== undefined) {
-        tr.fire(
-          "calm-behavior",
-          `behaviour shows no weakness: new component with ${dim} one step harder`,
-        );
-      } else {
-        tr.fire(
-          "keep-learning",
-          "no rule found a weakness in this context: keep the config",
-        );
-        return {
-          config,
-          fired: tr.fired,
-          target: null,
-          lines: tr.lines,
-          reads: [...tr.reads].sort(),
-        };
-      }
-      parts = [
-        ...comps.map((c) => ({
-          weight: T.retentionWeight * c.weight /
-            comps.reduce((a, b) => a + b.weight, 0),
-          config: c.config,
-        })),
-        { weight: 1 - T.retentionWeight, config: step(base, dim, +1) },
-      ];
-      target = dim;
-    }
+        { weight: T.isolateWeight, config: isolate(d.base, target) },
+      ],
+      target,
+    };
   }
-  const next = buildMixture(parts, { maxComponents: 4 });
+  tr.fire(
+    "keep-learning",
+    `success ${_pct(s)} in the learning zone and no evidence: keep the config`,
+  );
+  const parts = comps.map((c) => ({
+    weight: c.success === undefined || comps.length === 1
+      ? c.weight
+      : Math.max(0.05, c.success * (1 - c.success)) * c.weight,
+    config: c.config,
+  }));
+  if (comps.length > 1 && comps.some((c) => c.success !== undefined)) {
+    tr.fire(
+      "reweight-components",
+      `${comps.length} components weighted by learning potential s(1-s)`,
+    );
+  }
+  return { parts, target };
+}
+
+/** No stats: evidence only. */
+function _withoutStats(d: _Deciding): _Plan {
+  const { ctx, comps, tr, target, base } = d;
+  const total = comps.reduce((a, b) => a + b.weight, 0);
+  if (target !== undefined) {
+    tr.fire(
+      "target-failure",
+      `keep the current config (weight ${T.keepWithoutStats}) and add a component aimed at ${target}`,
+    );
+    return {
+      parts: [
+        ...comps.map((c) => ({
+          weight: T.keepWithoutStats * c.weight / total,
+          config: c.config,
+        })),
+        {
+          weight: 1 - T.keepWithoutStats,
+          config: step(isolate(base, target), target, +1),
+        },
+      ],
+      target,
+    };
+  }
+  const dim = leastDeveloped(base);
+  if (ctx.failures !== undefined && ctx.failures.failure_count === 0) {
+    tr.fire(
+      "no-failures",
+      `no failures observed: new component with ${dim} one step harder`,
+    );
+  } else if (ctx.failures === undefined && ctx.behavior !== undefined) {
+    tr.fire(
+      "calm-behavior",
+      `behaviour shows no weakness: new component with ${dim} one step harder`,
+    );
+  } else {
+    tr.fire(
+      "keep-learning",
+      "no rule found a weakness in this context: keep the config",
+    );
+    return "keep";
+  }
   return {
-    config: next,
-    fired: tr.fired,
-    target: target ?? null,
-    lines: tr.lines,
-    reads: [...tr.reads].sort(),
+    parts: [
+      ...comps.map((c) => ({
+        weight: T.retentionWeight * c.weight / total,
+        config: c.config,
+      })),
+      { weight: 1 - T.retentionWeight, config: step(base, dim, +1) },
+    ],
+    target: dim,
   };
 }
 

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { main } from "../cli.ts";
-import { SilentReporter } from "../engine/mod.ts";
+import { SilentReporter } from "@envsmith/engine";
 
 const FILE = new URL("./smoke.yaml", import.meta.url).pathname;
 

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { LlmEndpoint } from "../schemas/mod.ts";
+import type { LlmEndpoint } from "../schemas/llm.ts";
 import type { ChatOptions } from "./client.ts";
 
 /**

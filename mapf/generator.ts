@@ -38,7 +38,7 @@ import {
   type EnvConfig,
   type EnvConfigSpec,
   parseEnvConfig,
-} from "../schemas/mod.ts";
+} from "../schemas/env_config.ts";
 import { bfsDistances, connectedComponents, UNREACHABLE } from "./grid.ts";
 import { compileInstance, gridToRows, type Instance } from "./instance.ts";
 import { generateMap, partitionLines } from "./map_gen.ts";

@@ -7,7 +7,7 @@ import {
   instancesToJsonLines,
 } from "./instance.ts";
 import { solve } from "./solve.ts";
-import { pathsToPlan, runPlan } from "./replay.ts";
+import { pathsToPlan, replayPlan } from "./replay.ts";
 import { connectedComponents, FREE, HOLE, WALL } from "./grid.ts";
 import { configId, EnvConfigError, PRESETS } from "../schemas/mod.ts";
 import { generateMap, partitionLines } from "./map_gen.ts";
@@ -61,7 +61,7 @@ Deno.test("every instance is solvable within its horizon and its reference is a 
       assert.ok(inst.reference.makespan <= inst.horizon);
       const sol = solve(inst)!;
       assert.ok(sol, inst.id);
-      const ep = runPlan(inst, pathsToPlan(sol.paths, inst.width), {
+      const ep = replayPlan(inst, pathsToPlan(sol.paths, inst.width), {
         noSlip: true,
       });
       assert.equal(ep.outcome, "success");

@@ -22,7 +22,7 @@
  *
  * @module
  */
-import type { CollisionMode, HoleMode } from "../schemas/mod.ts";
+import type { CollisionMode, HoleMode } from "../schemas/env_config.ts";
 import { bfsDistances, CELL_CHARS, FREE, HOLE, WALL } from "./grid.ts";
 
 /** A solver's reference solution cost. */

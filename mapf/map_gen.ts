@@ -18,7 +18,7 @@
  *
  * @module
  */
-import type { EnvConfig } from "../schemas/mod.ts";
+import type { EnvConfig } from "../schemas/env_config.ts";
 import { FREE, HOLE, WALL } from "./grid.ts";
 import type { Rng } from "./rng.ts";
 

@@ -31,7 +31,7 @@
  * {@linkcode TrajectoryRecorder} records episodes from a stepping
  * {@linkcode BatchEnv}; {@linkcode encodeTrajectories} /
  * {@linkcode decodeTrajectories} store many {@linkcode Episode}s in one
- * versioned `Uint8Array` (one byte per agent-step). {@linkcode runPlan}
+ * versioned `Uint8Array` (one byte per agent-step). {@linkcode replayPlan}
  * executes a joint plan.
  *
  * ## Generator, solvers, suites

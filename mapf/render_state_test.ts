@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { renderEpisode, renderState } from "./render_state.ts";
 import { renderSvg } from "./render_svg.ts";
 import { validateInstance } from "./instance.ts";
-import { runPlan } from "./replay.ts";
+import { replayPlan } from "./replay.ts";
 import { DOWN, LEFT, RIGHT, STAY } from "./grid.ts";
 
 const inst = validateInstance({
@@ -26,7 +26,7 @@ Deno.test("renderState shows cells, goals, agents, agents on goals and collision
 
 Deno.test("renderEpisode shows the moves before a failure", () => {
   // agent 1 walks left into agent 0's path: vertex collision on (1, 1) at t=2
-  const ep = runPlan(inst, [[DOWN, RIGHT], [LEFT, LEFT]]);
+  const ep = replayPlan(inst, [[DOWN, RIGHT], [LEFT, LEFT]]);
   assert.equal(ep.outcome, "vertex_collision");
   const text = renderEpisode(inst, ep);
   assert.ok(
@@ -39,7 +39,7 @@ Deno.test("renderEpisode shows the moves before a failure", () => {
   assert.ok(text.includes("t=1->2: 0:R 1:L"));
   assert.ok(text.endsWith("g1 X  .  .\n#  .  .  ."), text);
   // a bump is shown as "stayed"
-  const ep2 = runPlan(inst, [[LEFT, STAY], [STAY]]);
+  const ep2 = replayPlan(inst, [[LEFT, STAY], [STAY]]);
   assert.ok(renderEpisode(inst, ep2, { at: 1 }).includes("0:L(stayed)"));
 });
 

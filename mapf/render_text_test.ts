@@ -10,7 +10,7 @@ import {
   startToken,
 } from "./render_text.ts";
 import { generate } from "./generator.ts";
-import { runPlan } from "./replay.ts";
+import { replayPlan } from "./replay.ts";
 
 // The first sample of the paper's public benchmark (3ag_3x3_hr0.1_000), as
 // shown by the dataset viewer; the agent lines follow from the map.
@@ -131,9 +131,12 @@ Deno.test("parsePlanText reads the answer format and executes", () => {
     3,
   );
   assert.deepEqual(plan, [[0, 3], [4], [1, 1]]);
-  assert.equal(runPlan(inst, plan).outcome, "success");
+  assert.equal(replayPlan(inst, plan).outcome, "success");
   // moving agent 0 at once collides with agent 2 on (1, 0)
-  assert.equal(runPlan(inst, [[3], [4], [1, 1]]).outcome, "vertex_collision");
+  assert.equal(
+    replayPlan(inst, [[3], [4], [1, 1]]).outcome,
+    "vertex_collision",
+  );
   assert.deepEqual(parsePlanText("Agent 0: [U, D, S]\nAgent 1: R R", 2), [[
     1,
     2,

@@ -14,8 +14,8 @@ import {
 import { InstancePool } from "./pool.ts";
 import { type Episode, TrajectoryRecorder } from "./trajectory.ts";
 
-/** Options of {@linkcode runPlan}. */
-export interface RunPlanOptions {
+/** Options of {@linkcode replayPlan}. */
+export interface ReplayOptions {
   /** Episode seed (slip RNG). @default 0 */
   seed?: number;
   /** Ignore slip (replay solver plans exactly). @default false */
@@ -28,10 +28,10 @@ export interface RunPlanOptions {
  * Execute `plan[agent][t]` (actions `0..4`) on an instance until the episode
  * ends; agents whose list is exhausted stay. Returns the episode.
  */
-export function runPlan(
+export function replayPlan(
   instance: Instance | CompiledInstance,
   plan: readonly (readonly number[])[],
-  options: RunPlanOptions = {},
+  options: ReplayOptions = {},
 ): Episode {
   const compiled = "grid" in instance ? instance : compileInstance(instance);
   const id = options.id ?? ("id" in instance ? instance.id : "");

@@ -9,7 +9,7 @@ import { solve } from "./solve.ts";
 import { solveCBS } from "./solve_cbs.ts";
 import { planInOrder, Reservations, solvePP } from "./solve_pp.ts";
 import { firstConflict, type Solution } from "./solution.ts";
-import { pathsToPlan, runPlan } from "./replay.ts";
+import { pathsToPlan, replayPlan } from "./replay.ts";
 import { NO_BLOCKS, spaceTimeAStar } from "./space_time_astar.ts";
 import { FREE } from "./grid.ts";
 import { Rng } from "./rng.ts";
@@ -96,7 +96,7 @@ function randomTiny(
 
 function checkReplays(inst: Instance, sol: Solution) {
   assert.equal(firstConflict(sol.paths), null);
-  const ep = runPlan(inst, pathsToPlan(sol.paths, inst.width), {
+  const ep = replayPlan(inst, pathsToPlan(sol.paths, inst.width), {
     noSlip: true,
   });
   assert.equal(ep.outcome, "success", `${inst.cells.join("/")}: ${ep.outcome}`);

@@ -11,8 +11,8 @@
  *
  * @module
  */
-import type { AnyEnvConfig } from "../schemas/mod.ts";
-import { parseEnvConfig } from "../schemas/mod.ts";
+import type { AnyEnvConfig } from "../schemas/env_config.ts";
+import { parseEnvConfig } from "../schemas/env_config.ts";
 import {
   generate,
   type GenerateOptions,

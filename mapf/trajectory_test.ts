@@ -10,7 +10,7 @@ import {
   TrajectoryFormatError,
   TrajectoryRecorder,
 } from "./trajectory.ts";
-import { pathsToPlan, runPlan } from "./replay.ts";
+import { pathsToPlan, replayPlan } from "./replay.ts";
 import { Rng } from "./rng.ts";
 import { DOWN, RIGHT, UP } from "./grid.ts";
 
@@ -120,7 +120,7 @@ Deno.test("recorder captures exactly what the env did; encode/decode round-trips
 });
 
 Deno.test("decode rejects corrupt, truncated and future-version data", () => {
-  const ep = runPlan(instB, [[DOWN, DOWN], [UP, UP]]);
+  const ep = replayPlan(instB, [[DOWN, DOWN], [UP, UP]]);
   const bytes = encodeTrajectories([ep]);
   assert.throws(
     () => decodeTrajectories(bytes.subarray(0, bytes.length - 1)),
@@ -144,18 +144,18 @@ Deno.test("decode rejects corrupt, truncated and future-version data", () => {
   assert.throws(() => encodeTrajectories([jump]), /jumps/);
 });
 
-Deno.test("runPlan executes a plan; pathsToPlan converts paths", () => {
+Deno.test("replayPlan executes a plan; pathsToPlan converts paths", () => {
   const plan = pathsToPlan([[0, 3, 6], [8, 5, 2]], 3);
   assert.deepEqual(plan, [[DOWN, DOWN], [UP, UP]]);
-  const ep = runPlan(instB, plan);
+  const ep = replayPlan(instB, plan);
   assert.equal(ep.outcome, "success");
   assert.equal(ep.steps, 2);
   assert.deepEqual(Array.from(ep.positions), [0, 8, 3, 5, 6, 2]);
   assert.equal(ep.instance, "b-long-id-é");
   // an exhausted plan waits until the horizon
-  const short = runPlan(instB, [[DOWN], [UP]]);
+  const short = replayPlan(instB, [[DOWN], [UP]]);
   assert.equal(short.outcome, "timeout");
   assert.equal(short.steps, instB.horizon);
-  assert.throws(() => runPlan(instB, [[RIGHT]]), /plan has 1 agents/);
+  assert.throws(() => replayPlan(instB, [[RIGHT]]), /plan has 1 agents/);
   assert.throws(() => pathsToPlan([[0, 2]], 3), /jumps/);
 });

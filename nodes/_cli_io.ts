@@ -1,12 +1,12 @@
 // Shared helpers of the diagnose/redesign subcommands (private to nodes/).
 import { parse as parseYaml } from "yaml";
-import { UserError } from "../engine/mod.ts";
+import { UserError } from "@envsmith/engine";
 import {
   type AnyEnvConfig,
   EnvConfigError,
   parseEnvConfig,
   PRESET_NAMES,
-} from "../schemas/mod.ts";
+} from "../schemas/env_config.ts";
 
 /** Where a subcommand writes. */
 export interface CliIo {

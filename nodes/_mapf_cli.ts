@@ -1,10 +1,10 @@
 // Shared helpers of the generate/render/solve/import subcommands (private to nodes/).
-import { UserError } from "../engine/mod.ts";
+import { UserError } from "@envsmith/engine";
 import {
   type Instance,
   InstanceError,
   parseInstanceLines,
-} from "../mapf/mod.ts";
+} from "../mapf/instance.ts";
 import type { CliIo } from "./_cli_io.ts";
 
 /** Output, error and input streams of the MAPF subcommands (tests replace them). */

@@ -23,20 +23,14 @@
  * @module
  */
 import * as v from "valibot";
-import type { Json, NodeContext, NodeKind } from "../engine/types.ts";
+import type { Json, NodeContext, NodeKind } from "@envsmith/engine";
 import { field, isBlobRef } from "./_values.ts";
-import {
-  decodeTrajectories,
-  type Episode,
-  type Instance,
-  parseInstanceLines,
-} from "../mapf/mod.ts";
-import {
-  type AnyEnvConfig,
-  type Findings,
-  parseEnvConfig,
-} from "../schemas/mod.ts";
-import { diagnose, episodesFromRollouts } from "../engineer/mod.ts";
+import { type Instance, parseInstanceLines } from "../mapf/instance.ts";
+import { decodeTrajectories, type Episode } from "../mapf/trajectory.ts";
+import { type AnyEnvConfig, parseEnvConfig } from "../schemas/env_config.ts";
+import type { Findings } from "../schemas/findings.ts";
+import { diagnose } from "../engineer/diagnose.ts";
+import { episodesFromRollouts } from "../engineer/from_rollouts.ts";
 
 /** Parameters of the diagnose kind. */
 export const DiagnoseParamsSchema = v.strictObject({

@@ -14,19 +14,18 @@
  * @module
  */
 import { Command } from "@commander-js/extra-typings";
-import { UserError } from "../engine/mod.ts";
-import { decodeTrajectories } from "../mapf/mod.ts";
+import { UserError } from "@envsmith/engine";
+import { decodeTrajectories } from "../mapf/trajectory.ts";
 // The generator is not re-exported by mapf/mod.ts yet.
 import { generate, GenerationError } from "../mapf/generator.ts";
-import {
-  obsSize,
-  OnnxPolicy,
-  onnxRunner,
-  PolicyContractError,
-  rollout,
-} from "../policy/mod.ts";
-import { diagnose, episodesFromRollouts } from "../engineer/mod.ts";
-import { type Findings, parseEnvConfig } from "../schemas/mod.ts";
+import { PolicyContractError } from "../policy/errors.ts";
+import { obsSize } from "../policy/observation.ts";
+import { OnnxPolicy } from "../policy/onnx_policy.ts";
+import { onnxRunner, rollout } from "../policy/rollout.ts";
+import { diagnose } from "../engineer/diagnose.ts";
+import { episodesFromRollouts } from "../engineer/from_rollouts.ts";
+import { parseEnvConfig } from "../schemas/env_config.ts";
+import type { Findings } from "../schemas/findings.ts";
 import { type CliIo, configFromFlags, defaultIo, intFlag } from "./_cli_io.ts";
 import { policyObs, readPolicy } from "./policy_io.ts";
 

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import * as v from "valibot";
-import type { BlobRef, NodeContext } from "../engine/types.ts";
+import type { BlobRef, NodeContext } from "@envsmith/engine";
 import {
   encodeTrajectories,
   type Episode,

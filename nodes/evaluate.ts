@@ -19,8 +19,8 @@
  * @module
  */
 import * as v from "valibot";
-import type { Json, NodeKind } from "../engine/types.ts";
-import type { EpisodeResult } from "../policy/mod.ts";
+import type { Json, NodeKind } from "@envsmith/engine";
+import type { EpisodeResult } from "../policy/rollout.ts";
 import { policyFingerprint } from "./policy_io.ts";
 import { RolloutParamsSchema, roundJson, runRollout } from "./rollout.ts";
 

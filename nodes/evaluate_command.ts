@@ -25,18 +25,14 @@
  */
 import { Command } from "@commander-js/extra-typings";
 import * as v from "valibot";
-import { cacheDir, UserError } from "../engine/mod.ts";
-import { LlmEndpointSchema } from "../schemas/mod.ts";
-import type { Instance } from "../mapf/mod.ts";
-import {
-  llmRollout,
-  obsSize,
-  OnnxPolicy,
-  onnxRunner,
-  PolicyContractError,
-  rollout,
-  type RolloutResult,
-} from "../policy/mod.ts";
+import { cacheDir, UserError } from "@envsmith/engine";
+import { LlmEndpointSchema } from "../schemas/llm.ts";
+import type { Instance } from "../mapf/instance.ts";
+import { PolicyContractError } from "../policy/errors.ts";
+import { llmRollout } from "../policy/llm_policy.ts";
+import { obsSize } from "../policy/observation.ts";
+import { OnnxPolicy } from "../policy/onnx_policy.ts";
+import { onnxRunner, rollout, type RolloutResult } from "../policy/rollout.ts";
 import { configFromFlags, intFlag } from "./_cli_io.ts";
 import {
   generateOrExplain,
@@ -103,136 +99,185 @@ export function evaluateCommand(io: PolicyCliIo = policyIo) {
     )
     .option("--greedy", "take the most likely action instead of sampling")
     .option("--json", "print the metrics as one JSON object")
-    .action(async (o) => {
-      const sources = [o.suite, o.preset, o.config, o.instances].filter((x) =>
-        x !== undefined
-      ).length;
-      if (sources !== 1) {
-        throw new UserError(
-          "Give exactly one of --suite, --preset, --config and --instances.",
-        );
-      }
-      let instances: Instance[], what: string;
-      if (o.suite !== undefined) {
-        instances = suiteInstances(o.suite, o.count, 0);
-        what = `suite ${o.suite}`;
-      } else if (o.instances !== undefined) {
-        instances = await readInstanceFile(o.instances);
-        what = o.instances;
-      } else {
-        const config = (await configFromFlags(o))!;
-        const tag = o.preset !== undefined ? `preset:${o.preset}` : "config";
-        instances = generateOrExplain(config, {
-          count: o.count ?? 100,
-          seed: o.seed,
-          suite: tag,
-        });
-        what = o.preset !== undefined
-          ? `preset ${o.preset}`
-          : `config ${o.config}`;
-      }
-      if ((o.policy === undefined) === (o.baseUrl === undefined)) {
-        throw new UserError(
-          "Give either --policy FILE.onnx or --base-url URL --model NAME (an LLM policy).",
-        );
-      }
-      if (o.baseUrl !== undefined) {
-        const ep = v.safeParse(LlmEndpointSchema, {
-          base_url: o.baseUrl,
-          model: o.model ?? "",
-          ...(o.apiKeyEnv !== undefined ? { api_key_env: o.apiKeyEnv } : {}),
-          ...(o.temperature !== undefined
-            ? { temperature: o.temperature }
-            : {}),
-          ...(o.offline ? { offline: true } : {}),
-        });
-        if (!ep.success) {
-          throw new UserError(`LLM policy: ${
-            ep.issues.map((i) => i.message).join("; ")
-          }`);
-        }
-        let res;
-        try {
-          res = await llmRollout(instances, {
-            endpoint: ep.output,
-            cacheDir: `${cacheDir()}/aux/evaluate/llm`,
-            episodes: o.episodes,
-            seed: o.seed,
-            concurrency: o.concurrency,
-            record: false,
-            onProgress: (d, t) =>
-              io.status(`evaluate: ${d}/${t} episodes`),
-          });
-        } catch (e) {
-          if (
-            e instanceof Error &&
-            (e.name.startsWith("Llm") || e instanceof TypeError)
-          ) {
-            throw new UserError(e.message);
-          }
-          throw e;
-        }
-        io.endStatus();
-        report(
-          io,
-          `${o.model} at ${o.baseUrl}`,
-          what,
-          instances.length,
-          o.episodes,
-          "planned",
-          res,
-          o.json,
-        );
-        return;
-      }
-      const policyFile = o.policy!;
-      let bytes: Uint8Array;
-      try {
-        bytes = await Deno.readFile(policyFile);
-      } catch (e) {
-        throw new UserError(
-          `Cannot read policy ${o.policy}: ${(e as Error).message}`,
-        );
-      }
-      let policy: OnnxPolicy;
-      let obs;
-      try {
-        obs = policyObs(bytes, policyFile, undefined);
-        policy = await OnnxPolicy.load(bytes, {
-          source: policyFile,
-          inputSize: obsSize(obs),
-        });
-      } catch (e) {
-        if (e instanceof PolicyContractError) {
-          throw new UserError(e.message);
-        }
-        throw e;
-      }
-      let res;
-      try {
-        res = await rollout(onnxRunner(policy), instances, {
-          obs,
-          episodes: o.episodes,
-          seed: o.seed,
-          greedy: o.greedy ?? false,
-          record: false,
-          onProgress: (d, t) => io.status(`evaluate: ${d}/${t} episodes`),
-        });
-      } finally {
-        await policy.release();
-      }
-      io.endStatus();
-      report(
-        io,
-        policyFile,
-        what,
-        instances.length,
-        o.episodes,
-        o.greedy ? "greedy" : "sampled",
-        res,
-        o.json,
-      );
+    .action((o) => _evaluate(io, o));
+}
+
+/** The flags of `evaluate`. */
+interface _EvalFlags {
+  readonly policy?: string | undefined;
+  readonly baseUrl?: string | undefined;
+  readonly model?: string | undefined;
+  readonly apiKeyEnv?: string | undefined;
+  readonly temperature?: number | undefined;
+  readonly concurrency: number;
+  readonly offline?: true | undefined;
+  readonly suite?: string | undefined;
+  readonly preset?: string | undefined;
+  readonly config?: string | undefined;
+  readonly instances?: string | undefined;
+  readonly count?: number | undefined;
+  readonly episodes: number;
+  readonly seed: number;
+  readonly greedy?: true | undefined;
+  readonly json?: true | undefined;
+}
+
+async function _evaluate(io: PolicyCliIo, o: _EvalFlags): Promise<void> {
+  const { instances, what } = await _instances(o);
+  if ((o.policy === undefined) === (o.baseUrl === undefined)) {
+    throw new UserError(
+      "Give either --policy FILE.onnx or --base-url URL --model NAME (an LLM policy).",
+    );
+  }
+  if (o.baseUrl !== undefined) {
+    const res = await _llmEvaluation(io, o, instances);
+    report(
+      io,
+      `${o.model} at ${o.baseUrl}`,
+      what,
+      instances.length,
+      o.episodes,
+      "planned",
+      res,
+      o.json,
+    );
+    return;
+  }
+  const res = await _onnxEvaluation(io, o, instances);
+  report(
+    io,
+    o.policy!,
+    what,
+    instances.length,
+    o.episodes,
+    o.greedy ? "greedy" : "sampled",
+    res,
+    o.json,
+  );
+}
+
+/** The instances the flags name (exactly one source), and how to name them. */
+async function _instances(
+  o: _EvalFlags,
+): Promise<{ instances: Instance[]; what: string }> {
+  const sources =
+    [o.suite, o.preset, o.config, o.instances].filter((x) => x !== undefined)
+      .length;
+  if (sources !== 1) {
+    throw new UserError(
+      "Give exactly one of --suite, --preset, --config and --instances.",
+    );
+  }
+  if (o.suite !== undefined) {
+    return {
+      instances: suiteInstances(o.suite, o.count, 0),
+      what: `suite ${o.suite}`,
+    };
+  }
+  if (o.instances !== undefined) {
+    return {
+      instances: await readInstanceFile(o.instances),
+      what: o.instances,
+    };
+  }
+  const config = (await configFromFlags(o))!;
+  const tag = o.preset !== undefined ? `preset:${o.preset}` : "config";
+  return {
+    instances: generateOrExplain(config, {
+      count: o.count ?? 100,
+      seed: o.seed,
+      suite: tag,
+    }),
+    what: o.preset !== undefined ? `preset ${o.preset}` : `config ${o.config}`,
+  };
+}
+
+/** Rolls out an LLM policy (an OpenAI-compatible endpoint). */
+async function _llmEvaluation(
+  io: PolicyCliIo,
+  o: _EvalFlags,
+  instances: Instance[],
+): Promise<RolloutResult> {
+  const ep = v.safeParse(LlmEndpointSchema, {
+    base_url: o.baseUrl,
+    model: o.model ?? "",
+    ...(o.apiKeyEnv !== undefined ? { api_key_env: o.apiKeyEnv } : {}),
+    ...(o.temperature !== undefined ? { temperature: o.temperature } : {}),
+    ...(o.offline ? { offline: true } : {}),
+  });
+  if (!ep.success) {
+    throw new UserError(
+      `LLM policy: ${ep.issues.map((i) => i.message).join("; ")}`,
+    );
+  }
+  let res;
+  try {
+    res = await llmRollout(instances, {
+      endpoint: ep.output,
+      cacheDir: `${cacheDir()}/aux/evaluate/llm`,
+      episodes: o.episodes,
+      seed: o.seed,
+      concurrency: o.concurrency,
+      record: false,
+      onProgress: (d, t) => io.status(`evaluate: ${d}/${t} episodes`),
     });
+  } catch (e) {
+    if (
+      e instanceof Error &&
+      (e.name.startsWith("Llm") || e instanceof TypeError)
+    ) {
+      throw new UserError(e.message);
+    }
+    throw e;
+  }
+  io.endStatus();
+  return res;
+}
+
+/** Rolls out an ONNX policy file. */
+async function _onnxEvaluation(
+  io: PolicyCliIo,
+  o: _EvalFlags,
+  instances: Instance[],
+): Promise<RolloutResult> {
+  const policyFile = o.policy!;
+  let bytes: Uint8Array;
+  try {
+    bytes = await Deno.readFile(policyFile);
+  } catch (e) {
+    throw new UserError(
+      `Cannot read policy ${o.policy}: ${(e as Error).message}`,
+    );
+  }
+  let policy: OnnxPolicy;
+  let obs;
+  try {
+    obs = policyObs(bytes, policyFile, undefined);
+    policy = await OnnxPolicy.load(bytes, {
+      source: policyFile,
+      inputSize: obsSize(obs),
+    });
+  } catch (e) {
+    if (e instanceof PolicyContractError) {
+      throw new UserError(e.message);
+    }
+    throw e;
+  }
+  let res;
+  try {
+    res = await rollout(onnxRunner(policy), instances, {
+      obs,
+      episodes: o.episodes,
+      seed: o.seed,
+      greedy: o.greedy ?? false,
+      record: false,
+      onProgress: (d, t) => io.status(`evaluate: ${d}/${t} episodes`),
+    });
+  } finally {
+    await policy.release();
+  }
+  io.endStatus();
+  return res;
 }
 
 /** Print the metrics as text or one JSON object. */

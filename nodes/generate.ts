@@ -37,19 +37,17 @@
  * @module
  */
 import * as v from "valibot";
-import type { BlobRef, Json, NodeContext, NodeKind } from "../engine/types.ts";
+import type { BlobRef, Json, NodeContext, NodeKind } from "@envsmith/engine";
 import { isBlobRef } from "./_values.ts";
+import { generate, type GenerationReport } from "../mapf/generator.ts";
 import {
-  generate,
-  type GenerationReport,
-  getSuite,
   type Instance,
   instancesToJsonLines,
-  mix32,
   parseInstanceLines,
-  SUITE_NAMES,
-} from "../mapf/mod.ts";
-import { EnvConfigSpecSchema, parseEnvConfig } from "../schemas/mod.ts";
+} from "../mapf/instance.ts";
+import { mix32 } from "../mapf/rng.ts";
+import { getSuite, SUITE_NAMES } from "../mapf/suites.ts";
+import { EnvConfigSpecSchema, parseEnvConfig } from "../schemas/env_config.ts";
 
 /** Media type of instance blobs. */
 export const INSTANCES_MEDIA = "application/x-ndjson";

@@ -15,15 +15,14 @@
  * @module
  */
 import { Command } from "@commander-js/extra-typings";
-import { UserError } from "../engine/mod.ts";
+import { UserError } from "@envsmith/engine";
 import {
   generate,
   GenerationError,
   type GenerationReport,
-  getSuite,
-  instancesToJsonLines,
-  SUITE_NAMES,
-} from "../mapf/mod.ts";
+} from "../mapf/generator.ts";
+import { instancesToJsonLines } from "../mapf/instance.ts";
+import { getSuite, SUITE_NAMES } from "../mapf/suites.ts";
 import { configFromFlags, intFlag } from "./_cli_io.ts";
 import { type MapfCliIo, mapfIo, writeOutput } from "./_mapf_cli.ts";
 

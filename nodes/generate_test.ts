@@ -2,14 +2,14 @@ import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { join } from "node:path";
 import * as v from "valibot";
-import type { BlobRef, NodeContext } from "../engine/types.ts";
+import type { BlobRef, NodeContext } from "@envsmith/engine";
 import {
   compileExperiment,
   makePlan,
   runPlan,
   SilentReporter,
   Store,
-} from "../engine/mod.ts";
+} from "@envsmith/engine";
 import { GenerationError, instancesToJsonLines } from "../mapf/mod.ts";
 import { configId, PRESETS } from "../schemas/mod.ts";
 import {

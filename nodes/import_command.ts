@@ -16,16 +16,14 @@
  * @module
  */
 import { Command, Option } from "@commander-js/extra-typings";
-import { UserError } from "../engine/mod.ts";
+import { UserError } from "@envsmith/engine";
 import {
-  importMovingAI,
   type Instance,
   InstanceError,
   instancesToJsonLines,
-  MovingAIError,
-  parsePrompt,
-  PromptParseError,
-} from "../mapf/mod.ts";
+} from "../mapf/instance.ts";
+import { importMovingAI, MovingAIError } from "../mapf/movingai.ts";
+import { parsePrompt, PromptParseError } from "../mapf/render_text.ts";
 import { intFlag } from "./_cli_io.ts";
 import { type MapfCliIo, mapfIo, readInput, writeOutput } from "./_mapf_cli.ts";
 
@@ -75,64 +73,26 @@ export function importCommand(io: MapfCliIo = mapfIo) {
         horizonFactor: o.horizonFactor,
         ...(o.horizon !== undefined ? { horizonSteps: o.horizon } : {}),
       };
-      const out: Instance[] = [];
+      let out: Instance[];
       try {
-        if (o.format === "movingai") {
+        if (o.format === "prompt") {
+          out = _importPrompts(file, await readInput(io, file), common);
+        } else {
           if (scen === undefined) {
             throw new UserError(
               "--format movingai needs the .map and the .scen file",
             );
           }
           const id = file.replace(/^.*\//, "").replace(/\.map$/, "");
-          out.push(
-            importMovingAI(
-              await readInput(io, file),
-              await readInput(io, scen),
-              {
-                id,
-                ...common,
-                ...(o.agents !== undefined ? { agents: o.agents } : {}),
-              },
-            ),
-          );
-        } else {
-          const text = await readInput(io, file);
-          const lines = text.split("\n").filter((l) => l.trim() !== "");
-          const jsonl = lines.length > 0 &&
-            lines.every((l) => l.trimStart().startsWith("{"));
-          if (jsonl) {
-            lines.forEach((l, i) => {
-              let row: { sample_id?: unknown; id?: unknown; text?: unknown };
-              try {
-                row = JSON.parse(l);
-              } catch (e) {
-                throw new UserError(
-                  `${file} line ${i + 1}: not JSON (${(e as Error).message})`,
-                );
-              }
-              if (typeof row.text !== "string") {
-                throw new UserError(`${file} line ${i + 1}: no "text" field`);
-              }
-              const id = typeof row.sample_id === "string"
-                ? row.sample_id
-                : typeof row.id === "string"
-                ? row.id
-                : `prompt-${i}`;
-              try {
-                out.push(parsePrompt(row.text, { id, ...common }));
-              } catch (e) {
-                if (e instanceof PromptParseError) {
-                  throw new UserError(
-                    `${file} line ${i + 1} (${id}): ${e.message}`,
-                  );
-                }
-                throw e;
-              }
-            });
-          } else {
-            const id = file.replace(/^.*\//, "").replace(/\.[^.]*$/, "");
-            out.push(parsePrompt(text, { id, ...common }));
-          }
+          out = [importMovingAI(
+            await readInput(io, file),
+            await readInput(io, scen),
+            {
+              id,
+              ...common,
+              ...(o.agents !== undefined ? { agents: o.agents } : {}),
+            },
+          )];
         }
       } catch (e) {
         if (
@@ -153,4 +113,45 @@ export function importCommand(io: MapfCliIo = mapfIo) {
         }`,
       );
     });
+}
+
+/** Instances of a prompt text file, or of a JSON-lines file of `{sample_id, text}`. */
+function _importPrompts(
+  file: string,
+  text: string,
+  common: Omit<Parameters<typeof parsePrompt>[1], "id">,
+): Instance[] {
+  const lines = text.split("\n").filter((l) => l.trim() !== "");
+  const jsonl = lines.length > 0 &&
+    lines.every((l) => l.trimStart().startsWith("{"));
+  if (!jsonl) {
+    const id = file.replace(/^.*\//, "").replace(/\.[^.]*$/, "");
+    return [parsePrompt(text, { id, ...common })];
+  }
+  return lines.map((l, i) => {
+    let row: { sample_id?: unknown; id?: unknown; text?: unknown };
+    try {
+      row = JSON.parse(l);
+    } catch (e) {
+      throw new UserError(
+        `${file} line ${i + 1}: not JSON (${(e as Error).message})`,
+      );
+    }
+    if (typeof row.text !== "string") {
+      throw new UserError(`${file} line ${i + 1}: no "text" field`);
+    }
+    const id = typeof row.sample_id === "string"
+      ? row.sample_id
+      : typeof row.id === "string"
+      ? row.id
+      : `prompt-${i}`;
+    try {
+      return parsePrompt(row.text, { id, ...common });
+    } catch (e) {
+      if (e instanceof PromptParseError) {
+        throw new UserError(`${file} line ${i + 1} (${id}): ${e.message}`);
+      }
+      throw e;
+    }
+  });
 }

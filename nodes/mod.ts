@@ -9,7 +9,7 @@
  * @module
  */
 import type { Command } from "@commander-js/extra-typings";
-import type { NodeKind } from "../engine/types.ts";
+import type { NodeKind } from "@envsmith/engine";
 import { kind as generate } from "./generate.ts";
 import { kind as policyInit } from "./policy_init.ts";
 import { kind as train } from "./train.ts";

@@ -4,16 +4,15 @@
  *
  * @module
  */
-import { UserError } from "../engine/mod.ts";
+import { UserError } from "@envsmith/engine";
+import { generate, GenerationError } from "../mapf/generator.ts";
 import {
-  generate,
-  GenerationError,
-  getSuite,
   type Instance,
   InstanceError,
   parseInstanceLines,
-} from "../mapf/mod.ts";
-import type { AnyEnvConfig } from "../schemas/mod.ts";
+} from "../mapf/instance.ts";
+import { getSuite } from "../mapf/suites.ts";
+import type { AnyEnvConfig } from "../schemas/env_config.ts";
 import type { CliIo } from "./_cli_io.ts";
 
 /** Output of the policy subcommands: lines, plus an overwritable status line. */

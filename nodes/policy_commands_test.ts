@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import type { Command } from "@commander-js/extra-typings";
-import { UserError } from "../engine/mod.ts";
+import { UserError } from "@envsmith/engine";
 import { generate, instancesToJsonLines } from "../mapf/mod.ts";
 import { loadCheckpoint } from "../policy/mod.ts";
 import { startStubServer } from "../llm/mod.ts";

@@ -13,8 +13,9 @@
  * @module
  */
 import * as v from "valibot";
-import type { NodeKind } from "../engine/types.ts";
-import { initCheckpoint, OBS_VERSION } from "../policy/mod.ts";
+import type { NodeKind } from "@envsmith/engine";
+import { initCheckpoint } from "../policy/checkpoint.ts";
+import { OBS_VERSION } from "../policy/observation.ts";
 import {
   ObsParamSchema,
   policyFingerprint,

@@ -27,21 +27,22 @@ import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import * as v from "valibot";
-import type { BlobRef, Json, NodeContext } from "../engine/types.ts";
+import type { BlobRef, Json, NodeContext } from "@envsmith/engine";
 import { field, isBlobRef } from "./_values.ts";
-import { type Instance, parseInstanceLines } from "../mapf/mod.ts";
+import { type Instance, parseInstanceLines } from "../mapf/instance.ts";
 import {
   type Checkpoint,
-  decodeModel,
   loadCheckpoint,
-  modelMetadata,
+  saveCheckpoint,
+} from "../policy/checkpoint.ts";
+import { PolicyContractError } from "../policy/errors.ts";
+import {
   OBS_VERSION,
   type ObsSpec,
   obsSpecForSize,
-  PolicyContractError,
-  saveCheckpoint,
-} from "../policy/mod.ts";
-import { LlmEndpointSpecSchema, resolveLlmEndpoint } from "../schemas/mod.ts";
+} from "../policy/observation.ts";
+import { decodeModel, modelMetadata } from "../policy/onnx_export.ts";
+import { LlmEndpointSpecSchema, resolveLlmEndpoint } from "../schemas/llm.ts";
 
 /** Media type of ONNX blobs. */
 export const ONNX_MEDIA = "application/onnx";

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { join } from "node:path";
-import type { BlobRef, Json, NodeContext, NodeKind } from "../engine/types.ts";
+import type { BlobRef, Json, NodeContext, NodeKind } from "@envsmith/engine";
 import {
   decodeTrajectories,
   generate,

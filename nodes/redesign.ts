@@ -28,26 +28,24 @@
  * @module
  */
 import * as v from "valibot";
-import type { Json, NodeKind } from "../engine/types.ts";
+import type { Json, NodeKind } from "@envsmith/engine";
 import {
   type AnyEnvConfig,
   EnvConfigSpecSchema,
-  type Findings,
-  LlmEndpointSpecSchema,
   parseEnvConfig,
-  parseFindings,
-  resolveLlmEndpoint,
-} from "../schemas/mod.ts";
+} from "../schemas/env_config.ts";
+import { type Findings, parseFindings } from "../schemas/findings.ts";
+import { LlmEndpointSpecSchema, resolveLlmEndpoint } from "../schemas/llm.ts";
 import {
   buildContext,
   CONTEXT_TYPES,
-  createEngineer,
-  diffConfigs,
-  ENGINEER_NAMES,
   type HistoryInput,
-  promptDigest,
-} from "../engineer/mod.ts";
-import { chatOptionsFromEndpoint } from "../llm/mod.ts";
+} from "../engineer/context.ts";
+import { diffConfigs } from "../engineer/diff.ts";
+import { ENGINEER_NAMES } from "../engineer/engineer.ts";
+import { promptDigest } from "../engineer/llm.ts";
+import { createEngineer } from "../engineer/registry.ts";
+import { chatOptionsFromEndpoint } from "../llm/endpoint.ts";
 
 /** Parameters of the redesign kind. */
 export const RedesignParamsSchema = v.strictObject({

@@ -18,19 +18,14 @@
  * @module
  */
 import { Command, Option } from "@commander-js/extra-typings";
-import { cacheDir, UserError } from "../engine/mod.ts";
-import {
-  CONTEXT_TYPES,
-  ENGINEER_NAMES,
-  EngineerConfigError,
-} from "../engineer/mod.ts";
-import { LlmConfigError, LlmError } from "../llm/mod.ts";
-import {
-  type AnyEnvConfig,
-  FindingsError,
-  LlmEndpointSchema,
-  PRESETS,
-} from "../schemas/mod.ts";
+import { cacheDir, UserError } from "@envsmith/engine";
+import { CONTEXT_TYPES } from "../engineer/context.ts";
+import { ENGINEER_NAMES } from "../engineer/engineer.ts";
+import { EngineerConfigError } from "../engineer/registry.ts";
+import { LlmConfigError, LlmError } from "../llm/errors.ts";
+import { type AnyEnvConfig, PRESETS } from "../schemas/env_config.ts";
+import { FindingsError } from "../schemas/findings.ts";
+import { LlmEndpointSchema } from "../schemas/llm.ts";
 import * as v from "valibot";
 import {
   type CliIo,

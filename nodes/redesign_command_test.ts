@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { UserError } from "../engine/mod.ts";
+import { UserError } from "@envsmith/engine";
 import { startStubServer } from "../llm/mod.ts";
 import {
   configId,

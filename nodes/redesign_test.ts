@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { compileExperiment, makePlan, runPlan, Store } from "../engine/mod.ts";
-import type { NodeContext } from "../engine/types.ts";
+import { compileExperiment, makePlan, runPlan, Store } from "@envsmith/engine";
+import type { NodeContext } from "@envsmith/engine";
 import { startStubServer } from "../llm/mod.ts";
 import { configId, isMixture, PRESETS } from "../schemas/mod.ts";
 import { diagnose, promptDigest } from "../engineer/mod.ts";

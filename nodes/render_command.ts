@@ -18,15 +18,12 @@
  */
 import { Command, Option } from "@commander-js/extra-typings";
 import { join } from "node:path";
-import { UserError } from "../engine/mod.ts";
-import {
-  exportMap,
-  exportScen,
-  type Instance,
-  renderPrompt,
-  renderState,
-  renderSvg,
-} from "../mapf/mod.ts";
+import { UserError } from "@envsmith/engine";
+import type { Instance } from "../mapf/instance.ts";
+import { exportMap, exportScen } from "../mapf/movingai.ts";
+import { renderState } from "../mapf/render_state.ts";
+import { renderSvg } from "../mapf/render_svg.ts";
+import { renderPrompt } from "../mapf/render_text.ts";
 import {
   type MapfCliIo,
   mapfIo,

@@ -20,7 +20,7 @@
  *
  * @module
  */
-import type { CommandContext } from "../engine/mod.ts";
+import type { CommandContext } from "@envsmith/engine";
 import { collectExperiment, type ExperimentReport } from "./report_data.ts";
 import { renderReportHtml } from "./report_html.ts";
 

@@ -24,7 +24,7 @@ import {
   loadKindModules,
   type NodeKind,
   UserError,
-} from "../engine/mod.ts";
+} from "@envsmith/engine";
 import { buildReport, DEFAULT_REPORT_FILE, secretEnvValues } from "./report.ts";
 import { intFlag } from "./_cli_io.ts";
 

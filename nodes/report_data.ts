@@ -5,14 +5,15 @@
  * trajectory, a few failure cases with their pictures, and the nodes the
  * cache lacks with the command that computes them.
  *
- * Stage nodes are recognised by their plain id `GROUP.STAGE.NAME` (the
- * engine's unrolling of a `stages` node); a curve or trajectory of a matrix
+ * Stage nodes are recognised by their `stage` (the engine's unrolling of a
+ * `stages` node: stage index and name in `each`); a curve or trajectory of a matrix
  * variant follows, at every stage, the node whose variant is a subset of the
  * variant of the last stage's node.
  *
  * @module
  */
 import {
+  buildTables,
   type CommandContext,
   computeKeys,
   CorruptEntryError,
@@ -23,13 +24,13 @@ import {
   resumeCommand,
   Store,
   type Table,
-} from "../engine/mod.ts";
-import { buildTables } from "../engine/mod.ts";
-import type { Episode, Instance } from "../mapf/mod.ts";
-import { episodesFromRollouts, renderFailureCase } from "../engineer/mod.ts";
+} from "@envsmith/engine";
+import type { Instance } from "../mapf/instance.ts";
+import type { Episode } from "../mapf/trajectory.ts";
+import { episodesFromRollouts } from "../engineer/from_rollouts.ts";
+import { renderFailureCase } from "../engineer/render_case.ts";
 import { loadRollouts } from "./diagnose.ts";
 import { renderFailureSvg } from "./report_failure_svg.ts";
-import { parse as parseYaml } from "yaml";
 
 /** One point of a training curve. */
 export interface CurvePoint {
@@ -191,13 +192,9 @@ type _Look =
   | { status: "missing"; why?: string }
   | { status: "skipped"; why: string };
 
-const STAGE_RE = /^(.+)\.(\d+)\.([^.]+)$/;
-
 /** Stage index and name of a stage node, or null. */
 function _stageOf(n: GraphNode): { stage: number; name: string } | null {
-  const m = STAGE_RE.exec(n.plain);
-  if (!m || m[1] !== n.group) return null;
-  return { stage: Number(m[2]), name: m[3]! };
+  return n.stage ? { stage: n.stage.index, name: n.stage.name } : null;
 }
 
 function _isSubset(
@@ -268,51 +265,81 @@ function _command(exp: Experiment, ids: ReadonlySet<string>): string {
   return resumeCommand(exp.file, whole ? [] : top.map((n) => n.id));
 }
 
-/** Gathers the report of one experiment file from the cache. */
-export async function collectExperiment(
-  ctx: CommandContext,
-  file: string,
-  options: CollectOptions = {},
-): Promise<ExperimentReport> {
-  const cases = options.cases ?? 2;
-  const exp = await load(ctx, file);
-  const store = new Store(ctx.cache);
-  const keys = computeKeys(exp);
-  const looked = new Map<number, _Look>();
-  const missing = new Set<string>();
-  const times: string[] = [];
-  const look = (n: GraphNode): _Look => {
-    let r = looked.get(n.index);
-    if (r) return r;
-    if (n.skipped) r = { status: "skipped", why: n.skipped };
-    else {
-      const k = keys[n.index]!;
-      if (!k.cacheable) {
-        r = { status: "missing", why: `not cacheable: ${k.reason}` };
-      } else {
-        try {
-          const e = store.readEntry(k.key);
-          r = e ? { status: "ok", entry: e } : { status: "missing" };
-          if (e) times.push(e.created);
-        } catch (e) {
-          if (!(e instanceof CorruptEntryError)) throw e;
-          r = { status: "missing", why: e.message };
-        }
-      }
-    }
-    looked.set(n.index, r);
-    return r;
-  };
-  const need = (n: GraphNode): _Look => {
-    const r = look(n);
-    if (r.status === "missing") missing.add(n.id);
-    return r;
-  };
-  const readBlob = (ref: { $blob: string }) =>
-    Promise.resolve(store.readBlob(ref));
+/** What the cache holds for the nodes of one experiment, read once per node. */
+class _CacheView {
+  /** Ids of nodes whose entries are missing. */
+  readonly missing = new Set<string>();
+  /** Creation times of the entries read. */
+  readonly times: string[] = [];
+  #exp: Experiment;
+  #store: Store;
+  #keys;
+  #looked = new Map<number, _Look>();
 
-  // Axes whose value differs between variants that run: the others (e.g.
-  // `engineer=rules` when the llm variants are skipped) stay out of labels.
+  constructor(exp: Experiment, store: Store) {
+    this.#exp = exp;
+    this.#store = store;
+    this.#keys = computeKeys(exp);
+  }
+
+  /** What the cache has for `n`. */
+  look(n: GraphNode): _Look {
+    let r = this.#looked.get(n.index);
+    if (r) return r;
+    r = this.#read(n);
+    this.#looked.set(n.index, r);
+    return r;
+  }
+
+  /** Like {@linkcode _CacheView.look}, recording `n` as missing when it is. */
+  need(n: GraphNode): _Look {
+    const r = this.look(n);
+    if (r.status === "missing") this.missing.add(n.id);
+    return r;
+  }
+
+  /** Reads (and verifies) a blob. */
+  readonly readBlob = (ref: { $blob: string }): Promise<Uint8Array> =>
+    Promise.resolve(this.#store.readBlob(ref));
+
+  #read(n: GraphNode): _Look {
+    if (n.skipped) return { status: "skipped", why: n.skipped };
+    const k = this.#keys[n.index]!;
+    if (!k.cacheable) {
+      return { status: "missing", why: `not cacheable: ${k.reason}` };
+    }
+    try {
+      const e = this.#store.readEntry(k.key);
+      if (!e) return { status: "missing" };
+      this.times.push(e.created);
+      return { status: "ok", entry: e };
+    } catch (e) {
+      if (!(e instanceof CorruptEntryError)) throw e;
+      return { status: "missing", why: e.message };
+    }
+  }
+}
+
+/** What the parts of a report share. */
+interface _Report {
+  readonly exp: Experiment;
+  readonly cache: _CacheView;
+  /** Failure cases per variant and source. */
+  readonly cases: number;
+  /** The `over` axis (seeds), if any. */
+  readonly over: string | undefined;
+  /** Its first value: failure cases are shown for it only. */
+  readonly firstOver: string | undefined;
+  /** A variant's label (axes that do not vary between running variants left out). */
+  readonly label: (
+    v: Readonly<Record<string, string>>,
+    skipped: boolean,
+    without?: string,
+  ) => string;
+}
+
+/** Axes whose value differs between variants that run: the others (e.g. `engineer=rules` when the llm variants are skipped) stay out of labels. */
+function _varyingAxes(exp: Experiment): Set<string> {
   const varying = new Set<string>();
   for (const a of exp.axes) {
     const seen = new Set(
@@ -321,24 +348,19 @@ export async function collectExperiment(
     );
     if (seen.size > 1) varying.add(a.name);
   }
-  const label = (
-    v: Readonly<Record<string, string>>,
-    skipped: boolean,
-    without?: string,
-  ) => variantLabel(v, exp, without, skipped ? undefined : varying);
+  return varying;
+}
 
-  const tables = await buildTables(ctx, file);
-  for (const t of tables) for (const id of t.missing) missing.add(id);
-  const over = tables.find((t) => t.over)?.over?.axis ??
-    (exp.axes.some((a) => a.name === "seed") ? "seed" : undefined);
+/** A stage group: the nodes of each `each` name, by stage. */
+interface _Group {
+  stages: number;
+  byName: Map<string, GraphNode[][]>;
+}
 
-  // Stage groups: group -> name -> nodes by stage.
-  const groups = new Map<
-    string,
-    { stages: number; byName: Map<string, GraphNode[][]> }
-  >();
+/** Stage groups: group -> name -> nodes by stage; train nodes outside stages make a one-stage group of their own. */
+function _stageGroups(exp: Experiment): Map<string, _Group> {
+  const groups = new Map<string, _Group>();
   for (const n of exp.nodes) {
-    // Train nodes outside stages make a one-stage group of their own.
     const s = _stageOf(n) ??
       (n.kind.name === "train" ? { stage: 0, name: "" } : null);
     if (!s) continue;
@@ -350,238 +372,290 @@ export async function collectExperiment(
     if (!list) g.byName.set(s.name, list = []);
     (list[s.stage] ??= []).push(n);
   }
-  /** Per variant of the last stage: the node of each stage on its chain. */
-  const chains = (perStage: GraphNode[][]) => {
-    const last = perStage[perStage.length - 1] ?? [];
-    return last.map((tail) => ({
-      variant: tail.variant,
-      nodes: perStage.map((list) =>
-        (list ?? []).find((n) => _isSubset(n.variant, tail.variant))
-      ),
-    }));
-  };
-  const firstOver = over
-    ? exp.axes.find((a) => a.name === over)?.values[0]?.label
-    : undefined;
-  const shownForFailures = (v: Readonly<Record<string, string>>) =>
-    !over || v[over] === undefined || v[over] === firstOver;
+  return groups;
+}
 
+/** Per variant of the last stage: the node of each stage on its chain. */
+function _chains(perStage: GraphNode[][]) {
+  const last = perStage[perStage.length - 1] ?? [];
+  return last.map((tail) => ({
+    variant: tail.variant,
+    nodes: perStage.map((list) =>
+      (list ?? []).find((n) => _isSubset(n.variant, tail.variant))
+    ),
+  }));
+}
+
+/** The training curve of every chain of a group's train nodes. */
+function _curveSet(
+  r: _Report,
+  group: string,
+  name: string,
+  stages: number,
+  perStage: GraphNode[][],
+): CurveSet {
+  const series: CurveSeries[] = [];
+  for (const chain of _chains(perStage)) {
+    const points: CurvePoint[] = [];
+    const starts: (number | null)[] = [];
+    const miss: string[] = [];
+    let skipped: string | undefined;
+    let prevEnd: number | null = 0;
+    chain.nodes.forEach((n, stage) => {
+      starts.push(prevEnd);
+      prevEnd = null;
+      if (!n) return;
+      const look = r.cache.need(n);
+      if (look.status === "skipped") skipped = look.why;
+      if (look.status === "missing") miss.push(n.id);
+      if (look.status !== "ok") return;
+      const curve = _obj(look.entry.report)?.curve;
+      if (!Array.isArray(curve)) return;
+      for (const p of curve) {
+        const o = _obj(p);
+        const samples = _num(o?.samples);
+        if (!o || samples === null) continue;
+        points.push({
+          stage,
+          update: _num(o.update) ?? points.length + 1,
+          samples,
+          success: _num(o.success),
+        });
+        prevEnd = samples;
+      }
+    });
+    series.push({
+      variant: chain.variant,
+      label: r.label(chain.variant, skipped !== undefined),
+      series: r.label(chain.variant, skipped !== undefined, r.over),
+      points,
+      stageStarts: starts,
+      nodes: chain.nodes.map((n) => n?.id ?? ""),
+      missing: miss,
+      ...(skipped ? { skipped } : {}),
+    });
+  }
+  return { group, name, stages, series };
+}
+
+/** The configuration trajectory of every chain of a group's redesign nodes. */
+function _trajectories(
+  r: _Report,
+  group: string,
+  name: string,
+  perStage: GraphNode[][],
+): ConfigTrajectory[] {
+  return _chains(perStage).map((chain) => {
+    const rows: TrajectoryRow[] = [];
+    chain.nodes.forEach((n, stage) => {
+      if (!n) return;
+      const look = r.cache.need(n);
+      if (look.status !== "ok") {
+        rows.push({
+          stage,
+          id: n.id,
+          status: look.status,
+          ...(look.why ? { why: look.why } : {}),
+        });
+      } else {
+        rows.push({
+          stage,
+          id: n.id,
+          status: "ok",
+          ..._redesignRow(look.entry),
+        });
+      }
+    });
+    return {
+      group,
+      name,
+      variant: chain.variant,
+      label: r.label(
+        chain.variant,
+        rows.length > 0 && rows.every((x) => x.status === "skipped"),
+      ),
+      rows,
+    };
+  });
+}
+
+/** Whether failure cases are shown for a variant (the first `over` value only). */
+function _shownForFailures(
+  r: _Report,
+  v: Readonly<Record<string, string>>,
+): boolean {
+  return !r.over || v[r.over] === undefined || v[r.over] === r.firstOver;
+}
+
+/** Training failure cases: the recorded failures of the last stage's diagnose nodes, pictured from their rollouts. */
+async function _trainingFailures(
+  r: _Report,
+  lastStage: readonly GraphNode[],
+  failures: FailureFigure[],
+  notes: string[],
+): Promise<void> {
+  let omitted = 0;
+  for (const n of lastStage) {
+    if (n.skipped) continue;
+    if (!_shownForFailures(r, n.variant)) {
+      omitted++;
+      continue;
+    }
+    const look = r.cache.need(n);
+    if (look.status !== "ok") continue;
+    const found = _obj(look.entry.value)?.failures;
+    if (!Array.isArray(found) || found.length === 0) continue;
+    const ro = n.deps.map((i) => r.exp.nodes[i]!).find((d) =>
+      d.kind.name === "rollout"
+    );
+    const rr = ro ? r.cache.need(ro) : undefined;
+    if (!rr || rr.status !== "ok") continue;
+    let loaded;
+    try {
+      loaded = await loadRollouts(rr.entry.value, undefined, null, {
+        readBlob: r.cache.readBlob,
+      });
+    } catch (e) {
+      notes.push(
+        `${n.id}: cannot read the rollouts of ${ro!.id}: ${
+          (e as Error).message
+        }`,
+      );
+      continue;
+    }
+    const byId = new Map(loaded.instances.map((i) => [i.id, i]));
+    for (const c of found.slice(0, r.cases)) {
+      const fc = _obj(c);
+      const epIndex = _num(fc?.episode);
+      if (!fc || epIndex === null) continue;
+      const ep = loaded.episodes[epIndex];
+      const inst = ep ? byId.get(ep.instance) : undefined;
+      if (!ep || !inst) continue;
+      const text = _str(fc.text) ?? "";
+      const agents = Array.isArray(fc.agents)
+        ? fc.agents.filter((a): a is number => typeof a === "number")
+        : [];
+      failures.push(
+        _figure("training", n.id, r.label(n.variant, false), {
+          epIndex,
+          ep,
+          inst,
+          outcome: _str(fc.outcome) ?? ep.outcome,
+          step: _num(fc.step) ?? ep.steps,
+          agents,
+          text,
+        }),
+      );
+    }
+  }
+  if (omitted > 0) notes.push(_omittedNote(r, "Training", omitted));
+}
+
+function _omittedNote(r: _Report, what: string, omitted: number): string {
+  return `${what} failure cases are shown for ${r.over}=${r.firstOver} only (${omitted} other variant${
+    omitted > 1 ? "s" : ""
+  } omitted).`;
+}
+
+/** Evaluation failure cases: evaluate nodes with recorded trajectories. */
+async function _evaluationFailures(
+  r: _Report,
+  failures: FailureFigure[],
+  notes: string[],
+): Promise<void> {
+  let omitted = 0;
+  for (const n of r.exp.nodes) {
+    if (n.kind.name !== "evaluate" || n.skipped) continue;
+    if (!_shownForFailures(r, n.variant)) {
+      omitted++;
+      continue;
+    }
+    const look = r.cache.need(n);
+    if (look.status !== "ok") continue;
+    const traj = _obj(_obj(look.entry.value)?.trajectories);
+    if (!traj || typeof traj.$blob !== "string") continue;
+    const gen = n.deps.map((i) => r.exp.nodes[i]!).find((d) =>
+      d.kind.name === "generate"
+    );
+    const gr = gen ? r.cache.need(gen) : undefined;
+    if (!gr || gr.status !== "ok") continue;
+    try {
+      const loaded = await loadRollouts(
+        { trajectories: traj },
+        gr.entry.value,
+        null,
+        { readBlob: r.cache.readBlob },
+      );
+      const views = episodesFromRollouts(loaded.episodes, loaded.instances);
+      const byId = new Map(loaded.instances.map((i) => [i.id, i]));
+      for (const i of _pickFailures(loaded.episodes, r.cases)) {
+        const ep = loaded.episodes[i]!;
+        failures.push(
+          _figure("evaluation", n.id, r.label(n.variant, false), {
+            epIndex: i,
+            ep,
+            inst: byId.get(ep.instance)!,
+            outcome: ep.outcome === "running" ? "timeout" : ep.outcome,
+            step: ep.failStep >= 0 ? ep.failStep : ep.steps,
+            agents: ep.failAgents,
+            text: renderFailureCase(views[i]!, { episode: i, window: 4 }),
+          }),
+        );
+      }
+    } catch (e) {
+      notes.push(
+        `${n.id}: cannot read its trajectories: ${(e as Error).message}`,
+      );
+    }
+  }
+  if (omitted > 0) notes.push(_omittedNote(r, "Evaluation", omitted));
+}
+
+/** Gathers the report of one experiment file from the cache. */
+export async function collectExperiment(
+  ctx: CommandContext,
+  file: string,
+  options: CollectOptions = {},
+): Promise<ExperimentReport> {
+  const exp = await load(ctx, file);
+  const cache = new _CacheView(exp, new Store(ctx.cache));
+  const varying = _varyingAxes(exp);
+  const tables = await buildTables(ctx, file);
+  for (const t of tables) for (const id of t.missing) cache.missing.add(id);
+  const over = tables.find((t) => t.over)?.over?.axis ??
+    (exp.axes.some((a) => a.name === "seed") ? "seed" : undefined);
+  const r: _Report = {
+    exp,
+    cache,
+    cases: options.cases ?? 2,
+    over,
+    firstOver: over
+      ? exp.axes.find((a) => a.name === over)?.values[0]?.label
+      : undefined,
+    label: (v, skipped, without) =>
+      variantLabel(v, exp, without, skipped ? undefined : varying),
+  };
   const curves: CurveSet[] = [];
   const trajectories: ConfigTrajectory[] = [];
   const failures: FailureFigure[] = [];
   const failureNotes: string[] = [];
-  for (const [group, g] of groups) {
+  for (const [group, g] of _stageGroups(exp)) {
     for (const [name, perStage] of g.byName) {
       const kind = perStage.find((l) => l?.length)?.[0]?.kind.name;
       if (kind === "train") {
-        const series: CurveSeries[] = [];
-        for (const chain of chains(perStage)) {
-          const points: CurvePoint[] = [];
-          const starts: (number | null)[] = [];
-          const miss: string[] = [];
-          let skipped: string | undefined;
-          let prevEnd: number | null = 0;
-          chain.nodes.forEach((n, stage) => {
-            starts.push(prevEnd);
-            prevEnd = null;
-            if (!n) return;
-            const r = need(n);
-            if (r.status === "skipped") skipped = r.why;
-            if (r.status === "missing") miss.push(n.id);
-            if (r.status !== "ok") return;
-            const curve = _obj(r.entry.report)?.curve;
-            if (!Array.isArray(curve)) return;
-            for (const p of curve) {
-              const o = _obj(p);
-              const samples = _num(o?.samples);
-              if (!o || samples === null) continue;
-              points.push({
-                stage,
-                update: _num(o.update) ?? points.length + 1,
-                samples,
-                success: _num(o.success),
-              });
-              prevEnd = samples;
-            }
-          });
-          series.push({
-            variant: chain.variant,
-            label: label(chain.variant, skipped !== undefined),
-            series: label(chain.variant, skipped !== undefined, over),
-            points,
-            stageStarts: starts,
-            nodes: chain.nodes.map((n) => n?.id ?? ""),
-            missing: miss,
-            ...(skipped ? { skipped } : {}),
-          });
-        }
-        curves.push({ group, name, stages: g.stages, series });
+        curves.push(_curveSet(r, group, name, g.stages, perStage));
       } else if (kind === "redesign") {
-        for (const chain of chains(perStage)) {
-          const rows: TrajectoryRow[] = [];
-          chain.nodes.forEach((n, stage) => {
-            if (!n) return;
-            const r = need(n);
-            if (r.status !== "ok") {
-              rows.push({
-                stage,
-                id: n.id,
-                status: r.status,
-                ...(r.why ? { why: r.why } : {}),
-              });
-              return;
-            }
-            rows.push({
-              stage,
-              id: n.id,
-              status: "ok",
-              ..._redesignRow(r.entry),
-            });
-          });
-          trajectories.push({
-            group,
-            name,
-            variant: chain.variant,
-            label: label(
-              chain.variant,
-              rows.length > 0 && rows.every((r) => r.status === "skipped"),
-            ),
-            rows,
-          });
-        }
-      } else if (kind === "diagnose" && cases > 0) {
-        const lastStage = perStage[perStage.length - 1] ?? [];
-        let omitted = 0;
-        for (const n of lastStage) {
-          if (n.skipped) continue;
-          if (!shownForFailures(n.variant)) {
-            omitted++;
-            continue;
-          }
-          const r = need(n);
-          if (r.status !== "ok") continue;
-          const found = _obj(r.entry.value)?.failures;
-          if (!Array.isArray(found) || found.length === 0) continue;
-          const ro = n.deps.map((i) => exp.nodes[i]!).find((d) =>
-            d.kind.name === "rollout"
-          );
-          const rr = ro ? need(ro) : undefined;
-          if (!rr || rr.status !== "ok") continue;
-          let loaded;
-          try {
-            loaded = await loadRollouts(rr.entry.value, undefined, null, {
-              readBlob,
-            });
-          } catch (e) {
-            failureNotes.push(
-              `${n.id}: cannot read the rollouts of ${ro!.id}: ${
-                (e as Error).message
-              }`,
-            );
-            continue;
-          }
-          const byId = new Map(loaded.instances.map((i) => [i.id, i]));
-          for (const c of found.slice(0, cases)) {
-            const fc = _obj(c);
-            const epIndex = _num(fc?.episode);
-            if (!fc || epIndex === null) continue;
-            const ep = loaded.episodes[epIndex];
-            const inst = ep ? byId.get(ep.instance) : undefined;
-            if (!ep || !inst) continue;
-            const text = _str(fc.text) ?? "";
-            const agents = Array.isArray(fc.agents)
-              ? fc.agents.filter((a): a is number => typeof a === "number")
-              : [];
-            const outcome = _str(fc.outcome) ?? ep.outcome;
-            const step = _num(fc.step) ?? ep.steps;
-            failures.push(
-              _figure("training", n.id, label(n.variant, false), {
-                epIndex,
-                ep,
-                inst,
-                outcome,
-                step,
-                agents,
-                text,
-              }),
-            );
-          }
-        }
-        if (omitted > 0) {
-          failureNotes.push(
-            `Training failure cases are shown for ${over}=${firstOver} only (${omitted} other variant${
-              omitted > 1 ? "s" : ""
-            } omitted).`,
-          );
-        }
+        trajectories.push(..._trajectories(r, group, name, perStage));
+      } else if (kind === "diagnose" && r.cases > 0) {
+        const last = perStage[perStage.length - 1] ?? [];
+        await _trainingFailures(r, last, failures, failureNotes);
       }
     }
   }
-
-  // Evaluation failures: evaluate nodes with recorded trajectories.
-  if (cases > 0) {
-    let omitted = 0;
-    for (const n of exp.nodes) {
-      if (n.kind.name !== "evaluate" || n.skipped) continue;
-      if (!shownForFailures(n.variant)) {
-        omitted++;
-        continue;
-      }
-      const r = need(n);
-      if (r.status !== "ok") continue;
-      const traj = _obj(_obj(r.entry.value)?.trajectories);
-      if (!traj || typeof traj.$blob !== "string") continue;
-      const gen = n.deps.map((i) => exp.nodes[i]!).find((d) =>
-        d.kind.name === "generate"
-      );
-      const gr = gen ? need(gen) : undefined;
-      if (!gr || gr.status !== "ok") continue;
-      try {
-        const loaded = await loadRollouts(
-          { trajectories: traj },
-          gr.entry.value,
-          null,
-          { readBlob },
-        );
-        const views = episodesFromRollouts(loaded.episodes, loaded.instances);
-        const byId = new Map(loaded.instances.map((i) => [i.id, i]));
-        for (const i of _pickFailures(loaded.episodes, cases)) {
-          const ep = loaded.episodes[i]!;
-          const inst = byId.get(ep.instance)!;
-          failures.push(
-            _figure("evaluation", n.id, label(n.variant, false), {
-              epIndex: i,
-              ep,
-              inst,
-              outcome: ep.outcome === "running" ? "timeout" : ep.outcome,
-              step: ep.failStep >= 0 ? ep.failStep : ep.steps,
-              agents: ep.failAgents,
-              text: renderFailureCase(views[i]!, { episode: i, window: 4 }),
-            }),
-          );
-        }
-      } catch (e) {
-        failureNotes.push(
-          `${n.id}: cannot read its trajectories: ${(e as Error).message}`,
-        );
-      }
-    }
-    if (omitted > 0) {
-      failureNotes.push(
-        `Evaluation failure cases are shown for ${over}=${firstOver} only (${omitted} other variant${
-          omitted > 1 ? "s" : ""
-        } omitted).`,
-      );
-    }
-  }
-
-  let description: string | undefined;
-  try {
-    const doc = _obj(parseYaml(await Deno.readTextFile(file)));
-    description = _str(doc?.description)?.trim();
-  } catch { /* the engine already validated the file */ }
-  const ids = [...missing];
-  times.sort();
+  if (r.cases > 0) await _evaluationFailures(r, failures, failureNotes);
+  const description = exp.description?.trim();
+  const ids = [...cache.missing];
+  const times = [...cache.times].sort();
   return {
     name: exp.name,
     file,
@@ -597,7 +671,7 @@ export async function collectExperiment(
     failures,
     failureNotes,
     missing: ids,
-    ...(ids.length ? { command: _command(exp, missing) } : {}),
+    ...(ids.length ? { command: _command(exp, cache.missing) } : {}),
     ...(times.length
       ? { computed: { first: times[0]!, last: times[times.length - 1]! } }
       : {}),

@@ -8,12 +8,9 @@
  *
  * @module
  */
-import {
-  agentColor,
-  type Episode,
-  type Instance,
-  renderSvg,
-} from "../mapf/mod.ts";
+import type { Instance } from "../mapf/instance.ts";
+import { agentColor, renderSvg } from "../mapf/render_svg.ts";
+import type { Episode } from "../mapf/trajectory.ts";
 
 /** Options of {@linkcode renderFailureSvg}. */
 export interface FailureSvgOptions {

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { formatCell, type Table, tableNotes } from "../engine/mod.ts";
+import { formatCell, type Table, tableNotes } from "@envsmith/engine";
 import { escapeHtml as esc } from "./report_escape.ts";
 import type {
   ConfigTrajectory,
@@ -425,6 +425,25 @@ export function experimentHtml(r: ExperimentReport): string {
   );
   out.push(`<h2>${esc(r.name)}<span class="file">${esc(r.file)}</span></h2>`);
   if (r.description) out.push(`<p class="desc">${esc(r.description)}</p>`);
+  _metaAndMissing(r, out);
+  out.push(`<h3>Results</h3>`);
+  if (r.tables.length === 0) {
+    out.push(`<p class="empty">This experiment declares no tables.</p>`);
+  }
+  for (const t of r.tables) out.push(tableHtml(t));
+  out.push(`<h3>Learning curves</h3>`);
+  if (r.curves.length === 0) {
+    out.push(`<p class="empty">No stages with train nodes.</p>`);
+  }
+  for (const c of r.curves) out.push(curvesHtml(c));
+  _trajectoriesHtml(r, out);
+  _failuresHtml(r, out);
+  out.push(`</section>`);
+  return out.join("\n");
+}
+
+/** The axes, when the entries were computed, and the nodes the cache lacks. */
+function _metaAndMissing(r: ExperimentReport, out: string[]): void {
   const meta: string[] = [];
   for (const a of r.axes) {
     meta.push(
@@ -462,19 +481,10 @@ export function experimentHtml(r: ExperimentReport): string {
       } with: <code class="command">${esc(r.command ?? "")}</code></div>`,
     );
   }
+}
 
-  out.push(`<h3>Results</h3>`);
-  if (r.tables.length === 0) {
-    out.push(`<p class="empty">This experiment declares no tables.</p>`);
-  }
-  for (const t of r.tables) out.push(tableHtml(t));
-
-  out.push(`<h3>Learning curves</h3>`);
-  if (r.curves.length === 0) {
-    out.push(`<p class="empty">No stages with train nodes.</p>`);
-  }
-  for (const c of r.curves) out.push(curvesHtml(c));
-
+/** Each engineer's configuration trajectory (skipped and absent variants as notes). */
+function _trajectoriesHtml(r: ExperimentReport, out: string[]): void {
   out.push(`<h3>Configuration trajectories</h3>`);
   if (r.trajectories.length === 0) {
     out.push(`<p class="empty">No stages with redesign nodes.</p>`);
@@ -513,7 +523,10 @@ export function experimentHtml(r: ExperimentReport): string {
   for (const n of _skippedNotes(notRun)) {
     out.push(`<p class="meta skipped-note">${esc(n)}.</p>`);
   }
+}
 
+/** The failure cases, training and evaluation, with the legend of their pictures. */
+function _failuresHtml(r: ExperimentReport, out: string[]): void {
   out.push(`<h3>Failure cases</h3>`);
   const sources: [FailureFigure["source"], string][] = [
     [
@@ -541,8 +554,6 @@ export function experimentHtml(r: ExperimentReport): string {
     // "shown for seed=1 only" matters only when something is shown.
     if (any || !/ only \(/.test(n)) out.push(`<p class="meta">${esc(n)}</p>`);
   }
-  out.push(`</section>`);
-  return out.join("\n");
 }
 
 /** The whole page. */

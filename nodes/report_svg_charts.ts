@@ -103,11 +103,24 @@ function _f(x: number): string {
   return String(Math.round(x * 10) / 10);
 }
 
-/** Renders a line chart as a standalone `<svg>` element. */
-export function lineChart(
+/** The plot area of a chart and its scales. */
+interface _Frame {
+  readonly width: number;
+  readonly plotW: number;
+  readonly plotH: number;
+  readonly m: { left: number; right: number; top: number; bottom: number };
+  readonly x0: number;
+  readonly xHi: number;
+  readonly y0: number;
+  readonly y1: number;
+  readonly X: (x: number) => number;
+  readonly Y: (y: number) => number;
+}
+
+function _frame(
   series: readonly ChartSeries[],
   options: LineChartOptions,
-): string {
+): _Frame {
   const width = options.width ?? 760;
   const plotH = options.plotHeight ?? 240;
   const m = { left: 56, right: 18, top: 26, bottom: 44 };
@@ -126,45 +139,54 @@ export function lineChart(
     }
   }
   const [y0, y1] = options.yDomain ?? [0, 1];
-  const X = (x: number) => m.left + ((x - x0) / (xHi - x0)) * plotW;
-  const Y = (y: number) => m.top + (1 - (y - y0) / (y1 - y0)) * plotH;
+  return {
+    width,
+    plotW,
+    plotH,
+    m,
+    x0,
+    xHi,
+    y0,
+    y1,
+    X: (x: number) => m.left + ((x - x0) / (xHi - x0)) * plotW,
+    Y: (y: number) => m.top + (1 - (y - y0) / (y1 - y0)) * plotH,
+  };
+}
 
-  // Legend: one entry per group, laid out in rows under the x-axis label.
+/** Legend entries (one per group) laid out in rows under the x-axis label, and the chart's height. */
+function _legend(series: readonly ChartSeries[], f: _Frame) {
   const groups: { group: string; color: string }[] = [];
   for (const s of series) {
     if (!groups.some((g) => g.group === s.group)) {
       groups.push({ group: s.group, color: s.color });
     }
   }
-  const legendItems: { x: number; y: number; g: (typeof groups)[number] }[] =
-    [];
-  let lx = m.left, ly = m.top + plotH + m.bottom + 6;
+  const items: { x: number; y: number; g: (typeof groups)[number] }[] = [];
+  const { m } = f;
+  let lx = m.left, ly = m.top + f.plotH + m.bottom + 6;
   for (const g of groups) {
     const w = 30 + Math.min(40, g.group.length) * 6.6 + 18;
-    if (lx + w > width - m.right && lx > m.left) {
+    if (lx + w > f.width - m.right && lx > m.left) {
       lx = m.left;
       ly += 20;
     }
-    legendItems.push({ x: lx, y: ly, g });
+    items.push({ x: lx, y: ly, g });
     lx += w;
   }
-  const height = (legendItems.length ? ly + 16 : m.top + plotH + m.bottom) + 4;
+  const height = (items.length ? ly + 16 : m.top + f.plotH + m.bottom) + 4;
+  return { items, height };
+}
 
-  const out: string[] = [];
-  out.push(
-    `<svg class="chart" xmlns="http://www.w3.org/2000/svg" width="${width}" height="${
-      _f(height)
-    }" viewBox="0 0 ${width} ${_f(height)}" role="img" ${FONT} font-size="12">`,
-  );
-  out.push(`<title>${escapeHtml(options.title)}</title>`);
+/** Background, grid, tick labels, axes and axis labels. */
+function _axes(f: _Frame, options: LineChartOptions, out: string[]): void {
+  const { m, plotW, plotH, X, Y } = f;
   out.push(
     `<rect x="${m.left}" y="${m.top}" width="${
       _f(plotW)
     }" height="${plotH}" fill="#fbfcfe" stroke="none"/>`,
   );
-  // Grid and ticks.
-  const yTicks = niceTicks(y0, y1, 5);
-  const xTicks = niceTicks(x0, xHi, Math.max(3, Math.round(plotW / 110)));
+  const yTicks = niceTicks(f.y0, f.y1, 5);
+  const xTicks = niceTicks(f.x0, f.xHi, Math.max(3, Math.round(plotW / 110)));
   const grid: string[] = [];
   for (const t of yTicks) {
     grid.push(`M${m.left} ${_f(Y(t))}H${_f(m.left + plotW)}`);
@@ -193,7 +215,6 @@ export function lineChart(
       }</text>`,
     );
   }
-  // Axes.
   out.push(
     `<path class="axis" d="M${m.left} ${m.top}V${m.top + plotH}H${
       _f(m.left + plotW)
@@ -213,7 +234,11 @@ export function lineChart(
       escapeHtml(options.yLabel)
     }</text>`,
   );
-  // Markers and region labels.
+}
+
+/** Region markers (dashed lines with labels) and the first region's label. */
+function _markers(f: _Frame, options: LineChartOptions, out: string[]): void {
+  const { m, plotH, X } = f;
   const markers = [...(options.markers ?? [])].sort((a, b) => a.x - b.x);
   if (options.firstRegion !== undefined) {
     out.push(
@@ -237,41 +262,60 @@ export function lineChart(
       }" fill="#5b6573" font-size="11">${escapeHtml(mk.label)}</text>`,
     );
   }
-  // Lines.
-  for (const s of series) {
-    const segs: string[][] = [[]];
-    for (const [x, y] of s.points) {
-      if (y === null) {
-        if (segs[segs.length - 1]!.length) segs.push([]);
-        continue;
-      }
-      segs[segs.length - 1]!.push(`${_f(X(x))},${_f(Y(y))}`);
+}
+
+/** One series: polylines between gaps (null values), single points as dots. */
+function _seriesSvg(f: _Frame, s: ChartSeries, out: string[]): void {
+  const segs: string[][] = [[]];
+  for (const [x, y] of s.points) {
+    if (y === null) {
+      if (segs[segs.length - 1]!.length) segs.push([]);
+      continue;
     }
-    const data = Object.entries(s.data ?? {}).map(([k, v]) =>
-      ` data-${k.replace(/[^a-z0-9-]/g, "")}="${escapeHtml(v)}"`
-    ).join("");
-    out.push(
-      `<g class="series"${data}><title>${escapeHtml(s.label)}</title>`,
-    );
-    for (const seg of segs) {
-      if (seg.length === 0) continue;
-      if (seg.length === 1) {
-        const [cx, cy] = seg[0]!.split(",");
-        out.push(`<circle cx="${cx}" cy="${cy}" r="2.5" fill="${s.color}"/>`);
-        continue;
-      }
-      out.push(
-        `<polyline points="${
-          seg.join(" ")
-        }" fill="none" stroke="${s.color}" stroke-width="${
-          s.width ?? 1.8
-        }" stroke-linejoin="round" stroke-linecap="round"/>`,
-      );
-    }
-    out.push(`</g>`);
+    segs[segs.length - 1]!.push(`${_f(f.X(x))},${_f(f.Y(y))}`);
   }
-  // Legend.
-  for (const { x, y, g } of legendItems) {
+  const data = Object.entries(s.data ?? {}).map(([k, v]) =>
+    ` data-${k.replace(/[^a-z0-9-]/g, "")}="${escapeHtml(v)}"`
+  ).join("");
+  out.push(`<g class="series"${data}><title>${escapeHtml(s.label)}</title>`);
+  for (const seg of segs) {
+    if (seg.length === 0) continue;
+    if (seg.length === 1) {
+      const [cx, cy] = seg[0]!.split(",");
+      out.push(`<circle cx="${cx}" cy="${cy}" r="2.5" fill="${s.color}"/>`);
+      continue;
+    }
+    out.push(
+      `<polyline points="${
+        seg.join(" ")
+      }" fill="none" stroke="${s.color}" stroke-width="${
+        s.width ?? 1.8
+      }" stroke-linejoin="round" stroke-linecap="round"/>`,
+    );
+  }
+  out.push(`</g>`);
+}
+
+/** Renders a line chart as a standalone `<svg>` element. */
+export function lineChart(
+  series: readonly ChartSeries[],
+  options: LineChartOptions,
+): string {
+  const f = _frame(series, options);
+  const legend = _legend(series, f);
+  const out: string[] = [];
+  out.push(
+    `<svg class="chart" xmlns="http://www.w3.org/2000/svg" width="${f.width}" height="${
+      _f(legend.height)
+    }" viewBox="0 0 ${f.width} ${
+      _f(legend.height)
+    }" role="img" ${FONT} font-size="12">`,
+  );
+  out.push(`<title>${escapeHtml(options.title)}</title>`);
+  _axes(f, options, out);
+  _markers(f, options, out);
+  for (const s of series) _seriesSvg(f, s, out);
+  for (const { x, y, g } of legend.items) {
     out.push(
       `<g class="legend-item"><line x1="${_f(x)}" y1="${y}" x2="${
         _f(x + 22)

@@ -10,7 +10,7 @@ import {
   runCommand,
   SilentReporter,
   Store,
-} from "../engine/mod.ts";
+} from "@envsmith/engine";
 import { main } from "../cli.ts";
 import { kinds as domainKinds } from "./mod.ts";
 import { loadRollouts } from "./diagnose.ts";

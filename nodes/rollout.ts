@@ -26,16 +26,12 @@ import {
   type LlmEndpoint,
   LlmEndpointSpecSchema,
   resolveLlmEndpoint,
-} from "../schemas/mod.ts";
-import type { Json, NodeKind } from "../engine/types.ts";
-import {
-  llmRollout,
-  obsSize,
-  OnnxPolicy,
-  onnxRunner,
-  rollout,
-  type RolloutResult,
-} from "../policy/mod.ts";
+} from "../schemas/llm.ts";
+import type { Json, NodeKind } from "@envsmith/engine";
+import { llmRollout } from "../policy/llm_policy.ts";
+import { obsSize } from "../policy/observation.ts";
+import { OnnxPolicy } from "../policy/onnx_policy.ts";
+import { onnxRunner, rollout, type RolloutResult } from "../policy/rollout.ts";
 import {
   envsConfig,
   policyFingerprint,

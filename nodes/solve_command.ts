@@ -16,14 +16,10 @@
  * @module
  */
 import { Command, Option } from "@commander-js/extra-typings";
-import {
-  ACTION_LETTERS,
-  compileInstance,
-  pathsToPlan,
-  runPlan,
-  solve,
-  type SolverName,
-} from "../mapf/mod.ts";
+import { ACTION_LETTERS } from "../mapf/grid.ts";
+import { compileInstance } from "../mapf/instance.ts";
+import { pathsToPlan, replayPlan } from "../mapf/replay.ts";
+import { solve, type SolverName } from "../mapf/solve.ts";
 import { intFlag } from "./_cli_io.ts";
 import { type MapfCliIo, mapfIo, readInstanceInput } from "./_mapf_cli.ts";
 
@@ -78,7 +74,10 @@ export function solveCommand(
           continue;
         }
         const plan = pathsToPlan(sol.paths, inst.width);
-        const replay = runPlan(compiled, plan, { noSlip: true, id: inst.id });
+        const replay = replayPlan(compiled, plan, {
+          noSlip: true,
+          id: inst.id,
+        });
         if (replay.outcome !== "success") {
           throw new Error(
             `internal: the ${sol.solver} plan of ${inst.id} replays as ${replay.outcome}`,

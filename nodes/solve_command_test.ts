@@ -1,11 +1,11 @@
 import assert from "node:assert/strict";
-import { UserError } from "../engine/mod.ts";
+import { UserError } from "@envsmith/engine";
 import {
   generate,
   instancesToJsonLines,
   parseInstanceLines,
   parsePlanText,
-  runPlan,
+  replayPlan,
 } from "../mapf/mod.ts";
 import { solveCommand } from "./solve_command.ts";
 import { runCommand } from "./_mapf_cli_test_util.ts";
@@ -24,7 +24,7 @@ Deno.test("cli solve: prints soc, makespan and an executable plan per instance; 
     const m = /^(\S+): soc (\d+) makespan (\d+) solver pp/.exec(block)!;
     assert.equal(m[1], inst.id);
     const plan = parsePlanText(block, inst.starts.length);
-    const ep = runPlan(inst, plan, { noSlip: true });
+    const ep = replayPlan(inst, plan, { noSlip: true });
     assert.equal(ep.outcome, "success");
     assert.equal(ep.steps, Number(m[3]));
   });

@@ -27,13 +27,13 @@
  * @module
  */
 import * as v from "valibot";
-import type { Json, NodeKind } from "../engine/types.ts";
-import { InstancePool } from "../mapf/mod.ts";
+import type { Json, NodeKind } from "@envsmith/engine";
+import { InstancePool } from "../mapf/pool.ts";
 import {
   type CurvePoint,
   Trainer,
   type TrainerOptions,
-} from "../policy/mod.ts";
+} from "../policy/trainer.ts";
 import {
   policyFingerprint,
   type PolicyValue,

@@ -21,17 +21,17 @@
  * @module
  */
 import { Command, Option } from "@commander-js/extra-typings";
-import { UserError } from "../engine/mod.ts";
-import { InstancePool } from "../mapf/mod.ts";
+import { UserError } from "@envsmith/engine";
+import { InstancePool } from "../mapf/pool.ts";
 import {
   type Checkpoint,
   initCheckpoint,
   loadCheckpoint,
-  OBS_VERSION,
-  PolicyContractError,
   saveCheckpoint,
-  Trainer,
-} from "../policy/mod.ts";
+} from "../policy/checkpoint.ts";
+import { PolicyContractError } from "../policy/errors.ts";
+import { OBS_VERSION } from "../policy/observation.ts";
+import { Trainer } from "../policy/trainer.ts";
 import { configFromFlags, intFlag } from "./_cli_io.ts";
 import {
   generateOrExplain,
@@ -88,102 +88,134 @@ export function trainCommand(io: PolicyCliIo = policyIo) {
     .option("--parallel <n>", "parallel environments", intFlag("--parallel", 1))
     .option("--curve <file>", "write the training curve (JSON) here")
     .requiredOption("--out <file>", "where to write the ONNX checkpoint")
-    .action(async (o) => {
-      const sources = [o.preset, o.config, o.instances].filter((x) =>
-        x !== undefined
-      ).length;
-      if (sources !== 1) {
-        throw new UserError(
-          "Give exactly one of --preset, --config and --instances.",
-        );
-      }
-      const instances = o.instances !== undefined
-        ? await readInstanceFile(o.instances)
-        : generateOrExplain((await configFromFlags(o))!, {
-          count: o.count,
-          seed: o.seed,
-        });
-      let ck: Checkpoint;
-      if (o.policy !== undefined) {
-        if (o.hidden || o.activation || o.radius !== undefined) {
-          throw new UserError(
-            "--hidden, --activation and --radius shape a new policy; they cannot change --policy",
-          );
-        }
-        let bytes: Uint8Array;
-        try {
-          bytes = await Deno.readFile(o.policy);
-        } catch (e) {
-          throw new UserError(
-            `Cannot read policy ${o.policy}: ${(e as Error).message}`,
-          );
-        }
-        try {
-          ck = loadCheckpoint(bytes, o.policy);
-        } catch (e) {
-          if (e instanceof PolicyContractError) throw new UserError(e.message);
-          throw e;
-        }
-      } else {
-        ck = initCheckpoint({
-          hidden: o.hidden ?? [64, 64],
-          activation: o.activation ?? "tanh",
-          obs: { version: OBS_VERSION, radius: o.radius ?? 2 },
-          seed: o.seed,
-        });
-      }
-      const params: Parameters<typeof trainerOptions>[0] = { algo: o.algo };
-      if (o.lr !== undefined) params.lr = o.lr;
-      if (o.parallel !== undefined) params.parallel = o.parallel;
-      let trainer: Trainer;
-      try {
-        trainer = new Trainer(
-          ck,
-          InstancePool.from(instances),
-          trainerOptions(params, o.seed),
-        );
-      } catch (e) {
-        if (e instanceof RangeError) throw new UserError(e.message);
-        throw e;
-      }
-      const maxMs = o.minutes * 60_000, maxUpdates = o.updates ?? Infinity;
-      const t0 = performance.now();
-      const curve = [];
-      let done = 0, ok = 0, eps = 0;
-      while (done < maxUpdates && performance.now() - t0 < maxMs) {
-        const pt = trainer.update();
-        done++;
-        curve.push(curvePointJson(pt));
-        ok = 0.8 * ok + (pt.episodes > 0 ? pt.success * pt.episodes : 0);
-        eps = 0.8 * eps + pt.episodes;
-        const s = (performance.now() - t0) / 1000;
-        io.status(
-          `train ${o.algo}: update ${pt.update}, ${
-            pt.samples.toLocaleString("en-US")
-          } samples, ${s.toFixed(0)} s, training success ${
-            (eps > 0 ? ok / eps : 0).toFixed(3)
-          }`,
-        );
-      }
-      io.endStatus();
-      try {
-        await Deno.writeFile(o.out, saveCheckpoint(trainer.checkpoint()));
-        if (o.curve !== undefined) {
-          await Deno.writeTextFile(
-            o.curve,
-            JSON.stringify(curve, null, 1) + "\n",
-          );
-        }
-      } catch (e) {
-        throw new UserError(`Cannot write ${o.out}: ${(e as Error).message}`);
-      }
-      const secs = (performance.now() - t0) / 1000;
-      io.err(
-        `trained ${done} updates (${ck.counters.updates} in total), ${
-          ck.counters.samples.toLocaleString("en-US")
-        } samples in total, ${
-          secs.toFixed(1)
-        } s on ${instances.length} instances; wrote ${o.out}`,
-      );
+    .action((o) => _train(io, o));
+}
+
+/** The flags of `train`. */
+interface _TrainFlags {
+  readonly preset?: string | undefined;
+  readonly config?: string | undefined;
+  readonly instances?: string | undefined;
+  readonly count: number;
+  readonly seed: number;
+  readonly minutes: number;
+  readonly updates?: number | undefined;
+  readonly algo: "ppo" | "grpo";
+  readonly policy?: string | undefined;
+  readonly hidden?: number[] | undefined;
+  readonly activation?: "tanh" | "relu" | undefined;
+  readonly radius?: number | undefined;
+  readonly lr?: number | undefined;
+  readonly parallel?: number | undefined;
+  readonly curve?: string | undefined;
+  readonly out: string;
+}
+
+async function _train(io: PolicyCliIo, o: _TrainFlags): Promise<void> {
+  const sources =
+    [o.preset, o.config, o.instances].filter((x) => x !== undefined).length;
+  if (sources !== 1) {
+    throw new UserError(
+      "Give exactly one of --preset, --config and --instances.",
+    );
+  }
+  const instances = o.instances !== undefined
+    ? await readInstanceFile(o.instances)
+    : generateOrExplain((await configFromFlags(o))!, {
+      count: o.count,
+      seed: o.seed,
     });
+  const ck = await _checkpoint(o);
+  const params: Parameters<typeof trainerOptions>[0] = { algo: o.algo };
+  if (o.lr !== undefined) params.lr = o.lr;
+  if (o.parallel !== undefined) params.parallel = o.parallel;
+  let trainer: Trainer;
+  try {
+    trainer = new Trainer(
+      ck,
+      InstancePool.from(instances),
+      trainerOptions(params, o.seed),
+    );
+  } catch (e) {
+    if (e instanceof RangeError) throw new UserError(e.message);
+    throw e;
+  }
+  const t0 = performance.now();
+  const { done, curve } = _trainLoop(io, o, trainer, t0);
+  try {
+    await Deno.writeFile(o.out, saveCheckpoint(trainer.checkpoint()));
+    if (o.curve !== undefined) {
+      await Deno.writeTextFile(o.curve, JSON.stringify(curve, null, 1) + "\n");
+    }
+  } catch (e) {
+    throw new UserError(`Cannot write ${o.out}: ${(e as Error).message}`);
+  }
+  const secs = (performance.now() - t0) / 1000;
+  io.err(
+    `trained ${done} updates (${ck.counters.updates} in total), ${
+      ck.counters.samples.toLocaleString("en-US")
+    } samples in total, ${
+      secs.toFixed(1)
+    } s on ${instances.length} instances; wrote ${o.out}`,
+  );
+}
+
+/** The checkpoint to train: `--policy` resumed, or a new one shaped by the flags. */
+async function _checkpoint(o: _TrainFlags): Promise<Checkpoint> {
+  if (o.policy === undefined) {
+    return initCheckpoint({
+      hidden: o.hidden ?? [64, 64],
+      activation: o.activation ?? "tanh",
+      obs: { version: OBS_VERSION, radius: o.radius ?? 2 },
+      seed: o.seed,
+    });
+  }
+  if (o.hidden || o.activation || o.radius !== undefined) {
+    throw new UserError(
+      "--hidden, --activation and --radius shape a new policy; they cannot change --policy",
+    );
+  }
+  let bytes: Uint8Array;
+  try {
+    bytes = await Deno.readFile(o.policy);
+  } catch (e) {
+    throw new UserError(
+      `Cannot read policy ${o.policy}: ${(e as Error).message}`,
+    );
+  }
+  try {
+    return loadCheckpoint(bytes, o.policy);
+  } catch (e) {
+    if (e instanceof PolicyContractError) throw new UserError(e.message);
+    throw e;
+  }
+}
+
+/** Updates until the update or time budget is spent, with a status line. */
+function _trainLoop(
+  io: PolicyCliIo,
+  o: _TrainFlags,
+  trainer: Trainer,
+  t0: number,
+): { done: number; curve: ReturnType<typeof curvePointJson>[] } {
+  const maxMs = o.minutes * 60_000, maxUpdates = o.updates ?? Infinity;
+  const curve = [];
+  let done = 0, ok = 0, eps = 0;
+  while (done < maxUpdates && performance.now() - t0 < maxMs) {
+    const pt = trainer.update();
+    done++;
+    curve.push(curvePointJson(pt));
+    ok = 0.8 * ok + (pt.episodes > 0 ? pt.success * pt.episodes : 0);
+    eps = 0.8 * eps + pt.episodes;
+    const s = (performance.now() - t0) / 1000;
+    io.status(
+      `train ${o.algo}: update ${pt.update}, ${
+        pt.samples.toLocaleString("en-US")
+      } samples, ${s.toFixed(0)} s, training success ${
+        (eps > 0 ? ok / eps : 0).toFixed(3)
+      }`,
+    );
+  }
+  io.endStatus();
+  return { done, curve };
 }

@@ -1,10 +1,7 @@
 // Test helper: small random instances (not a suite; the generator lives in mapf/).
-import {
-  bfsDistances,
-  type Instance,
-  parseInstanceLines,
-} from "../mapf/mod.ts";
-import { Rng } from "../mapf/mod.ts";
+import { bfsDistances } from "../mapf/grid.ts";
+import { type Instance, parseInstanceLines } from "../mapf/instance.ts";
+import { Rng } from "../mapf/rng.ts";
 
 /** Random `size x size` instances with scattered holes and reachable goals. */
 export function randomInstances(

@@ -13,7 +13,7 @@ import {
   type PpoLossOptions,
   RunningMeanStd,
 } from "./ppo_loss.ts";
-import type { Rng } from "../mapf/mod.ts";
+import type { Rng } from "../mapf/rng.ts";
 
 /**
  * Samples collected for one update; arrays are allocated for `capacity`

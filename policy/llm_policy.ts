@@ -3,7 +3,7 @@
  * client in `llm/`) is shown each instance as text (mapf's benchmark prompt
  * with our rules and answer format) and answers with a joint plan, one line
  * per agent (`Agent 0: R R D S`). The plan is parsed and executed by the
- * dynamics (`runPlan`), so slip, holes and collisions apply exactly as for
+ * dynamics (`replayPlan`), so slip, holes and collisions apply exactly as for
  * any other policy. A reply that cannot be parsed (no line for an agent, an
  * unknown move, an agent that does not exist) is the outcome
  * `invalid_plan`, not a crash; an endpoint that cannot be reached is an
@@ -18,19 +18,18 @@ import {
   ChatClient,
   type ChatMessage,
   type ChatOptions,
-  chatOptionsFromEndpoint,
-} from "../llm/mod.ts";
-import type { LlmEndpoint } from "../schemas/mod.ts";
+} from "../llm/client.ts";
+import { chatOptionsFromEndpoint } from "../llm/endpoint.ts";
+import type { LlmEndpoint } from "../schemas/llm.ts";
+import type { Instance } from "../mapf/instance.ts";
 import {
-  encodeTrajectories,
-  type Episode,
-  type Instance,
-  mix32,
   parsePlanText,
   PlanParseError,
   renderPrompt,
-  runPlan,
-} from "../mapf/mod.ts";
+} from "../mapf/render_text.ts";
+import { replayPlan } from "../mapf/replay.ts";
+import { mix32 } from "../mapf/rng.ts";
+import { encodeTrajectories, type Episode } from "../mapf/trajectory.ts";
 import {
   type EpisodeResult,
   type RolloutResult,
@@ -198,7 +197,7 @@ export async function llmRollout(
       };
       try {
         const plan = parseLlmPlan(reply.text, inst.starts.length);
-        ep = runPlan(inst, plan, { seed: epSeed, id: inst.id });
+        ep = replayPlan(inst, plan, { seed: epSeed, id: inst.id });
       } catch (e) {
         if (!(e instanceof PlanParseError)) throw e;
         ep = _invalidEpisode(inst, epSeed);

@@ -16,7 +16,7 @@
  *
  * @module
  */
-import { Rng } from "../mapf/mod.ts";
+import { Rng } from "../mapf/rng.ts";
 
 /** Hidden-layer activation function. */
 export type Activation = "tanh" | "relu";

@@ -44,7 +44,7 @@
  *
  * @module
  */
-import type { BatchEnv } from "../mapf/mod.ts";
+import type { BatchEnv } from "../mapf/batch_env.ts";
 
 /** Version of the observation layout documented above. */
 export const OBS_VERSION = 1;

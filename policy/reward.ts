@@ -24,8 +24,9 @@
  *
  * @module
  */
+import type { BatchEnv } from "../mapf/batch_env.ts";
+import { UNREACHABLE } from "../mapf/grid.ts";
 import {
-  type BatchEnv,
   EV_BLOCKED,
   EV_EDGE,
   EV_FELL,
@@ -33,8 +34,7 @@ import {
   EV_REACHED,
   EV_VERTEX,
   SUCCESS,
-  UNREACHABLE,
-} from "../mapf/mod.ts";
+} from "../mapf/outcome.ts";
 
 /** Reward coefficients; see the module documentation for what each term means. */
 export interface RewardSpec {

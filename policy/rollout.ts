@@ -16,23 +16,22 @@
  *
  * @module
  */
+import { BatchEnv } from "../mapf/batch_env.ts";
+import type { Instance } from "../mapf/instance.ts";
 import {
-  BatchEnv,
-  encodeTrajectories,
   EV_REACHED,
-  type Instance,
-  InstancePool,
-  mix32,
   OUTCOME_NAMES,
   type OutcomeName,
   SUCCESS,
-  TrajectoryRecorder,
-} from "../mapf/mod.ts";
+} from "../mapf/outcome.ts";
+import { InstancePool } from "../mapf/pool.ts";
+import { mix32 } from "../mapf/rng.ts";
+import { encodeTrajectories, TrajectoryRecorder } from "../mapf/trajectory.ts";
 import { sampleActions } from "./learner.ts";
 import { type Mlp, MlpWorkspace } from "./mlp.ts";
 import { ObservationEncoder, type ObsSpec } from "./observation.ts";
 import type { OnnxPolicy } from "./onnx_policy.ts";
-import { Rng } from "../mapf/mod.ts";
+import { Rng } from "../mapf/rng.ts";
 
 /** Anything that maps observation rows to action logits in batches. */
 export interface PolicyRunner {

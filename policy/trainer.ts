@@ -19,12 +19,9 @@
  *
  * @module
  */
-import {
-  BatchEnv,
-  type InstancePool,
-  OUTCOME_NAMES,
-  SUCCESS,
-} from "../mapf/mod.ts";
+import { BatchEnv } from "../mapf/batch_env.ts";
+import { OUTCOME_NAMES, SUCCESS } from "../mapf/outcome.ts";
+import type { InstancePool } from "../mapf/pool.ts";
 import type { Checkpoint } from "./checkpoint.ts";
 import {
   Learner,
@@ -37,7 +34,7 @@ import { MlpWorkspace } from "./mlp.ts";
 import { ObservationEncoder } from "./observation.ts";
 import { gae, groupAdvantages } from "./ppo_loss.ts";
 import { agentRewards, type RewardSpec, rewardSpec } from "./reward.ts";
-import { Rng } from "../mapf/mod.ts";
+import { Rng } from "../mapf/rng.ts";
 
 /** Training algorithm. */
 export type Algo = "ppo" | "grpo";

@@ -39,7 +39,7 @@
  * @module
  */
 import * as v from "valibot";
-import { createHash } from "node:crypto";
+import { canonicalJson, didYouMean, sha256Hex } from "@envsmith/engine";
 
 /** What a collision does: end the episode as a failure, or cancel the conflicting moves. */
 export type CollisionMode = "fail" | "block";
@@ -300,39 +300,6 @@ function _numberSchema(field: string, bound: Bound, unit = "") {
   return v.pipe(number, integer, min, max);
 }
 
-function _suggest(word: string, options: readonly string[]): string {
-  let best = "";
-  let bestD = Infinity;
-  for (const o of options) {
-    const d = _editDistance(word.toLowerCase(), o);
-    if (d < bestD) {
-      bestD = d;
-      best = o;
-    }
-  }
-  return bestD <= Math.max(2, Math.floor(word.length / 3))
-    ? `; did you mean "${best}"?`
-    : "";
-}
-
-function _editDistance(a: string, b: string): number {
-  const row = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    let prev = row[0]!;
-    row[0] = i;
-    for (let j = 1; j <= b.length; j++) {
-      const cur = row[j]!;
-      row[j] = Math.min(
-        row[j]! + 1,
-        row[j - 1]! + 1,
-        prev + (a[i - 1] === b[j - 1] ? 0 : 1),
-      );
-      prev = cur;
-    }
-  }
-  return row[b.length]!;
-}
-
 function _unknownKey(where: string, allowed: readonly string[]) {
   return (issue: v.StrictObjectIssue) => {
     if (issue.expected !== "never") {
@@ -340,7 +307,7 @@ function _unknownKey(where: string, allowed: readonly string[]) {
     }
     const key = String(issue.input);
     return `unknown ${where} field "${key}"${
-      _suggest(key, allowed)
+      didYouMean(key, allowed)
     } (allowed: ${allowed.join(", ")})`;
   };
 }
@@ -718,7 +685,7 @@ function _clampComponent(
       k !== "preset" && !(ENV_CONFIG_FIELDS as readonly string[]).includes(k)
     ) {
       notes.push(
-        `${p}${k}: unknown field dropped${_suggest(k, _componentKeys)}`,
+        `${p}${k}: unknown field dropped${didYouMean(k, _componentKeys)}`,
       );
     }
   }
@@ -916,20 +883,6 @@ export function clampEnvConfig(
   };
 }
 
-/** Canonical JSON: object keys sorted, no whitespace. */
-function _canonical(x: unknown): string {
-  if (Array.isArray(x)) return `[${x.map(_canonical).join(",")}]`;
-  if (typeof x === "object" && x !== null) {
-    const o = x as Record<string, unknown>;
-    return `{${
-      Object.keys(o).filter((k) => o[k] !== undefined).sort().map((k) =>
-        `${JSON.stringify(k)}:${_canonical(o[k])}`
-      ).join(",")
-    }}`;
-  }
-  return JSON.stringify(x);
-}
-
 /**
  * A short stable id of a configuration: the first 12 hex digits of the
  * sha256 of its resolved canonical JSON. Equal configs written differently
@@ -941,10 +894,7 @@ export function configId(config: AnyEnvConfig | EnvConfigSpec): string {
   const resolved = isMixture(config as AnyEnvConfig)
     ? resolveEnvConfig(config as EnvConfigSpec)
     : _resolveComponent(config as EnvConfigInput);
-  return createHash("sha256").update(_canonical(resolved)).digest("hex").slice(
-    0,
-    12,
-  );
+  return sha256Hex(canonicalJson(resolved)).slice(0, 12);
 }
 
 /**

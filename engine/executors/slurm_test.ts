@@ -1,30 +1,32 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { tmpProject } from "./_test_util.ts";
+import { tmpProject } from "../_test_util.ts";
 import { BashSlurm, ScriptedSlurm } from "./_slurm_fake.ts";
-import { type CommandContext, runCommand } from "./commands.ts";
-import { readManifest } from "./manifest.ts";
-import { fromFileUrl } from "./paths.ts";
-import { type Reporter, SilentReporter } from "./progress.ts";
-import { errorFromLog, resourcesOf, sbatchArgs } from "./slurm_executor.ts";
+import { type CommandContext, runCommand } from "../commands.ts";
+import { readManifest } from "../manifest.ts";
+import { fromFileUrl } from "../paths.ts";
+import { type Reporter, SilentReporter } from "../progress.ts";
+import {
+  errorFromLog,
+  resourcesOf,
+  sbatchArgs,
+  slurmExecutorKind,
+} from "./slurm.ts";
+import { local } from "./local.ts";
 import type { SlurmClient } from "./slurm_client.ts";
-import { executeJob, jobFromSpec } from "./executor.ts";
-import { Store } from "./store.ts";
-import { kinds } from "./testdata/kinds.ts";
-import { canonicalJson } from "./canonical.ts";
-import type { NodeKind } from "./types.ts";
+import { executeJob } from "../job.ts";
+import { jobFromSpec } from "../job_spec.ts";
+import { Store } from "../store.ts";
+import { kinds } from "../testdata/kinds.ts";
+import { canonicalJson } from "../canonical.ts";
+import type { NodeKind } from "../types.ts";
 import * as v from "valibot";
 
-const ROOT = fromFileUrl(new URL("../", import.meta.url));
-/** What cli.ts would pass: this checkout's CLI with the test kinds. */
+/** What a CLI would pass: the engine's test command line with the test kinds. */
 const COMMAND = [
   "run",
   "-A",
-  "--config",
-  join(ROOT, "deno.json"),
-  join(ROOT, "cli.ts"),
-  "--kinds",
-  join(ROOT, "engine/testdata/kinds.ts"),
+  fromFileUrl(new URL("../testdata/run_node.ts", import.meta.url)),
 ];
 
 function ctxOf(
@@ -49,7 +51,7 @@ function ctxOf(
     output: { out: () => {}, err: (l) => void err.push(l) },
     reporter,
     command: COMMAND,
-    slurmClient: client,
+    executors: [local, slurmExecutorKind({ client })],
     ...extra,
   };
   return { ctx, err, info };

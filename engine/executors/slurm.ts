@@ -25,24 +25,30 @@
  * @module
  */
 import { join, resolve } from "node:path";
-import type { SlurmExecutorSpec } from "../schemas/experiment.ts";
-import { CorruptEntryError } from "./errors.ts";
+import type { Executor, ExecutorKind } from "../executor.ts";
 import {
+  claimKey,
   executeJob,
   type ExecuteOptions,
   type Job,
   type JobOutcome,
   NodeFailure,
-} from "./executor.ts";
-import type { Executor } from "./executor_api.ts";
-import { formatDuration, type Reporter } from "./progress.ts";
+  sleep,
+} from "../job.ts";
+import { formatDuration, type Reporter } from "../progress.ts";
+import type { Entry, Store } from "../store.ts";
+import { UserError } from "../errors.ts";
 import {
   commandSlurmClient,
   type JobInfo,
   type SlurmClient,
 } from "./slurm_client.ts";
 import { batchScript, type ScriptTask } from "./slurm_script.ts";
-import type { Entry, Store } from "./store.ts";
+import {
+  checkSlurmBlock,
+  SlurmExecutorSchema,
+  type SlurmExecutorSpec,
+} from "./slurm_spec.ts";
 
 /** Options of {@linkcode SlurmExecutor}. */
 export interface SlurmExecutorOptions {
@@ -126,16 +132,6 @@ interface _Tracked {
   settled: boolean;
   resolve(o: JobOutcome): void;
   reject(e: NodeFailure): void;
-}
-
-function _sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((r) => {
-    const timer = setTimeout(r, ms);
-    signal?.addEventListener("abort", () => {
-      clearTimeout(timer);
-      r();
-    }, { once: true });
-  });
 }
 
 function _safe(id: string): string {
@@ -314,50 +310,21 @@ export class SlurmExecutor implements Executor {
       }
     }
     const t0 = performance.now();
-    try {
-      const done = store.loadVerified(job.key);
-      if (done) return { status: "cached", entry: done, ms: 0 };
-    } catch (e) {
-      if (!(e instanceof CorruptEntryError)) throw e;
-      options.reporter?.info(`${e.message}; recomputing`);
-    }
-    if (options.signal?.aborted || this.#closed) {
-      throw new NodeFailure(
-        job.id,
-        job.key,
-        store.logPath(job.key),
-        "interrupted",
-      );
-    }
-    // Another process computes it (a concurrent run, or a job of an earlier
-    // run whose submitting process died): wait for its result rather than
-    // queue a job that would only wait for the lock.
-    for (let h = store.lockHolder(job.key, options.lockOptions); h;) {
-      options.reporter?.waiting(
-        job.id,
-        `${h.note || "?"} in pid ${h.pid}@${h.host}`,
-      );
-      await _sleep(
-        Math.max(250, (this.#o.spec.poll_seconds ?? 2) * 1000),
-        options.signal,
-      );
-      if (options.signal?.aborted || this.#closed) {
-        throw new NodeFailure(
-          job.id,
-          job.key,
-          store.logPath(job.key),
-          "interrupted",
-        );
-      }
-      try {
-        const done = store.loadVerified(job.key);
-        if (done) {
-          return { status: "cached", entry: done, ms: performance.now() - t0 };
-        }
-      } catch (e) {
-        if (!(e instanceof CorruptEntryError)) throw e;
-      }
-      h = store.lockHolder(job.key, options.lockOptions);
+    // Another process may compute it (a concurrent run, or a job of an
+    // earlier run whose submitting process died): wait for its result
+    // rather than queue a job that would only wait for the lock.
+    const claim = await claimKey(job, store, {
+      ...options,
+      mode: "wait",
+      pollMs: Math.max(250, (this.#o.spec.poll_seconds ?? 2) * 1000),
+      stopped: () => this.#closed,
+    });
+    if ("entry" in claim) {
+      return {
+        status: "cached",
+        entry: claim.entry,
+        ms: performance.now() - t0,
+      };
     }
     this.#watchSignal(options.signal, options.reporter);
     Deno.mkdirSync(this.#o.dir, { recursive: true });
@@ -587,7 +554,7 @@ export class SlurmExecutor implements Executor {
     const checkMs = this.#o.checkMs ?? 250;
     const pollMs = (this.#o.spec.poll_seconds ?? 2) * 1000;
     while (this.#live.size > 0 && !this.#closed) {
-      await _sleep(checkMs);
+      await sleep(checkMs);
       for (const t of [...this.#live]) this.#checkFiles(t);
       if (this.#live.size === 0) break;
       if (performance.now() - this.#lastQueue >= pollMs) {
@@ -785,3 +752,46 @@ export class SlurmExecutor implements Executor {
       : head;
   }
 }
+
+/** Options of {@linkcode slurmExecutorKind}. */
+export interface SlurmExecutorKindOptions {
+  /** The Slurm commands. @default the real ones */
+  readonly client?: SlurmClient;
+  /** How often status files and the cache are looked at (ms). @default 250 */
+  readonly checkMs?: number;
+}
+
+/**
+ * The `slurm` executor kind; options replace the Slurm commands (tests,
+ * benchmarks).
+ */
+export function slurmExecutorKind(
+  options: SlurmExecutorKindOptions = {},
+): ExecutorKind<SlurmExecutorSpec> {
+  return {
+    name: "slurm",
+    description:
+      "one sbatch job per node (job arrays for nodes ready together) over a shared cache directory",
+    spec: SlurmExecutorSchema,
+    check: checkSlurmBlock,
+    create(spec, run) {
+      if (!run.command) {
+        throw new UserError(
+          "The slurm executor needs the command that starts envsmith's CLI on the compute nodes; run it through cli.ts",
+        );
+      }
+      const s: SlurmExecutorSpec = spec ?? { type: "slurm" };
+      return new SlurmExecutor({
+        spec: run.jobs !== undefined ? { ...s, jobs: run.jobs } : s,
+        experiment: run.exp.name,
+        dir: join(run.store.runDir(run.exp.name, run.runId), "slurm"),
+        command: run.command,
+        ...(options.client ? { client: options.client } : {}),
+        ...(options.checkMs !== undefined ? { checkMs: options.checkMs } : {}),
+      });
+    },
+  };
+}
+
+/** The `slurm` executor kind with the real Slurm commands. */
+export const slurm: ExecutorKind<SlurmExecutorSpec> = slurmExecutorKind();

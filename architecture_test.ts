@@ -1,0 +1,381 @@
+/**
+ * The architecture the code keeps, checked: the engine is a package whose
+ * only public door is `@envsmith/engine` (engine/mod.ts) and that imports
+ * nothing outside engine/; each kind's code digest covers exactly the files
+ * the kind runs (leaf imports, no barrels, no renderers in training kinds);
+ * and editing a file no kind runs leaves every cached entry valid.
+ *
+ * @module
+ */
+import assert from "node:assert/strict";
+import { cpSync } from "node:fs";
+import { dirname, join, relative, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { codeDigest } from "@envsmith/engine";
+import { allKinds } from "./mod.ts";
+
+const ROOT = dirname(fileURLToPath(import.meta.url));
+
+/** Every .ts file of the project (relative paths), without node_modules and caches. */
+function sourceFiles(dir = ROOT): string[] {
+  const out: string[] = [];
+  for (const e of Deno.readDirSync(dir)) {
+    if (e.name === "node_modules" || e.name.startsWith(".")) continue;
+    const p = join(dir, e.name);
+    if (e.isDirectory) out.push(...sourceFiles(p));
+    else if (e.name.endsWith(".ts")) out.push(relative(ROOT, p));
+  }
+  return out.sort();
+}
+
+/** Module specifiers of a file: static and dynamic imports and re-exports. */
+function specifiers(text: string): string[] {
+  const out: string[] = [];
+  const re =
+    /(?:^|[;\n}])\s*(?:import|export)\s+(?:type\s+)?(?:[\w*${}\s,]+?\s+from\s+)?["']([^"'\n]+)["']|\bimport\s*\(\s*["']([^"'\n]+)["']\s*\)/g;
+  for (const m of text.matchAll(re)) out.push(m[1] ?? m[2]!);
+  return out;
+}
+
+Deno.test("architecture: nothing outside engine/ imports an engine file but through @envsmith/engine", () => {
+  const bad: string[] = [];
+  for (const file of sourceFiles()) {
+    if (file.startsWith("engine/")) continue;
+    const fixturesOk = file.endsWith("_test.ts") || file.startsWith("bench/");
+    for (const spec of specifiers(Deno.readTextFileSync(join(ROOT, file)))) {
+      if (spec.startsWith("@envsmith/engine/")) {
+        bad.push(`${file}: ${spec} (the package exports only its mod.ts)`);
+      }
+      if (!spec.startsWith(".")) continue;
+      const target = relative(ROOT, resolve(ROOT, dirname(file), spec));
+      if (!target.startsWith("engine/")) continue;
+      // Tests and benchmarks may load the engine's fixture kinds.
+      if (fixturesOk && target.startsWith("engine/testdata/")) continue;
+      bad.push(`${file}: ${spec}`);
+    }
+  }
+  assert.deepEqual(
+    bad,
+    [],
+    "import the engine as @envsmith/engine (engine/mod.ts is its only public door)",
+  );
+});
+
+Deno.test("architecture: the engine imports nothing outside engine/ and only the packages its deno.json maps", () => {
+  const config = JSON.parse(
+    Deno.readTextFileSync(join(ROOT, "engine/deno.json")),
+  ) as { name: string; exports: string; imports: Record<string, string> };
+  assert.equal(config.name, "@envsmith/engine");
+  assert.equal(config.exports, "./mod.ts");
+  const bad: string[] = [];
+  for (const file of sourceFiles(join(ROOT, "engine"))) {
+    const path = join(ROOT, file);
+    for (const spec of specifiers(Deno.readTextFileSync(path))) {
+      if (spec.startsWith(".")) {
+        const target = relative(
+          join(ROOT, "engine"),
+          resolve(dirname(path), spec),
+        );
+        if (target.startsWith("..")) bad.push(`${file}: ${spec}`);
+      } else if (!spec.startsWith("node:") && !(spec in config.imports)) {
+        bad.push(`${file}: ${spec} (not in engine/deno.json imports)`);
+      }
+    }
+  }
+  assert.deepEqual(bad, []);
+  const root = JSON.parse(Deno.readTextFileSync(join(ROOT, "deno.json"))) as {
+    workspace?: string[];
+  };
+  assert.deepEqual(root.workspace, ["./engine"]);
+});
+
+Deno.test("architecture: engine/ passes deno publish --dry-run but for its license", async () => {
+  // The project has no license yet; choosing one is its owners' decision.
+  // With a "license" field in engine/deno.json the dry run succeeds.
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["publish", "--dry-run", "--allow-dirty"],
+    cwd: join(ROOT, "engine"),
+    env: { NO_COLOR: "1" },
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const text = new TextDecoder().decode(out.stderr) +
+    new TextDecoder().decode(out.stdout);
+  const errors = [...text.matchAll(/^error\[([a-z-]+)\]/gm)].map((m) => m[1]);
+  assert.deepEqual(errors, ["missing-license"], text.slice(0, 4000));
+  assert.match(text, /Checking for slow types in the public API/);
+});
+
+/** What rollout runs (evaluate runs the same plus its own file). */
+const ROLLOUT_FILES: readonly string[] = [
+  "llm/cache.ts",
+  "llm/client.ts",
+  "llm/endpoint.ts",
+  "llm/errors.ts",
+  "mapf/batch_env.ts",
+  "mapf/grid.ts",
+  "mapf/instance.ts",
+  "mapf/outcome.ts",
+  "mapf/pool.ts",
+  "mapf/render_text.ts",
+  "mapf/replay.ts",
+  "mapf/rng.ts",
+  "mapf/solution.ts",
+  "mapf/solve.ts",
+  "mapf/solve_cbs.ts",
+  "mapf/solve_pp.ts",
+  "mapf/space_time_astar.ts",
+  "mapf/trajectory.ts",
+  "nodes/_values.ts",
+  "nodes/policy_io.ts",
+  "nodes/rollout.ts",
+  "policy/adam.ts",
+  "policy/checkpoint.ts",
+  "policy/errors.ts",
+  "policy/learner.ts",
+  "policy/llm_policy.ts",
+  "policy/mlp.ts",
+  "policy/observation.ts",
+  "policy/onnx_export.ts",
+  "policy/onnx_policy.ts",
+  "policy/ppo_loss.ts",
+  "policy/rollout.ts",
+  "schemas/llm.ts",
+];
+
+/**
+ * The files each kind's code digest covers: exactly the code the kind runs.
+ * When a kind starts importing another file, this list changes with it (a
+ * reviewer sees which files now invalidate the kind's cache).
+ */
+const DIGEST_FILES: Record<string, readonly string[]> = {
+  "exec": [
+    "engine/canonical.ts",
+    "engine/exec_kind.ts",
+  ],
+  "generate": [
+    "mapf/generator.ts",
+    "mapf/grid.ts",
+    "mapf/instance.ts",
+    "mapf/map_gen.ts",
+    "mapf/rng.ts",
+    "mapf/solution.ts",
+    "mapf/solve_cbs.ts",
+    "mapf/solve_pp.ts",
+    "mapf/space_time_astar.ts",
+    "mapf/suites.ts",
+    "nodes/_values.ts",
+    "nodes/generate.ts",
+    "schemas/env_config.ts",
+  ],
+  "policy.init": [
+    "mapf/grid.ts",
+    "mapf/instance.ts",
+    "mapf/rng.ts",
+    "nodes/_values.ts",
+    "nodes/policy_init.ts",
+    "nodes/policy_io.ts",
+    "policy/checkpoint.ts",
+    "policy/errors.ts",
+    "policy/mlp.ts",
+    "policy/observation.ts",
+    "policy/onnx_export.ts",
+    "policy/ppo_loss.ts",
+    "schemas/llm.ts",
+  ],
+  "train": [
+    "mapf/batch_env.ts",
+    "mapf/grid.ts",
+    "mapf/instance.ts",
+    "mapf/outcome.ts",
+    "mapf/pool.ts",
+    "mapf/rng.ts",
+    "nodes/_values.ts",
+    "nodes/policy_io.ts",
+    "nodes/train.ts",
+    "policy/adam.ts",
+    "policy/checkpoint.ts",
+    "policy/errors.ts",
+    "policy/learner.ts",
+    "policy/mlp.ts",
+    "policy/observation.ts",
+    "policy/onnx_export.ts",
+    "policy/ppo_loss.ts",
+    "policy/reward.ts",
+    "policy/trainer.ts",
+    "schemas/llm.ts",
+  ],
+  "rollout": ROLLOUT_FILES,
+  "evaluate": [...ROLLOUT_FILES, "nodes/evaluate.ts"].sort(),
+  "diagnose": [
+    "engineer/diagnose.ts",
+    "engineer/episode.ts",
+    "engineer/from_rollouts.ts",
+    "engineer/render_case.ts",
+    "mapf/grid.ts",
+    "mapf/instance.ts",
+    "mapf/outcome.ts",
+    "mapf/rng.ts",
+    "mapf/trajectory.ts",
+    "nodes/_values.ts",
+    "nodes/diagnose.ts",
+    "schemas/env_config.ts",
+    "schemas/findings.ts",
+  ],
+  "redesign": [
+    "engineer/config_ops.ts",
+    "engineer/context.ts",
+    "engineer/diff.ts",
+    "engineer/engineer.ts",
+    "engineer/fixed.ts",
+    "engineer/llm.ts",
+    "engineer/random.ts",
+    "engineer/registry.ts",
+    "engineer/replay.ts",
+    "engineer/rules.ts",
+    "llm/cache.ts",
+    "llm/client.ts",
+    "llm/endpoint.ts",
+    "llm/errors.ts",
+    "llm/json_extract.ts",
+    "mapf/rng.ts",
+    "nodes/redesign.ts",
+    "schemas/env_config.ts",
+    "schemas/findings.ts",
+    "schemas/llm.ts",
+  ],
+};
+
+/** Kinds that train or evaluate policies: the ones whose cache is expensive. */
+const TRAINING_KINDS = [
+  "generate",
+  "policy.init",
+  "train",
+  "rollout",
+  "evaluate",
+];
+
+Deno.test("digest coverage: each kind's digest covers exactly the files it runs", () => {
+  const got: Record<string, string[]> = {};
+  for (const k of allKinds) {
+    got[k.name] = Object.keys(codeDigest(k.module).files);
+  }
+  assert.deepEqual(got, DIGEST_FILES);
+});
+
+Deno.test("digest coverage: no barrel, renderer or command module in a kind's digest; packages at exact locked versions", () => {
+  for (const k of allKinds) {
+    const d = codeDigest(k.module);
+    for (const f of Object.keys(d.files)) {
+      assert.ok(
+        !f.endsWith("/mod.ts"),
+        `${k.name}: barrel ${f} (import the leaf files)`,
+      );
+      assert.ok(!/_command\.ts$|^nodes\/report/.test(f), `${k.name}: ${f}`);
+      if (TRAINING_KINDS.includes(k.name)) {
+        assert.ok(
+          !/render_(svg|state)\.ts$/.test(f),
+          `${k.name}: renderer ${f} in a training kind's digest`,
+        );
+      }
+    }
+    for (const p of d.packages) {
+      assert.match(p, /^(npm:)?@?[\w./-]+@\d+\.\d+\.\d+$/, `${k.name}: ${p}`);
+    }
+  }
+  // Only the LLM policy's prompt renderer reaches rollout and evaluate.
+  for (const name of ["train", "generate", "policy.init"]) {
+    const files = DIGEST_FILES[name]!;
+    assert.ok(!files.some((f) => f.includes("render_")), name);
+  }
+});
+
+/** Runs this project's CLI, copied to `dir`, in a fresh process. */
+async function cliIn(dir: string, args: string[]) {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "-A",
+      join(dir, "cli.ts"),
+      "--cache",
+      join(dir, "cache"),
+      ...args,
+    ],
+    cwd: dir,
+    env: { CI: "1", NO_COLOR: "1" },
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const text = (b: Uint8Array) => new TextDecoder().decode(b);
+  return { code: out.code, out: text(out.stdout), err: text(out.stderr) };
+}
+
+/** Status of every node of a plan (`plan --json`). */
+async function planStatus(dir: string): Promise<Map<string, string>> {
+  const r = await cliIn(dir, ["plan", "smoke.yaml", "--json"]);
+  assert.equal(r.code, 0, r.err);
+  const plan = JSON.parse(r.out) as {
+    nodes: { id: string; kind: string; status: string; why: string[] }[];
+  };
+  return new Map(
+    plan.nodes.map((n) => [n.id, `${n.kind} ${n.status} ${n.why.join("; ")}`]),
+  );
+}
+
+Deno.test("digest: editing mapf/render_svg.ts leaves every cached entry valid; editing mapf/pool.ts invalidates train and what follows", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "envsmith-digest-" });
+  try {
+    for (
+      const f of [
+        "engine",
+        "mapf",
+        "policy",
+        "engineer",
+        "llm",
+        "schemas",
+        "nodes",
+      ]
+    ) {
+      cpSync(join(ROOT, f), join(dir, f), { recursive: true });
+    }
+    for (const f of ["deno.json", "deno.lock", "mod.ts", "cli.ts"]) {
+      cpSync(join(ROOT, f), join(dir, f));
+    }
+    Deno.symlinkSync(join(ROOT, "node_modules"), join(dir, "node_modules"));
+    cpSync(join(ROOT, "experiments/smoke.yaml"), join(dir, "smoke.yaml"));
+    const run = await cliIn(dir, ["run", "smoke.yaml", "--jobs", "2"]);
+    assert.equal(run.code, 0, run.err);
+    assert.match(run.err, /smoke: 20 computed, 0 cached, 0 failed/);
+
+    Deno.writeTextFileSync(
+      join(dir, "mapf/render_svg.ts"),
+      "\n/** An edit no kind runs. */\nexport const EDITED = 1;\n",
+      { append: true },
+    );
+    const afterSvg = await planStatus(dir);
+    assert.equal(afterSvg.size, 20);
+    for (const [id, s] of afterSvg) assert.match(s, / cached $/, `${id}: ${s}`);
+    const kinds = new Set([...afterSvg.values()].map((s) => s.split(" ")[0]));
+    for (const k of ["generate", "train", "rollout", "evaluate"]) {
+      assert.ok(kinds.has(k), k);
+    }
+
+    // The control: an edit of a file train runs invalidates exactly train
+    // and what depends on it (so the check above can fail).
+    Deno.writeTextFileSync(
+      join(dir, "mapf/pool.ts"),
+      "\n/** An edit train runs. */\nexport const EDITED = 1;\n",
+      { append: true },
+    );
+    const afterPool = await planStatus(dir);
+    for (const [id, s] of afterPool) {
+      if (/^(bench|start|curriculum\.0\.envs)\b/.test(id)) {
+        assert.match(s, / cached $/, `${id}: ${s}`);
+      } else if (s.startsWith("train ")) {
+        assert.match(s, /code of mapf\/pool\.ts changed/, `${id}: ${s}`);
+      } else assert.doesNotMatch(s, / cached $/, `${id}: ${s}`);
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -1,0 +1,166 @@
+/**
+ * Valibot schemas of the experiment file's structure (the parts the engine
+ * owns: name, seed, matrix, nodes, stages, tables). Node parameters
+ * (`with:`) are checked by each kind's own schema, the `executor:` block by
+ * the executor it names.
+ *
+ * @module
+ */
+import * as v from "valibot";
+
+/** A node id, axis name or table name: letters, digits, `_` and `-`, not starting with a digit. */
+export const IdSchema = v.pipe(
+  v.string(),
+  v.regex(
+    /^[A-Za-z_][A-Za-z0-9_-]*$/,
+    "must be letters, digits, _ or - and start with a letter or _",
+  ),
+);
+
+/** A scalar matrix value. */
+export const MatrixScalarSchema = v.union([
+  v.string(),
+  v.number(),
+  v.boolean(),
+]);
+
+/** An object matrix value: `name` labels it; `requires_env` skips it when a variable is unset. */
+export const MatrixObjectSchema = v.looseObject({
+  name: v.union([v.string(), v.number()]),
+  requires_env: v.optional(
+    v.array(v.pipe(v.string(), v.regex(/^[A-Za-z_][A-Za-z0-9_]*$/))),
+  ),
+});
+
+/** One value of a matrix axis. */
+export const MatrixValueSchema = v.union([
+  MatrixScalarSchema,
+  MatrixObjectSchema,
+]);
+
+/** `matrix:` axes (name -> values) plus optional `exclude:` combinations. */
+export const MatrixSchema = v.objectWithRest(
+  {
+    exclude: v.optional(
+      v.array(
+        v.record(
+          v.string(),
+          v.union([MatrixScalarSchema, v.record(v.string(), v.unknown())]),
+        ),
+      ),
+    ),
+  },
+  v.pipe(
+    v.array(MatrixValueSchema),
+    v.minLength(1, "an axis needs at least one value"),
+  ),
+);
+
+/** A plain node: `{kind, with, description}`. */
+export const PlainNodeSchema = v.strictObject({
+  kind: v.string(),
+  with: v.optional(v.record(v.string(), v.unknown())),
+  description: v.optional(v.string()),
+});
+
+/** `kind: stages`: `count` stages of the `each` nodes, seeded by `from`. */
+export const StagesNodeSchema = v.strictObject({
+  kind: v.literal("stages"),
+  count: v.pipe(v.number(), v.integer(), v.minValue(1)),
+  from: v.optional(v.record(v.string(), v.unknown())),
+  each: v.record(v.string(), v.unknown()),
+  description: v.optional(v.string()),
+});
+
+/** A column given as a field path, optionally with a label. */
+export const TableColumnSchema = v.union([
+  v.string(),
+  v.strictObject({ label: v.string(), path: v.string() }),
+]);
+
+/** One entry of `tables:`. */
+export const TableSchema = v.strictObject({
+  name: IdSchema,
+  title: v.optional(v.string()),
+  node: v.string(),
+  rows: v.string(),
+  columns: v.union([v.string(), v.array(TableColumnSchema)]),
+  value: v.optional(v.string()),
+  over: v.optional(v.string()),
+  aggregate: v.optional(
+    v.union([
+      v.literal("mean"),
+      v.strictObject({ label: v.string(), of: v.literal("mean") }),
+    ]),
+  ),
+  where: v.optional(
+    v.record(v.string(), v.union([v.string(), v.number(), v.boolean()])),
+  ),
+  digits: v.optional(
+    v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(12)),
+  ),
+});
+
+/** The top level of an experiment file (nodes checked separately). */
+export const ExperimentFileSchema = v.strictObject({
+  experiment: IdSchema,
+  seed: v.pipe(v.number(), v.integer()),
+  description: v.optional(v.string()),
+  matrix: v.optional(MatrixSchema),
+  /** Checked by the executor its `type` names (see `executor.ts`). */
+  executor: v.optional(v.unknown()),
+  nodes: v.record(v.string(), v.unknown()),
+  tables: v.optional(v.array(v.unknown())),
+});
+
+/** A column of a table given as a field path, optionally labelled. */
+export type TableColumn = string | {
+  readonly label: string;
+  readonly path: string;
+};
+
+/** A parsed `tables:` entry (see the README's Tables section). */
+export interface TableSpec {
+  /** File name of the CSV/JSON output. */
+  readonly name: string;
+  /** Markdown heading (default: name). */
+  readonly title?: string | undefined;
+  /** A node id before expansion (or a stages alias). */
+  readonly node: string;
+  /** A matrix axis. */
+  readonly rows: string;
+  /** An axis, a field path, or a list of paths / {label, path}. */
+  readonly columns: string | readonly TableColumn[];
+  /** With axis columns: the field shown. */
+  readonly value?: string | undefined;
+  /** The axis aggregated as mean ± std. */
+  readonly over?: string | undefined;
+  /** Adds a mean column. */
+  readonly aggregate?:
+    | "mean"
+    | { readonly label: string; readonly of: "mean" }
+    | undefined;
+  /** Fixes other axes the node varies with. */
+  readonly where?:
+    | Readonly<Record<string, string | number | boolean>>
+    | undefined;
+  /** Digits after the point. */
+  readonly digits?: number | undefined;
+}
+
+/** The top-level keys of an experiment file. */
+export const EXPERIMENT_KEYS: readonly string[] = Object.keys(
+  ExperimentFileSchema.entries,
+);
+
+/** The keys of a `tables:` entry. */
+export const TABLE_KEYS: readonly string[] = Object.keys(TableSchema.entries);
+/** A parsed `executor:` block: its `type` names a registered executor, which checks the rest. */
+export interface ExecutorSpec {
+  /** The executor's name. */
+  readonly type: string;
+  /** The executor's own fields. */
+  readonly [field: string]: unknown;
+}
+/** A matrix value as written. */
+export type MatrixValue = v.InferOutput<typeof MatrixValueSchema>;
