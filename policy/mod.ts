@@ -83,12 +83,19 @@ export {
   rewardSpec,
 } from "./reward.ts";
 export {
+  type Kernel,
   Learner,
   type LearnerOptions,
+  type PolicyLearner,
   sampleActions,
   SampleBuffer,
+  sampleFromLogProbs,
   type UpdateStats,
 } from "./learner.ts";
+export { SimdLearner, type SimdLearnerSizes } from "./simd_learner.ts";
+export { SimdMlp } from "./simd_mlp.ts";
+export { KernelArena } from "./kernels/arena.ts";
+export { mlpKernelDigest } from "./kernels/modules.ts";
 export {
   ACTIONS,
   type Checkpoint,
