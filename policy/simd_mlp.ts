@@ -91,6 +91,7 @@ export class SimdMlp {
   readonly #crows: number;
   readonly #cvals: number;
   readonly #count: number;
+  readonly #table: number;
   #k: MlpKernels | undefined;
   #pending = false;
 
@@ -137,17 +138,23 @@ export class SimdMlp {
     this.#wt = this.#layers.map((l, i) => i === 0 ? 0 : f(l.inRows * l.outPad));
     this.#zero = f(Math.max(...this.#layers.map((l) => l.outPad)));
     this.#rowptr = f(R + 1);
-    this.#cols = f(R * D);
-    this.#vals = f(R * D);
+    // csr stores whole vectors: 3 values of slack
+    this.#cols = f(R * D + 4);
+    this.#vals = f(R * D + 4);
     this.#colptr = f(D + 1);
     this.#crows = f(R * D);
     this.#cvals = f(R * D);
     this.#count = f(D);
+    this.#table = arena.reserve(256);
   }
 
   /** The kernels (instantiated over the arena's memory on first use). */
   get kernels(): MlpKernels {
-    return this.#k ??= instantiateMlp(this.#arena.memory);
+    if (!this.#k) {
+      this.#k = instantiateMlp(this.#arena.memory);
+      this.#k.csr_table(this.#table);
+    }
+    return this.#k;
   }
 
   /**
@@ -206,7 +213,7 @@ export class SimdMlp {
 
   #forward(x: number, ldx: number, idx: number, n: number, out: number): void {
     const k = this.kernels, L = this.#layers.length, D = this.spec.inputSize;
-    k.csr(x, ldx, idx, n, D, this.#rowptr, this.#cols, this.#vals);
+    k.csr(x, ldx, idx, n, D, this.#rowptr, this.#cols, this.#vals, this.#table);
     const p = this.params;
     for (let l = 0; l < L; l++) {
       const ly = this.#layers[l]!;

@@ -320,18 +320,55 @@
         (br $tail))))
 
   ;; ---------------------------------------------------------------------
+  ;; The left-pack table of csr at `at` (256 bytes): for each 4-bit mask of
+  ;; non-zero lanes, the i8x16.swizzle pattern that moves those lanes, in
+  ;; order, to the front (the rest of the pattern is 0xff: zero bytes).
+  ;; ---------------------------------------------------------------------
+  (func $csr_table (export "csr_table") (param $at i32)
+    (local $m i32) (local $lane i32) (local $j i32) (local $b i32) (local $row i32)
+    (memory.fill (local.get $at) (i32.const 0xff) (i32.const 256))
+    (block $md (loop $ml
+      (br_if $md (i32.ge_u (local.get $m) (i32.const 16)))
+      (local.set $row (i32.add (local.get $at) (i32.shl (local.get $m) (i32.const 4))))
+      (local.set $j (i32.const 0))
+      (local.set $lane (i32.const 0))
+      (block $ld (loop $ll
+        (br_if $ld (i32.ge_u (local.get $lane) (i32.const 4)))
+        (if (i32.and (local.get $m) (i32.shl (i32.const 1) (local.get $lane)))
+          (then
+            (local.set $b (i32.const 0))
+            (block $bd (loop $bl
+              (br_if $bd (i32.ge_u (local.get $b) (i32.const 4)))
+              (i32.store8
+                (i32.add (local.get $row) (i32.add (i32.shl (local.get $j) (i32.const 2)) (local.get $b)))
+                (i32.add (i32.shl (local.get $lane) (i32.const 2)) (local.get $b)))
+              (local.set $b (i32.add (local.get $b) (i32.const 1)))
+              (br $bl)))
+            (local.set $j (i32.add (local.get $j) (i32.const 1)))))
+        (local.set $lane (i32.add (local.get $lane) (i32.const 1)))
+        (br $ll)))
+      (local.set $m (i32.add (local.get $m) (i32.const 1)))
+      (br $ml))))
+
+  ;; ---------------------------------------------------------------------
   ;; Compressed sparse rows of n observation rows of k values:
   ;;   row r is X[idx[r]] (idx = 0: X[r]), ldx floats apart;
   ;;   its non-zero values, in ascending column order, are
   ;;   vals[rowptr[r] .. rowptr[r + 1]) at columns cols[...] (int32).
-  ;; Returns the number of non-zeros. rowptr has n + 1 entries.
+  ;; Returns the number of non-zeros. rowptr has n + 1 entries; cols and
+  ;; vals need 3 values of slack past the last non-zero (whole vectors are
+  ;; stored). Branch-free: each 4 values are left-packed with the
+  ;; csr_table pattern of their non-zero mask.
   ;; ---------------------------------------------------------------------
   (func $csr (export "csr")
     (param $x i32) (param $ldx i32) (param $idx i32) (param $n i32) (param $k i32)
-    (param $rowptr i32) (param $cols i32) (param $vals i32)
+    (param $rowptr i32) (param $cols i32) (param $vals i32) (param $table i32)
     (result i32)
     (local $r i32) (local $src i32) (local $p i32) (local $nnz i32)
-    (local $mask i32) (local $v v128) (local $k4 i32) (local $f f32)
+    (local $mask i32) (local $v v128) (local $sh v128) (local $k4 i32) (local $f f32)
+    (local $iota v128) (local $zero v128)
+    (local.set $iota (v128.const i32x4 0 1 2 3))
+    (local.set $zero (f32x4.splat (f32.const 0)))
     (local.set $k4 (i32.and (local.get $k) (i32.const -4)))
     (i32.store (local.get $rowptr) (i32.const 0))
     (block $rows_done
@@ -351,36 +388,13 @@
           (loop $vec
             (br_if $vec_done (i32.ge_s (local.get $p) (local.get $k4)))
             (local.set $v (v128.load (i32.add (local.get $src) (i32.shl (local.get $p) (i32.const 2)))))
-            (local.set $mask (i32x4.bitmask (f32x4.ne (local.get $v) (f32x4.splat (f32.const 0)))))
-            (if (local.get $mask)
-              (then
-                (if (i32.and (local.get $mask) (i32.const 1))
-                  (then
-                    (i32.store (i32.add (local.get $cols) (i32.shl (local.get $nnz) (i32.const 2))) (local.get $p))
-                    (f32.store (i32.add (local.get $vals) (i32.shl (local.get $nnz) (i32.const 2)))
-                      (f32x4.extract_lane 0 (local.get $v)))
-                    (local.set $nnz (i32.add (local.get $nnz) (i32.const 1)))))
-                (if (i32.and (local.get $mask) (i32.const 2))
-                  (then
-                    (i32.store (i32.add (local.get $cols) (i32.shl (local.get $nnz) (i32.const 2)))
-                      (i32.add (local.get $p) (i32.const 1)))
-                    (f32.store (i32.add (local.get $vals) (i32.shl (local.get $nnz) (i32.const 2)))
-                      (f32x4.extract_lane 1 (local.get $v)))
-                    (local.set $nnz (i32.add (local.get $nnz) (i32.const 1)))))
-                (if (i32.and (local.get $mask) (i32.const 4))
-                  (then
-                    (i32.store (i32.add (local.get $cols) (i32.shl (local.get $nnz) (i32.const 2)))
-                      (i32.add (local.get $p) (i32.const 2)))
-                    (f32.store (i32.add (local.get $vals) (i32.shl (local.get $nnz) (i32.const 2)))
-                      (f32x4.extract_lane 2 (local.get $v)))
-                    (local.set $nnz (i32.add (local.get $nnz) (i32.const 1)))))
-                (if (i32.and (local.get $mask) (i32.const 8))
-                  (then
-                    (i32.store (i32.add (local.get $cols) (i32.shl (local.get $nnz) (i32.const 2)))
-                      (i32.add (local.get $p) (i32.const 3)))
-                    (f32.store (i32.add (local.get $vals) (i32.shl (local.get $nnz) (i32.const 2)))
-                      (f32x4.extract_lane 3 (local.get $v)))
-                    (local.set $nnz (i32.add (local.get $nnz) (i32.const 1)))))))
+            (local.set $mask (i32x4.bitmask (f32x4.ne (local.get $v) (local.get $zero))))
+            (local.set $sh (v128.load (i32.add (local.get $table) (i32.shl (local.get $mask) (i32.const 4)))))
+            (v128.store (i32.add (local.get $vals) (i32.shl (local.get $nnz) (i32.const 2)))
+              (i8x16.swizzle (local.get $v) (local.get $sh)))
+            (v128.store (i32.add (local.get $cols) (i32.shl (local.get $nnz) (i32.const 2)))
+              (i8x16.swizzle (i32x4.add (i32x4.splat (local.get $p)) (local.get $iota)) (local.get $sh)))
+            (local.set $nnz (i32.add (local.get $nnz) (i32.popcnt (local.get $mask))))
             (local.set $p (i32.add (local.get $p) (i32.const 4)))
             (br $vec)))
         (block $sc_done

@@ -44,7 +44,9 @@ export interface MlpKernels {
     rowptr: number,
     cols: number,
     vals: number,
+    table: number,
   ): number;
+  csr_table(at: number): void;
   csc(
     rowptr: number,
     cols: number,
