@@ -8,7 +8,8 @@ import {
   parseInstanceLines,
 } from "../mapf/mod.ts";
 import { Rng } from "../mapf/mod.ts";
-import { DEFAULT_OBS, ObservationEncoder } from "./observation.ts";
+import { DEFAULT_OBS } from "./observation.ts";
+import { ObservationEncoder } from "./observation_encoder.ts";
 
 /** Random `size x size` instances with scattered holes and reachable goals. */
 export function randomInstances(

@@ -29,6 +29,12 @@ export interface SimdLearnerSizes {
   capacity: number;
   /** Most rows passed to one {@linkcode SimdLearner.act} call. */
   actRows: number;
+  /**
+   * Lay the learner out in this arena (the caller commits it before the
+   * learner's first use), e.g. to share it with an `ObservationEncoder`
+   * that writes straight into the sample buffer.
+   */
+  arena?: KernelArena;
 }
 
 /**
@@ -71,6 +77,7 @@ export class SimdLearner implements PolicyLearner {
   readonly #scratch: number;
   readonly #stats: number;
   #buffer: SampleBuffer | undefined;
+  #packed = false;
   #t = 0;
 
   /** A learner for `net` with memory for `sizes`. */
@@ -95,7 +102,7 @@ export class SimdLearner implements PolicyLearner {
     };
     this.net = net;
     this.valueNorm = valueNorm;
-    const arena = new KernelArena();
+    const arena = sizes.arena ?? new KernelArena();
     this.#arena = arena;
     const mb = pad4(this.options.minibatch);
     const cap = Math.max(1, sizes.capacity);
@@ -126,8 +133,14 @@ export class SimdLearner implements PolicyLearner {
     this.#actLogp = f(actRows * this.simd.headStride);
     this.#scratch = f(12 * (A + 1));
     this.#stats = arena.reserve(8 * 8);
-    arena.commit();
-    this.simd.pack(net.params);
+    if (!sizes.arena) arena.commit();
+  }
+
+  /** Copy the parameters in at first use (the arena is committed by then). */
+  #ready(): void {
+    if (this.#packed) return;
+    this.#packed = true;
+    this.simd.pack(this.net.params);
   }
 
   /** Bytes of kernel memory this learner uses. */
@@ -170,6 +183,7 @@ export class SimdLearner implements PolicyLearner {
 
   #forwardRows(buf: SampleBuffer, row0: number, n: number): void {
     this.#check(buf);
+    this.#ready();
     if (n > this.#actRows) {
       throw new RangeError(
         `SimdLearner was laid out for ${this.#actRows} rows per act call, not ${n}`,
@@ -226,6 +240,7 @@ export class SimdLearner implements PolicyLearner {
 
   /** Copy `net.params` into kernel memory. */
   pull(): void {
+    this.#packed = true;
     this.simd.pack(this.net.params);
   }
 
@@ -253,6 +268,7 @@ export class SimdLearner implements PolicyLearner {
   /** Run the update epochs on `buf` (same semantics as {@linkcode Learner.update}). */
   update(buf: SampleBuffer, rng: Rng): UpdateStats {
     this.#check(buf);
+    this.#ready();
     const o = this.options, s = this.simd, k = s.kernels;
     const n = buf.count, A = this.net.spec.actions;
     const stats: UpdateStats = {

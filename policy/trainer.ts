@@ -32,7 +32,9 @@ import {
   type SampleBuffer,
   type UpdateStats,
 } from "./learner.ts";
-import { ObservationEncoder } from "./observation.ts";
+import { KernelArena } from "./kernels/arena.ts";
+import { ReferenceObservationEncoder } from "./observation.ts";
+import { ObservationEncoder } from "./observation_encoder.ts";
 import { gae, groupAdvantages } from "./ppo_loss.ts";
 import { agentRewards, type RewardSpec, rewardSpec } from "./reward.ts";
 import { SimdLearner } from "./simd_learner.ts";
@@ -106,7 +108,7 @@ export class Trainer {
   >;
   readonly #pool: InstancePool;
   readonly #env: BatchEnv;
-  readonly #enc: ObservationEncoder;
+  readonly #enc: ObservationEncoder | ReferenceObservationEncoder;
   readonly #learner: PolicyLearner;
   readonly #rng: Rng;
   readonly #buf: SampleBuffer;
@@ -187,7 +189,13 @@ export class Trainer {
     this.#pool = pool;
     this.#rng = new Rng(o.seed ^ 0x2545f491);
     this.#env = new BatchEnv(pool, { envs, seed: o.seed });
-    this.#enc = new ObservationEncoder(ck.obs, this.#env);
+    // simd: one kernel memory for the encoder and the learner, so
+    // observations are written straight into the sample buffer; ts: the
+    // TypeScript reference throughout (same observation bytes)
+    const arena = kernel === "simd" ? new KernelArena() : undefined;
+    this.#enc = arena
+      ? new ObservationEncoder(ck.obs, this.#env, { arena })
+      : new ReferenceObservationEncoder(ck.obs, this.#env);
     if (this.#enc.size !== ck.net.spec.inputSize) {
       throw new RangeError(
         `The policy reads ${ck.net.spec.inputSize} values per agent but observation ${
@@ -203,9 +211,15 @@ export class Trainer {
     const T = algo === "ppo" ? o.steps : maxH;
     // S spare rows past the samples hold the PPO bootstrap observations
     const rows = S * T + (algo === "ppo" ? S : 0);
-    this.#learner = kernel === "simd"
-      ? new SimdLearner(ck.net, { capacity: rows, actRows: S }, o, ck.valueNorm)
+    this.#learner = arena
+      ? new SimdLearner(
+        ck.net,
+        { capacity: rows, actRows: S, arena },
+        o,
+        ck.valueNorm,
+      )
       : new Learner(ck.net, o, ck.valueNorm);
+    arena?.commit();
     if (ck.adam) this.#learner.loadAdam(ck.adam);
     this.#buf = this.#learner.createBuffer(rows);
     this.#slots = new Int32Array(S);

@@ -14,7 +14,7 @@
 import wabtInit from "wabt";
 
 /** The kernels built here: `<name>.wat` -> `<name>.wasm` in this folder. */
-export const KERNEL_NAMES = ["mlp"] as const;
+export const KERNEL_NAMES = ["mlp", "obs"] as const;
 
 /** WebAssembly features the sources use (beyond the MVP). */
 const FEATURES = { simd: true, multi_value: true, bulk_memory: true };

@@ -141,12 +141,18 @@ export interface MlpKernels {
   ): void;
 }
 
+/** Exports of `obs.wasm` (see `obs.wat`). */
+export interface ObsKernels {
+  encode(ctx: number, slots: number, n: number, out: number): void;
+}
+
 interface _Loaded {
   module: WebAssembly.Module;
   digest: string;
 }
 
 let _mlp: _Loaded | undefined;
+let _obs: _Loaded | undefined;
 
 function _load(url: URL): _Loaded {
   let bytes: Uint8Array;
@@ -175,6 +181,23 @@ export function instantiateMlp(memory: WebAssembly.Memory): MlpKernels {
     env: { memory },
   });
   return inst.exports as unknown as MlpKernels;
+}
+
+function _obsLoaded(): _Loaded {
+  return _obs ??= _load(new URL("./obs.wasm", import.meta.url));
+}
+
+/** Instantiate the observation kernel over `memory`. */
+export function instantiateObs(memory: WebAssembly.Memory): ObsKernels {
+  const inst = new WebAssembly.Instance(_obsLoaded().module, {
+    env: { memory },
+  });
+  return inst.exports as unknown as ObsKernels;
+}
+
+/** sha256 of `obs.wasm`. */
+export function obsKernelDigest(): string {
+  return _obsLoaded().digest;
 }
 
 /**
