@@ -13,7 +13,8 @@
 ;; comes from a float occupancy plane of the current environment (agent
 ;; counts), filled when the encoder reaches an environment and cleared when it
 ;; leaves it. Every value of a row is written exactly once per channel (no
-;; write spills past its window row).
+;; write spills past its window row). Bits become floats with the signed
+;; conversion (one instruction on x64; the unsigned one is emulated).
 (module
   (import "env" "memory" (memory 1))
 
@@ -139,23 +140,23 @@
             (local.set $bits (i32x4.extend_low_i16x8_u (i16x8.extend_low_i8x16_u (v128.load64_zero (local.get $src)))))
             (local.set $b (i32.load8_u offset=4 (local.get $src)))
             (v128.store offset=0 (local.get $dst)
-              (f32x4.convert_i32x4_u (v128.and (local.get $bits) (local.get $onei))))
-            (f32.store offset=16 (local.get $dst) (f32.convert_i32_u (i32.and (local.get $b) (i32.const 1))))
+              (f32x4.convert_i32x4_s (v128.and (local.get $bits) (local.get $onei))))
+            (f32.store offset=16 (local.get $dst) (f32.convert_i32_s (i32.and (local.get $b) (i32.const 1))))
             (v128.store offset=100 (local.get $dst)
-              (f32x4.convert_i32x4_u (v128.and (i32x4.shr_u (local.get $bits) (i32.const 1)) (local.get $onei))))
+              (f32x4.convert_i32x4_s (v128.and (i32x4.shr_u (local.get $bits) (i32.const 1)) (local.get $onei))))
             (f32.store offset=116 (local.get $dst)
-              (f32.convert_i32_u (i32.and (i32.shr_u (local.get $b) (i32.const 1)) (i32.const 1))))
+              (f32.convert_i32_s (i32.and (i32.shr_u (local.get $b) (i32.const 1)) (i32.const 1))))
             (v128.store offset=200 (local.get $dst) (f32x4.pmin (v128.load (local.get $srcO)) (local.get $one)))
             (f32.store offset=216 (local.get $dst) (f32.min (f32.load offset=16 (local.get $srcO)) (f32.const 1)))
             (v128.store offset=300 (local.get $dst) (local.get $zero))
             (f32.store offset=316 (local.get $dst) (f32.const 0))
             (v128.store offset=400 (local.get $dst)
-              (f32x4.convert_i32x4_u (v128.and (i32x4.shr_u (local.get $bits) (i32.const 2)) (local.get $onei))))
+              (f32x4.convert_i32x4_s (v128.and (i32x4.shr_u (local.get $bits) (i32.const 2)) (local.get $onei))))
             (f32.store offset=416 (local.get $dst)
-              (f32.convert_i32_u (i32.and (i32.shr_u (local.get $b) (i32.const 2)) (i32.const 1))))
+              (f32.convert_i32_s (i32.and (i32.shr_u (local.get $b) (i32.const 2)) (i32.const 1))))
             (v128.store offset=500 (local.get $dst)
-              (f32x4.convert_i32x4_u (i32x4.shr_u (local.get $bits) (i32.const 3))))
-            (f32.store offset=516 (local.get $dst) (f32.convert_i32_u (i32.shr_u (local.get $b) (i32.const 3))))
+              (f32x4.convert_i32x4_s (i32x4.shr_u (local.get $bits) (i32.const 3))))
+            (f32.store offset=516 (local.get $dst) (f32.convert_i32_s (i32.shr_u (local.get $b) (i32.const 3))))
             (local.set $src (i32.add (local.get $src) (local.get $Wp)))
             (local.set $srcO (i32.add (local.get $srcO) (i32.shl (local.get $Wp) (i32.const 2))))
             (local.set $dst (i32.add (local.get $dst) (i32.const 20)))
@@ -175,16 +176,16 @@
             (block $cd (loop $cl
               (br_if $cd (i32.ge_u (local.get $wc) (local.get $S)))
               (local.set $b (i32.load8_u (local.get $src)))
-              (f32.store (local.get $dst) (f32.convert_i32_u (i32.and (local.get $b) (i32.const 1))))
+              (f32.store (local.get $dst) (f32.convert_i32_s (i32.and (local.get $b) (i32.const 1))))
               (f32.store (i32.add (local.get $dst) (local.get $SS4))
-                (f32.convert_i32_u (i32.and (i32.shr_u (local.get $b) (i32.const 1)) (i32.const 1))))
+                (f32.convert_i32_s (i32.and (i32.shr_u (local.get $b) (i32.const 1)) (i32.const 1))))
               (f32.store (i32.add (local.get $dst) (i32.shl (local.get $SS4) (i32.const 1)))
                 (f32.min (f32.load (local.get $srcO)) (f32.const 1)))
               (f32.store (i32.add (local.get $dst) (i32.mul (local.get $SS4) (i32.const 3))) (f32.const 0))
               (f32.store (i32.add (local.get $dst) (i32.shl (local.get $SS4) (i32.const 2)))
-                (f32.convert_i32_u (i32.and (i32.shr_u (local.get $b) (i32.const 2)) (i32.const 1))))
+                (f32.convert_i32_s (i32.and (i32.shr_u (local.get $b) (i32.const 2)) (i32.const 1))))
               (f32.store (i32.add (local.get $dst) (i32.mul (local.get $SS4) (i32.const 5)))
-                (f32.convert_i32_u (i32.shr_u (local.get $b) (i32.const 3))))
+                (f32.convert_i32_s (i32.shr_u (local.get $b) (i32.const 3))))
               (local.set $src (i32.add (local.get $src) (i32.const 1)))
               (local.set $srcO (i32.add (local.get $srcO) (i32.const 4)))
               (local.set $dst (i32.add (local.get $dst) (i32.const 4)))
@@ -211,7 +212,7 @@
           (local.set $k (i32.shl (i32.add (i32.mul (local.get $wr) (local.get $S)) (local.get $wc)) (i32.const 2)))
           (f32.store (i32.add (i32.add (local.get $o) (i32.mul (local.get $SS4) (i32.const 3))) (local.get $k)) (f32.const 1))
           (f32.store (i32.add (i32.add (local.get $o) (i32.shl (local.get $SS4) (i32.const 2))) (local.get $k))
-            (f32.convert_i32_u (i32.load8_u (i32.add (i32.load offset=44 (local.get $ctx))
+            (f32.convert_i32_s (i32.load8_u (i32.add (i32.load offset=44 (local.get $ctx))
               (i32.add (local.get $aOff) (local.get $a))))))))
       ;; scalar features. The four quotients in one float32 division: for
       ;; integer operands below 2^24 it is exactly the float64 quotient
