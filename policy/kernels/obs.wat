@@ -12,9 +12,13 @@
 ;; planes stay in cache while observation rows stream out). The agent channel
 ;; comes from a float occupancy plane of the current environment (agent
 ;; counts), filled when the encoder reaches an environment and cleared when it
-;; leaves it. Every value of a row is written exactly once per channel (no
-;; write spills past its window row). Bits become floats with the signed
-;; conversion (one instruction on x64; the unsigned one is emulated).
+;; leaves it. At radius 2 (the default) the 25 window cells' bits are
+;; gathered into two vectors with shuffles and each channel is converted four
+;; cells per instruction, seven vectors per channel block (the seventh spills
+;; three floats into the next block, which is written after it; the last
+;; spills into the scalar features, written last); other radii go cell by
+;; cell. Bits become floats with the signed conversion (one instruction on
+;; x64; the unsigned one is emulated).
 (module
   (import "env" "memory" (memory 1))
 
@@ -72,9 +76,11 @@
     (local $aOff i32) (local $dOff i32) (local $t i32)
     (local $p i32) (local $pr i32) (local $pc i32) (local $goal i32) (local $gr i32) (local $gc i32)
     (local $o i32) (local $corner i32) (local $sc i32) (local $occ i32) (local $wr i32) (local $wc i32)
-    (local $dm i32) (local $dHere i32) (local $cellInfo i32) (local $L i32) (local $horizon i32) (local $q v128)
+    (local $dm i32) (local $dHere i32) (local $cellInfo i32) (local $fv f32) (local $L i32) (local $horizon i32) (local $q v128)
     (local $k i32) (local $zero v128) (local $one v128) (local $base i32) (local $rcs i32)
     (local $src i32) (local $srcO i32) (local $dst i32)
+    (local $r01 v128) (local $r23 v128) (local $lo v128) (local $hi v128) (local $w v128)
+    (local $c0 v128) (local $c1 v128) (local $c2 v128) (local $c3 v128) (local $c4 v128) (local $c5 v128) (local $c6 v128)
     (local.set $m (i32.load offset=0 (local.get $ctx)))
     (local.set $r (i32.load offset=4 (local.get $ctx)))
     (local.set $S (i32.add (i32.shl (local.get $r) (i32.const 1)) (i32.const 1)))
@@ -131,37 +137,77 @@
           ;; is one vector and one float at constant offsets (channels are
           ;; 100 bytes apart)
           (local.set $src (i32.add (local.get $planes) (local.get $corner)))
+          ;; the 25 cells' bits in window order: lo = cells 0-15, hi = 16-24
+          (local.set $r01 (i8x16.shuffle 0 1 2 3 4 16 17 18 19 20 0 0 0 0 0 0
+            (v128.load64_zero (local.get $src))
+            (v128.load64_zero (i32.add (local.get $src) (local.get $Wp)))))
+          (local.set $r23 (i8x16.shuffle 0 1 2 3 4 16 17 18 19 20 0 0 0 0 0 0
+            (v128.load64_zero (i32.add (local.get $src) (i32.shl (local.get $Wp) (i32.const 1))))
+            (v128.load64_zero (i32.add (local.get $src) (i32.mul (local.get $Wp) (i32.const 3))))))
+          (local.set $lo (i8x16.shuffle 0 1 2 3 4 5 6 7 8 9 16 17 18 19 20 21 (local.get $r01) (local.get $r23)))
+          (local.set $hi (i8x16.shuffle 6 7 8 9 16 17 18 19 20 0 0 0 0 0 0 0
+            (local.get $r23)
+            (v128.load64_zero (i32.add (local.get $src) (i32.shl (local.get $Wp) (i32.const 2))))))
+          (local.set $w (i16x8.extend_low_i8x16_u (local.get $lo)))
+          (local.set $c0 (i32x4.extend_low_i16x8_u (local.get $w)))
+          (local.set $c1 (i32x4.extend_high_i16x8_u (local.get $w)))
+          (local.set $w (i16x8.extend_high_i8x16_u (local.get $lo)))
+          (local.set $c2 (i32x4.extend_low_i16x8_u (local.get $w)))
+          (local.set $c3 (i32x4.extend_high_i16x8_u (local.get $w)))
+          (local.set $w (i16x8.extend_low_i8x16_u (local.get $hi)))
+          (local.set $c4 (i32x4.extend_low_i16x8_u (local.get $w)))
+          (local.set $c5 (i32x4.extend_high_i16x8_u (local.get $w)))
+          (local.set $c6 (i32x4.extend_low_i16x8_u (i16x8.extend_high_i8x16_u (local.get $hi))))
+          ;; channels in ascending order; each block's seventh vector spills
+          ;; 3 floats into the next block, written after it
+          (v128.store offset=0 (local.get $o) (f32x4.convert_i32x4_s (v128.and (local.get $c0) (local.get $onei))))
+          (v128.store offset=16 (local.get $o) (f32x4.convert_i32x4_s (v128.and (local.get $c1) (local.get $onei))))
+          (v128.store offset=32 (local.get $o) (f32x4.convert_i32x4_s (v128.and (local.get $c2) (local.get $onei))))
+          (v128.store offset=48 (local.get $o) (f32x4.convert_i32x4_s (v128.and (local.get $c3) (local.get $onei))))
+          (v128.store offset=64 (local.get $o) (f32x4.convert_i32x4_s (v128.and (local.get $c4) (local.get $onei))))
+          (v128.store offset=80 (local.get $o) (f32x4.convert_i32x4_s (v128.and (local.get $c5) (local.get $onei))))
+          (v128.store offset=96 (local.get $o) (f32x4.convert_i32x4_s (v128.and (local.get $c6) (local.get $onei))))
+          (v128.store offset=0 (i32.add (local.get $o) (i32.const 100)) (f32x4.convert_i32x4_s (v128.and (i32x4.shr_u (local.get $c0) (i32.const 1)) (local.get $onei))))
+          (v128.store offset=16 (i32.add (local.get $o) (i32.const 100)) (f32x4.convert_i32x4_s (v128.and (i32x4.shr_u (local.get $c1) (i32.const 1)) (local.get $onei))))
+          (v128.store offset=32 (i32.add (local.get $o) (i32.const 100)) (f32x4.convert_i32x4_s (v128.and (i32x4.shr_u (local.get $c2) (i32.const 1)) (local.get $onei))))
+          (v128.store offset=48 (i32.add (local.get $o) (i32.const 100)) (f32x4.convert_i32x4_s (v128.and (i32x4.shr_u (local.get $c3) (i32.const 1)) (local.get $onei))))
+          (v128.store offset=64 (i32.add (local.get $o) (i32.const 100)) (f32x4.convert_i32x4_s (v128.and (i32x4.shr_u (local.get $c4) (i32.const 1)) (local.get $onei))))
+          (v128.store offset=80 (i32.add (local.get $o) (i32.const 100)) (f32x4.convert_i32x4_s (v128.and (i32x4.shr_u (local.get $c5) (i32.const 1)) (local.get $onei))))
+          (v128.store offset=96 (i32.add (local.get $o) (i32.const 100)) (f32x4.convert_i32x4_s (v128.and (i32x4.shr_u (local.get $c6) (i32.const 1)) (local.get $onei))))
+          ;; agents: five exact rows from the occupancy plane
           (local.set $srcO (i32.add (local.get $occ) (i32.shl (local.get $corner) (i32.const 2))))
           (local.set $dst (local.get $o))
           (local.set $k (i32.const 0))
           (block $wd (loop $wl
             (br_if $wd (i32.ge_u (local.get $k) (i32.const 5)))
-            ;; the first four cells' bits as int32 lanes, the fifth as a scalar
-            (local.set $bits (i32x4.extend_low_i16x8_u (i16x8.extend_low_i8x16_u (v128.load64_zero (local.get $src)))))
-            (local.set $b (i32.load8_u offset=4 (local.get $src)))
-            (v128.store offset=0 (local.get $dst)
-              (f32x4.convert_i32x4_s (v128.and (local.get $bits) (local.get $onei))))
-            (f32.store offset=16 (local.get $dst) (f32.convert_i32_s (i32.and (local.get $b) (i32.const 1))))
-            (v128.store offset=100 (local.get $dst)
-              (f32x4.convert_i32x4_s (v128.and (i32x4.shr_u (local.get $bits) (i32.const 1)) (local.get $onei))))
-            (f32.store offset=116 (local.get $dst)
-              (f32.convert_i32_s (i32.and (i32.shr_u (local.get $b) (i32.const 1)) (i32.const 1))))
             (v128.store offset=200 (local.get $dst) (f32x4.pmin (v128.load (local.get $srcO)) (local.get $one)))
-            (f32.store offset=216 (local.get $dst) (f32.min (f32.load offset=16 (local.get $srcO)) (f32.const 1)))
-            (v128.store offset=300 (local.get $dst) (local.get $zero))
-            (f32.store offset=316 (local.get $dst) (f32.const 0))
-            (v128.store offset=400 (local.get $dst)
-              (f32x4.convert_i32x4_s (v128.and (i32x4.shr_u (local.get $bits) (i32.const 2)) (local.get $onei))))
-            (f32.store offset=416 (local.get $dst)
-              (f32.convert_i32_s (i32.and (i32.shr_u (local.get $b) (i32.const 2)) (i32.const 1))))
-            (v128.store offset=500 (local.get $dst)
-              (f32x4.convert_i32x4_s (i32x4.shr_u (local.get $bits) (i32.const 3))))
-            (f32.store offset=516 (local.get $dst) (f32.convert_i32_s (i32.shr_u (local.get $b) (i32.const 3))))
-            (local.set $src (i32.add (local.get $src) (local.get $Wp)))
+            (local.set $fv (f32.load offset=16 (local.get $srcO)))
+            (f32.store offset=216 (local.get $dst) (select (f32.const 1) (local.get $fv) (f32.gt (local.get $fv) (f32.const 1))))
             (local.set $srcO (i32.add (local.get $srcO) (i32.shl (local.get $Wp) (i32.const 2))))
             (local.set $dst (i32.add (local.get $dst) (i32.const 20)))
             (local.set $k (i32.add (local.get $k) (i32.const 1)))
-            (br $wl))))
+            (br $wl)))
+          (v128.store offset=300 (local.get $o) (local.get $zero))
+          (v128.store offset=316 (local.get $o) (local.get $zero))
+          (v128.store offset=332 (local.get $o) (local.get $zero))
+          (v128.store offset=348 (local.get $o) (local.get $zero))
+          (v128.store offset=364 (local.get $o) (local.get $zero))
+          (v128.store offset=380 (local.get $o) (local.get $zero))
+          (v128.store offset=396 (local.get $o) (local.get $zero))
+          (v128.store offset=0 (i32.add (local.get $o) (i32.const 400)) (f32x4.convert_i32x4_s (v128.and (i32x4.shr_u (local.get $c0) (i32.const 2)) (local.get $onei))))
+          (v128.store offset=16 (i32.add (local.get $o) (i32.const 400)) (f32x4.convert_i32x4_s (v128.and (i32x4.shr_u (local.get $c1) (i32.const 2)) (local.get $onei))))
+          (v128.store offset=32 (i32.add (local.get $o) (i32.const 400)) (f32x4.convert_i32x4_s (v128.and (i32x4.shr_u (local.get $c2) (i32.const 2)) (local.get $onei))))
+          (v128.store offset=48 (i32.add (local.get $o) (i32.const 400)) (f32x4.convert_i32x4_s (v128.and (i32x4.shr_u (local.get $c3) (i32.const 2)) (local.get $onei))))
+          (v128.store offset=64 (i32.add (local.get $o) (i32.const 400)) (f32x4.convert_i32x4_s (v128.and (i32x4.shr_u (local.get $c4) (i32.const 2)) (local.get $onei))))
+          (v128.store offset=80 (i32.add (local.get $o) (i32.const 400)) (f32x4.convert_i32x4_s (v128.and (i32x4.shr_u (local.get $c5) (i32.const 2)) (local.get $onei))))
+          (v128.store offset=96 (i32.add (local.get $o) (i32.const 400)) (f32x4.convert_i32x4_s (v128.and (i32x4.shr_u (local.get $c6) (i32.const 2)) (local.get $onei))))
+          (v128.store offset=0 (i32.add (local.get $o) (i32.const 500)) (f32x4.convert_i32x4_s (i32x4.shr_u (local.get $c0) (i32.const 3))))
+          (v128.store offset=16 (i32.add (local.get $o) (i32.const 500)) (f32x4.convert_i32x4_s (i32x4.shr_u (local.get $c1) (i32.const 3))))
+          (v128.store offset=32 (i32.add (local.get $o) (i32.const 500)) (f32x4.convert_i32x4_s (i32x4.shr_u (local.get $c2) (i32.const 3))))
+          (v128.store offset=48 (i32.add (local.get $o) (i32.const 500)) (f32x4.convert_i32x4_s (i32x4.shr_u (local.get $c3) (i32.const 3))))
+          (v128.store offset=64 (i32.add (local.get $o) (i32.const 500)) (f32x4.convert_i32x4_s (i32x4.shr_u (local.get $c4) (i32.const 3))))
+          (v128.store offset=80 (i32.add (local.get $o) (i32.const 500)) (f32x4.convert_i32x4_s (i32x4.shr_u (local.get $c5) (i32.const 3))))
+          (v128.store offset=96 (i32.add (local.get $o) (i32.const 500)) (f32x4.convert_i32x4_s (i32x4.shr_u (local.get $c6) (i32.const 3)))))
         (else
           ;; any radius: cell by cell
           (local.set $k (i32.const 0))
@@ -180,7 +226,7 @@
               (f32.store (i32.add (local.get $dst) (local.get $SS4))
                 (f32.convert_i32_s (i32.and (i32.shr_u (local.get $b) (i32.const 1)) (i32.const 1))))
               (f32.store (i32.add (local.get $dst) (i32.shl (local.get $SS4) (i32.const 1)))
-                (f32.min (f32.load (local.get $srcO)) (f32.const 1)))
+                (select (f32.const 1) (f32.load (local.get $srcO)) (f32.gt (f32.load (local.get $srcO)) (f32.const 1))))
               (f32.store (i32.add (local.get $dst) (i32.mul (local.get $SS4) (i32.const 3))) (f32.const 0))
               (f32.store (i32.add (local.get $dst) (i32.shl (local.get $SS4) (i32.const 2)))
                 (f32.convert_i32_s (i32.and (i32.shr_u (local.get $b) (i32.const 2)) (i32.const 1))))
@@ -243,7 +289,8 @@
       (f32.store offset=8 (local.get $sc)
         (if (result f32) (i32.eq (local.get $dHere) (i32.const 0xffff))
           (then (f32.const 1))
-          (else (f32.min (f32.const 1) (f32x4.extract_lane 2 (local.get $q))))))
+          (else (select (f32.const 1) (f32x4.extract_lane 2 (local.get $q))
+            (f32.gt (f32x4.extract_lane 2 (local.get $q)) (f32.const 1))))))
       ;; moves (overwrites the vector's fourth lane), then the time left
       (v128.store offset=12 (local.get $sc)
         (v128.load (i32.add (i32.load offset=56 (local.get $ctx))
