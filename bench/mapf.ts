@@ -27,7 +27,11 @@ import {
   solvePP,
   SUITE_NAMES,
 } from "../mapf/mod.ts";
-import { DEFAULT_OBS, ObservationEncoder } from "../policy/mod.ts";
+import {
+  DEFAULT_OBS,
+  ObservationEncoder,
+  ReferenceObservationEncoder,
+} from "../policy/mod.ts";
 import type { EnvConfigInput } from "../schemas/mod.ts";
 
 const median = (xs: number[]) => {
@@ -50,12 +54,19 @@ function instancesFor(
   return generate(config, { count, seed }).instances;
 }
 
-/** Agent-steps per second of `envs` environments with random actions (resetting ended ones every step). */
+/** Observation encoder of a stepping row: none, the TS reference, or the WebAssembly kernel. */
+type ObsMode = false | "reference" | "wasm";
+
+/**
+ * Agent-steps per second of `envs` environments with random actions
+ * (resetting ended ones every step), encoding every agent's observation
+ * before each step when `withObs` names an encoder.
+ */
 function stepRate(
   instances: Instance[],
   envs: number,
   steps: number,
-  withObs: boolean,
+  withObs: ObsMode,
 ): number {
   const pool = InstancePool.from(instances);
   const env = new BatchEnv(pool, { envs, seed: 1 });
@@ -67,12 +78,17 @@ function stepRate(
     for (let i = 0; i < a.length; i++) a[i] = rng.int(5);
     return a;
   });
-  let enc: ObservationEncoder | undefined;
+  let enc: ObservationEncoder | ReferenceObservationEncoder | undefined;
   let slots = new Int32Array(0), obs = new Float32Array(0);
   if (withObs) {
-    enc = new ObservationEncoder(DEFAULT_OBS, env);
+    enc = withObs === "wasm"
+      ? new ObservationEncoder(DEFAULT_OBS, env)
+      : new ReferenceObservationEncoder(DEFAULT_OBS, env);
     slots = new Int32Array(envs * m);
-    obs = new Float32Array(envs * m * enc.size);
+    // the wasm encoder writes its own rows (what rollouts read, no copy)
+    obs = enc instanceof ObservationEncoder
+      ? enc.output
+      : new Float32Array(envs * m * enc.size);
   }
   let agentSteps = 0;
   const run = (k: number) => {
@@ -97,6 +113,40 @@ function stepRate(
   const t0 = performance.now();
   run(steps);
   return agentSteps / ((performance.now() - t0) / 1000);
+}
+
+/** Nanoseconds per observation row of each encoder alone (every agent of 1024 environments, alternating, median of 3). */
+function encodeCost(
+  instances: Instance[],
+): { reference: number; wasm: number } {
+  const pool = InstancePool.from(instances);
+  const env = new BatchEnv(pool, { envs: 1024, seed: 1 });
+  env.resetAll((e) => e % pool.count);
+  const m = env.maxAgents;
+  const slots = new Int32Array(env.envs * m);
+  let n = 0;
+  for (let e = 0; e < env.envs; e++) {
+    for (let a = 0; a < env.agentCount[e]!; a++) slots[n++] = e * m + a;
+  }
+  const ref = new ReferenceObservationEncoder(DEFAULT_OBS, env);
+  const fast = new ObservationEncoder(DEFAULT_OBS, env);
+  const out = new Float32Array(n * ref.size);
+  const time = (fn: () => void) => {
+    for (let i = 0; i < 3; i++) fn();
+    let c = 0;
+    const t0 = performance.now();
+    while (performance.now() - t0 < 500) {
+      fn();
+      c++;
+    }
+    return ((performance.now() - t0) * 1e6) / c / n;
+  };
+  const r: number[] = [], w: number[] = [];
+  for (let rep = 0; rep < 3; rep++) {
+    r.push(time(() => ref.encode(slots, n, out)));
+    w.push(time(() => fast.encode(slots, n)));
+  }
+  return { reference: median(r), wasm: median(w) };
 }
 
 function withModes(
@@ -130,7 +180,7 @@ function benchStep() {
     hole_density: 0.1,
     distance: { min: 2, max: 12 },
   }, 64);
-  const rows: [string, Instance[], number, number, boolean, string][] = [
+  const rows: [string, Instance[], number, number, ObsMode, string][] = [
     [
       "batched, fail/lethal (episodes end early)",
       i16,
@@ -148,20 +198,36 @@ function benchStep() {
       ">= 10",
     ],
     [
-      "batched + observations (radius 2), fail/lethal",
+      "batched + observations (radius 2, TS reference encoder), fail/lethal",
       i16,
       1024,
       60,
-      true,
+      "reference",
       ">= 3",
     ],
     [
-      "batched + observations (radius 2), block/blocked",
+      "batched + observations (radius 2, wasm encoder), fail/lethal",
+      i16,
+      1024,
+      60,
+      "wasm",
+      ">= 3x reference",
+    ],
+    [
+      "batched + observations (radius 2, TS reference encoder), block/blocked",
       withModes(i16, "block", "blocked"),
       1024,
       60,
-      true,
+      "reference",
       ">= 3",
+    ],
+    [
+      "batched + observations (radius 2, wasm encoder), block/blocked",
+      withModes(i16, "block", "blocked"),
+      1024,
+      60,
+      "wasm",
+      ">= 3x reference",
     ],
     ["single instance, fail/lethal", i16, 1, 200000, false, ">= 2"],
     [
@@ -181,17 +247,35 @@ function benchStep() {
       ">= 2",
     ],
   ];
-  for (const [name, insts, envs, steps, obs, target] of rows) {
-    const rates = [0, 1, 2].map(() => stepRate(insts, envs, steps, obs) / 1e6);
+  // round robin over the rows, 3 times: the reference and wasm encoder rows
+  // alternate, so a change in machine load hits both alike
+  const rates: number[][] = rows.map(() => []);
+  for (let rep = 0; rep < 3; rep++) {
+    rows.forEach(([, insts, envs, steps, obs], i) => {
+      rates[i]!.push(stepRate(insts, envs, steps, obs) / 1e6);
+    });
+  }
+  rows.forEach(([name, insts, envs, , obs, target], i) => {
     const agents = insts[0]!.starts.length;
+    const r = rates[i]!;
+    // the wasm row's ratio to the reference row just before it
+    const ratio = obs === "wasm"
+      ? ` = ${fmt(median(r) / median(rates[i - 1]!), 1)}x reference`
+      : "";
     console.log(
       `| ${name} | ${envs} x ${agents} | ${insts[0]!.width}x${
         insts[0]!.height
-      } | ${fmt(median(rates))} (${
-        rates.map((r) => fmt(r, 1)).join(", ")
-      }) | ${target} |`,
+      } | ${fmt(median(r))} (${
+        r.map((x) => fmt(x, 1)).join(", ")
+      })${ratio} | ${target} |`,
     );
-  }
+  });
+  const enc = encodeCost(i16);
+  console.log(
+    `\nEncoding alone (every agent of 1024 x 8, 16x16, radius 2), ns per row: reference ${
+      fmt(enc.reference, 1)
+    }, wasm ${fmt(enc.wasm, 1)} (${fmt(enc.reference / enc.wasm, 1)}x)`,
+  );
 }
 
 function benchSolve() {

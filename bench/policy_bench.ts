@@ -1,7 +1,9 @@
 /**
  * `deno task bench` cases of the policy library: one PPO minibatch step
- * (forward + loss + backward + clipping + Adam, 512 rows), and inference of
- * 1024 observation rows with the TS forward pass and with onnxruntime-node.
+ * (forward + loss + backward + clipping + Adam, 512 rows) with the
+ * TypeScript reference and with the WebAssembly SIMD learner, and inference
+ * of 1024 observation rows with the TS forward pass, the SIMD forward pass
+ * and onnxruntime-node.
  * The side-by-side table with ratios is `bench/policy_throughput.ts`.
  *
  * @module
@@ -17,6 +19,7 @@ import {
   obsSize,
   OnnxPolicy,
   ppoLoss,
+  SimdLearner,
 } from "../policy/mod.ts";
 
 const D = obsSize(DEFAULT_OBS);
@@ -45,8 +48,24 @@ const batch = {
 const adam = new Adam(net.size);
 const train = net.clone();
 const policy = await OnnxPolicy.load(exportOnnx(net), { inputSize: D });
+// one SimdLearner.update = one minibatch step over a buffer of 512 rows
+const simd = new SimdLearner(net.clone(), { capacity: 1024, actRows: 1024 }, {
+  minibatch: mb,
+  epochs: 1,
+});
+const buf = simd.createBuffer(1024);
+buf.obs.set(obs);
+buf.actions.set(batch.actions);
+buf.logp.set(batch.logpOld);
+buf.advantages.set(batch.advantages);
+buf.returns.set(batch.returns);
+const simdRng = new Rng(2);
+const values = new Float32Array(1024);
 
-Deno.bench("policy: PPO minibatch step, 512 rows", { group: "ppo" }, () => {
+Deno.bench("policy: PPO minibatch step, 512 rows", {
+  group: "ppo",
+  baseline: true,
+}, () => {
   train.forward(obs, mb, ws);
   ppoLoss(ws.out, ws.dOut, 5, batch, mb);
   train.zeroGrad();
@@ -55,11 +74,25 @@ Deno.bench("policy: PPO minibatch step, 512 rows", { group: "ppo" }, () => {
   adam.step(train.params, train.grads);
 });
 
+Deno.bench(
+  "policy: SIMD PPO minibatch step, 512 rows",
+  { group: "ppo" },
+  () => {
+    buf.count = mb;
+    simd.update(buf, simdRng);
+  },
+);
+
 Deno.bench("policy: TS forward, 1024 rows", {
   group: "inference",
   baseline: true,
 }, () => {
   net.forward(obs, 1024, ws);
+});
+
+Deno.bench("policy: SIMD forward, 1024 rows", { group: "inference" }, () => {
+  buf.count = 0;
+  simd.values(buf, 0, 1024, values);
 });
 
 Deno.bench(

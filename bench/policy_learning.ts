@@ -18,9 +18,11 @@
  *   time. The final evaluation runs the exported ONNX checkpoint through
  *   onnxruntime-node.
  *
- * Run: `deno run -A bench/policy_learning.ts [--minutes 5] [--seed 1] [--algo ppo|grpo] [--eval-every 15]`
- * Writes `bench/results/policy_learning_<algo>_seed<seed>.json` and prints
- * a markdown summary.
+ * Run: `deno run -A bench/policy_learning.ts [--minutes 5] [--seed 1] [--algo ppo|grpo] [--eval-every 15] [--updates N] [--kernel simd|ts]`
+ * (`--updates` stops after N updates, whatever the time, to compare kernels
+ * on the same budget; `--kernel` picks the network maths, default simd).
+ * Writes `bench/results/policy_learning_<algo>_seed<seed>[_<kernel>_u<N>].json`
+ * and prints a markdown summary.
  *
  * @module
  */
@@ -49,6 +51,8 @@ const minutes = Number(arg("minutes", "5"));
 const seed = Number(arg("seed", "1"));
 const algo = arg("algo", "ppo") as "ppo" | "grpo";
 const evalEvery = Number(arg("eval-every", "15"));
+const maxUpdates = Number(arg("updates", "Infinity"));
+const kernel = arg("kernel", "simd") as "simd" | "ts";
 
 const t0 = performance.now();
 const train = generate({ preset: "easy" }, { count: 4000, seed }).instances;
@@ -64,7 +68,11 @@ const sets: Record<string, Instance[]> = {
 const genSeconds = (performance.now() - t0) / 1000;
 
 const ck = initCheckpoint({ seed });
-const trainer = new Trainer(ck, InstancePool.from(train), { algo, seed });
+const trainer = new Trainer(ck, InstancePool.from(train), {
+  algo,
+  seed,
+  kernel,
+});
 const curve: Record<string, number>[] = [];
 
 async function evalCurve(trainSeconds: number) {
@@ -85,7 +93,7 @@ async function evalCurve(trainSeconds: number) {
 }
 
 let trainMs = 0, nextEval = 0;
-while (trainMs < minutes * 60_000) {
+while (trainMs < minutes * 60_000 && ck.counters.updates < maxUpdates) {
   if (trainMs >= nextEval * 1000) {
     await evalCurve(trainMs / 1000);
     nextEval += evalEvery;
@@ -111,8 +119,11 @@ await policy.release();
 
 const result = {
   command:
-    `deno run -A bench/policy_learning.ts --minutes ${minutes} --seed ${seed} --algo ${algo} --eval-every ${evalEvery}`,
+    `deno run -A bench/policy_learning.ts --minutes ${minutes} --seed ${seed} --algo ${algo} --eval-every ${evalEvery}${
+      Number.isFinite(maxUpdates) ? ` --updates ${maxUpdates}` : ""
+    } --kernel ${kernel}`,
   algo,
+  kernel,
   seed,
   train_seconds: Math.round(trainMs / 100) / 10,
   generation_seconds: Math.round(genSeconds * 10) / 10,
@@ -125,7 +136,9 @@ const result = {
 await Deno.mkdir(new URL("./results/", import.meta.url), { recursive: true });
 await Deno.writeTextFile(
   new URL(
-    `./results/policy_learning_${algo}_seed${seed}.json`,
+    `./results/policy_learning_${algo}_seed${seed}${
+      Number.isFinite(maxUpdates) ? `_${kernel}_u${maxUpdates}` : ""
+    }.json`,
     import.meta.url,
   ),
   JSON.stringify(result, null, 1) + "\n",
@@ -133,7 +146,7 @@ await Deno.writeTextFile(
 const s = (name: string) =>
   (final[name] as { success_rate: number }).success_rate.toFixed(3);
 console.log(
-  `## ${algo} seed ${seed}: ${result.train_seconds} s training, ${result.updates} updates, ${result.samples} samples (${result.samples_per_second} samples/s end to end)`,
+  `## ${algo} seed ${seed} (kernel ${kernel}): ${result.train_seconds} s training, ${result.updates} updates, ${result.samples} samples (${result.samples_per_second} samples/s end to end)`,
 );
 console.log(
   `final success: easy ${s("easy")}, base ${s("base")}, hard ${s("hard")}`,

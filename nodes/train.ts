@@ -16,7 +16,10 @@
  *   (3e-4), `epochs` (4), `minibatch` (512), `clip` (0.2), `entropy`
  *   (0.01), `value_coef` (0.5 PPO / 0 GRPO), `gamma` (0.99), `lambda`
  *   (0.95), `max_grad_norm` (0.5), `reward` (coefficients, see
- *   `policy/reward.ts`), `seed` (default: the node's seed).
+ *   `policy/reward.ts`), `seed` (default: the node's seed), `kernel`
+ *   (`simd`, the WebAssembly SIMD kernels, default; or `ts`, the
+ *   TypeScript reference maths: slower, and a different run of the same
+ *   seed since float rounding differs).
  *
  * Value: the new policy value. Report: the training curve, one point per
  * update (`update`, `samples`, `seconds`, `episodes`, `success` of the
@@ -29,6 +32,7 @@
 import * as v from "valibot";
 import type { Json, NodeKind } from "@envsmith/engine";
 import { InstancePool } from "../mapf/pool.ts";
+import { mlpKernelDigest } from "../policy/kernels/modules.ts";
 import {
   type CurvePoint,
   Trainer,
@@ -75,6 +79,7 @@ export const TrainOptionsSchema = v.object({
   lambda: v.optional(num(0, 1)),
   max_grad_norm: v.optional(num(0, 1e6)),
   reward: v.optional(RewardParamsSchema),
+  kernel: v.optional(v.picklist(["simd", "ts"])),
 });
 
 /** Parameters of `train`. */
@@ -109,6 +114,7 @@ export function trainerOptions(
   if (p.gamma !== undefined) o.gamma = p.gamma;
   if (p.lambda !== undefined) o.lambda = p.lambda;
   if (p.max_grad_norm !== undefined) o.maxGradNorm = p.max_grad_norm;
+  if (p.kernel !== undefined) o.kernel = p.kernel;
   if (p.reward !== undefined) {
     const r: Record<string, number> = {};
     for (const [k, x] of Object.entries(p.reward)) {
@@ -194,6 +200,9 @@ export const kind: NodeKind<TrainParams, PolicyValue> = {
       value,
       report: {
         algo: trainer.options.algo,
+        kernel: trainer.options.kernel === "simd"
+          ? { name: "simd", wasm_sha256: mlpKernelDigest() }
+          : { name: "ts" },
         instances: instances.length,
         updates: done,
         samples: ck.counters.samples - startSamples,

@@ -1,7 +1,12 @@
 // Test helper: small random instances (not a suite; the generator lives in mapf/).
+import { BatchEnv } from "../mapf/batch_env.ts";
+import { generate } from "../mapf/generator.ts";
 import { bfsDistances } from "../mapf/grid.ts";
 import { type Instance, parseInstanceLines } from "../mapf/instance.ts";
+import { InstancePool } from "../mapf/pool.ts";
 import { Rng } from "../mapf/rng.ts";
+import { DEFAULT_OBS } from "./observation.ts";
+import { ObservationEncoder } from "./observation_encoder.ts";
 
 /** Random `size x size` instances with scattered holes and reachable goals. */
 export function randomInstances(
@@ -62,4 +67,31 @@ export function randomInstances(
     );
   }
   return out;
+}
+
+/**
+ * Observation rows of real agents: generated `easy` instances (default
+ * radius-2 layout) after a few random steps, `rows` of them.
+ */
+export function realObservations(
+  rows: number,
+  preset: "easy" | "medium" | "hard" = "easy",
+): { obs: Float32Array; size: number; rows: number } {
+  const pool = InstancePool.from(
+    generate({ preset }, { count: 64, seed: 1 }).instances,
+  );
+  const env = new BatchEnv(pool, { envs: rows, seed: 1 });
+  env.resetAll();
+  const rng = new Rng(2);
+  const act = new Uint8Array(env.envs * env.maxAgents);
+  for (let t = 0; t < 3; t++) {
+    for (let i = 0; i < act.length; i++) act[i] = rng.int(5);
+    env.step(act);
+    env.resetDone();
+  }
+  const enc = new ObservationEncoder(DEFAULT_OBS, env);
+  const slots = new Int32Array(rows).map((_, i) => i * env.maxAgents);
+  const obs = new Float32Array(rows * enc.size);
+  enc.encode(slots, rows, obs);
+  return { obs, size: enc.size, rows };
 }

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { Adam, clipGradNorm } from "./adam.ts";
+import { Adam, type AdamState, clipGradNorm } from "./adam.ts";
 import { type Mlp, MlpWorkspace } from "./mlp.ts";
 import {
   normalize,
@@ -39,17 +39,83 @@ export class SampleBuffer {
   /** Filled samples. */
   count = 0;
 
-  /** Allocate a buffer. */
-  constructor(capacity: number, inputSize: number) {
+  /**
+   * Allocate a buffer, or wrap existing arrays (`storage`, each long enough
+   * for `capacity` samples), e.g. views of kernel memory.
+   */
+  constructor(
+    capacity: number,
+    inputSize: number,
+    storage?: Omit<SampleBuffer, "capacity" | "inputSize" | "count">,
+  ) {
     this.capacity = capacity;
     this.inputSize = inputSize;
-    this.obs = new Float32Array(capacity * inputSize);
-    this.actions = new Uint8Array(capacity);
-    this.logp = new Float32Array(capacity);
-    this.advantages = new Float32Array(capacity);
-    this.returns = new Float32Array(capacity);
-    this.values = new Float32Array(capacity);
+    this.obs = storage?.obs ?? new Float32Array(capacity * inputSize);
+    this.actions = storage?.actions ?? new Uint8Array(capacity);
+    this.logp = storage?.logp ?? new Float32Array(capacity);
+    this.advantages = storage?.advantages ?? new Float32Array(capacity);
+    this.returns = storage?.returns ?? new Float32Array(capacity);
+    this.values = storage?.values ?? new Float32Array(capacity);
+    if (
+      this.obs.length < capacity * inputSize ||
+      [this.actions, this.logp, this.advantages, this.returns, this.values]
+        .some((a) => a.length < capacity)
+    ) {
+      throw new RangeError(
+        `Sample buffer storage is smaller than ${capacity} samples of ${inputSize} values`,
+      );
+    }
   }
+}
+
+/** Which implementation of the network maths a learner runs. */
+export type Kernel = "simd" | "ts";
+
+/**
+ * What a trainer needs from a learner: acting on buffered observation rows,
+ * and the update epochs. Implemented by {@linkcode Learner} (the TypeScript
+ * reference) and `SimdLearner` (WebAssembly SIMD kernels).
+ */
+export interface PolicyLearner {
+  /** Which kernel this learner runs. */
+  readonly kernel: Kernel;
+  /** The network being trained; its parameters are current after every {@linkcode update}. */
+  readonly net: Mlp;
+  /** Running statistics of value targets. */
+  readonly valueNorm: RunningMeanStd;
+  /** Options in force. */
+  readonly options: Required<LearnerOptions>;
+  /** A sample buffer of `capacity` rows that {@linkcode act} and {@linkcode update} can read. */
+  createBuffer(capacity: number): SampleBuffer;
+  /**
+   * Run the network on observation rows `row0 .. row0 + n` of `buf` and
+   * sample one action per row (the most likely with `greedy`), writing the
+   * action, its log-probability and the value-head output of each row to
+   * `action`, `logp` and `value` (indices `0 .. n`).
+   */
+  act(
+    buf: SampleBuffer,
+    row0: number,
+    n: number,
+    rng: Rng,
+    action: Uint8Array,
+    logp: Float32Array,
+    value: Float32Array,
+    greedy?: boolean,
+  ): void;
+  /** Value-head outputs of rows `row0 .. row0 + n` of `buf` into `value`. */
+  values(buf: SampleBuffer, row0: number, n: number, value: Float32Array): void;
+  /**
+   * Copy the network's parameters into the learner's own storage, if it
+   * keeps one (call after changing `net.params` from outside).
+   */
+  pull(): void;
+  /** Run the update epochs on `buf` (see {@linkcode Learner.update}). */
+  update(buf: SampleBuffer, rng: Rng): UpdateStats;
+  /** A copy of the optimiser state (for checkpoints). */
+  adamState(): AdamState;
+  /** Restore an optimiser state. */
+  loadAdam(state: AdamState): void;
 }
 
 /** Hyper-parameters of {@linkcode Learner}. */
@@ -94,7 +160,9 @@ export interface UpdateStats {
  * Holds the network, its optimiser and the value normaliser, and turns sample
  * buffers into parameter updates.
  */
-export class Learner {
+export class Learner implements PolicyLearner {
+  /** This learner runs the TypeScript reference maths. */
+  readonly kernel: Kernel = "ts";
   /** The network being trained (updated in place). */
   readonly net: Mlp;
   /** Its optimiser. */
@@ -111,6 +179,7 @@ export class Learner {
   #mbRet: Float32Array;
   #mbVal: Float32Array;
   #perm = new Int32Array(0);
+  #actWs: MlpWorkspace | undefined;
 
   /** A learner for `net` (parameters are updated in place). */
   constructor(
@@ -142,6 +211,64 @@ export class Learner {
     this.#mbAdv = new Float32Array(mb);
     this.#mbRet = new Float32Array(mb);
     this.#mbVal = new Float32Array(mb);
+  }
+
+  /** A plain sample buffer. */
+  createBuffer(capacity: number): SampleBuffer {
+    return new SampleBuffer(capacity, this.net.spec.inputSize);
+  }
+
+  #forwardRows(buf: SampleBuffer, row0: number, n: number): MlpWorkspace {
+    if (!this.#actWs || this.#actWs.capacity < n) {
+      this.#actWs = new MlpWorkspace(this.net.spec, Math.max(n, 64));
+    }
+    const D = buf.inputSize;
+    this.net.forward(
+      buf.obs.subarray(row0 * D, (row0 + n) * D),
+      n,
+      this.#actWs,
+    );
+    return this.#actWs;
+  }
+
+  /** See {@linkcode PolicyLearner.act}: the TS forward pass and {@linkcode sampleActions}. */
+  act(
+    buf: SampleBuffer,
+    row0: number,
+    n: number,
+    rng: Rng,
+    action: Uint8Array,
+    logp: Float32Array,
+    value: Float32Array,
+    greedy = false,
+  ): void {
+    const ws = this.#forwardRows(buf, row0, n), A = this.net.spec.actions;
+    sampleActions(ws.out, ws.stride, A, n, rng, action, logp, greedy);
+    for (let i = 0; i < n; i++) value[i] = ws.out[i * ws.stride + A]!;
+  }
+
+  /** See {@linkcode PolicyLearner.values}. */
+  values(
+    buf: SampleBuffer,
+    row0: number,
+    n: number,
+    value: Float32Array,
+  ): void {
+    const ws = this.#forwardRows(buf, row0, n), A = this.net.spec.actions;
+    for (let i = 0; i < n; i++) value[i] = ws.out[i * ws.stride + A]!;
+  }
+
+  /** Nothing to do: this learner works on `net.params` directly. */
+  pull(): void {}
+
+  /** See {@linkcode PolicyLearner.adamState}. */
+  adamState(): AdamState {
+    return this.adam.state();
+  }
+
+  /** See {@linkcode PolicyLearner.loadAdam}. */
+  loadAdam(state: AdamState): void {
+    this.adam.load(state);
   }
 
   /**
@@ -233,6 +360,43 @@ export class Learner {
     stats.clipFrac *= k;
     stats.gradNorm *= k;
     return stats;
+  }
+}
+
+/**
+ * Sample one action per row given log-probabilities `lp` (row stride
+ * `stride`, first `actions` entries), writing the action and its
+ * log-probability (`lp` of the action, as given). With `greedy`, take the
+ * most likely action.
+ */
+export function sampleFromLogProbs(
+  lp: Float32Array,
+  stride: number,
+  actions: number,
+  n: number,
+  rng: Rng,
+  action: Uint8Array,
+  logp: Float32Array,
+  greedy = false,
+): void {
+  for (let r = 0; r < n; r++) {
+    const o = r * stride;
+    let a = 0;
+    if (greedy) {
+      for (let k = 1; k < actions; k++) if (lp[o + k]! > lp[o + a]!) a = k;
+    } else {
+      let u = rng.float();
+      a = actions - 1;
+      for (let k = 0; k < actions; k++) {
+        u -= Math.exp(lp[o + k]!);
+        if (u < 0) {
+          a = k;
+          break;
+        }
+      }
+    }
+    action[r] = a;
+    logp[r] = lp[o + a]!;
   }
 }
 

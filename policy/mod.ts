@@ -70,12 +70,16 @@ export {
   MAX_RADIUS,
   OBS_CHANNELS,
   OBS_VERSION,
-  ObservationEncoder,
   obsSize,
   type ObsSpec,
   obsSpecForSize,
+  ReferenceObservationEncoder,
   SCALAR_FEATURES,
 } from "./observation.ts";
+export {
+  ObservationEncoder,
+  type ObservationEncoderOptions,
+} from "./observation_encoder.ts";
 export {
   agentRewards,
   DEFAULT_REWARD,
@@ -83,12 +87,19 @@ export {
   rewardSpec,
 } from "./reward.ts";
 export {
+  type Kernel,
   Learner,
   type LearnerOptions,
+  type PolicyLearner,
   sampleActions,
   SampleBuffer,
+  sampleFromLogProbs,
   type UpdateStats,
 } from "./learner.ts";
+export { SimdLearner, type SimdLearnerSizes } from "./simd_learner.ts";
+export { SimdMlp } from "./simd_mlp.ts";
+export { KernelArena } from "./kernels/arena.ts";
+export { mlpKernelDigest, obsKernelDigest } from "./kernels/modules.ts";
 export {
   ACTIONS,
   type Checkpoint,

@@ -29,7 +29,8 @@ import { mix32 } from "../mapf/rng.ts";
 import { encodeTrajectories, TrajectoryRecorder } from "../mapf/trajectory.ts";
 import { sampleActions } from "./learner.ts";
 import { type Mlp, MlpWorkspace } from "./mlp.ts";
-import { ObservationEncoder, type ObsSpec } from "./observation.ts";
+import type { ObsSpec } from "./observation.ts";
+import { ObservationEncoder } from "./observation_encoder.ts";
 import type { OnnxPolicy } from "./onnx_policy.ts";
 import { Rng } from "../mapf/rng.ts";
 
@@ -182,12 +183,11 @@ export async function rollout(
       } has ${enc.size}`,
     );
   }
-  const m = env.maxAgents, S = envs * m, D = enc.size;
+  const m = env.maxAgents, S = envs * m;
   const rng = new Rng(mix32(seed ^ 0x68e31da4));
   const rec = record
     ? new TrajectoryRecorder(env, instances.map((i) => i.id))
     : undefined;
-  const obs = new Float32Array(S * D);
   const slots = new Int32Array(S);
   const act = new Uint8Array(S),
     actTmp = new Uint8Array(S),
@@ -216,7 +216,8 @@ export async function rollout(
     }
     act.fill(0);
     if (n > 0) {
-      enc.encode(slots, n, obs, 0);
+      // the encoder's own rows (kernel memory): no copy
+      const obs = enc.encode(slots, n);
       const { logits, stride } = await policy.logits(obs, n);
       sampleActions(logits, stride, 5, n, rng, actTmp, logpTmp, greedy);
       for (let i = 0; i < n; i++) act[slots[i]!] = actTmp[i]!;

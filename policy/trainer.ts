@@ -22,19 +22,22 @@
 import { BatchEnv } from "../mapf/batch_env.ts";
 import { OUTCOME_NAMES, SUCCESS } from "../mapf/outcome.ts";
 import type { InstancePool } from "../mapf/pool.ts";
+import { Rng } from "../mapf/rng.ts";
 import type { Checkpoint } from "./checkpoint.ts";
 import {
+  type Kernel,
   Learner,
   type LearnerOptions,
-  sampleActions,
-  SampleBuffer,
+  type PolicyLearner,
+  type SampleBuffer,
   type UpdateStats,
 } from "./learner.ts";
-import { MlpWorkspace } from "./mlp.ts";
-import { ObservationEncoder } from "./observation.ts";
+import { KernelArena } from "./kernels/arena.ts";
+import { ReferenceObservationEncoder } from "./observation.ts";
+import { ObservationEncoder } from "./observation_encoder.ts";
 import { gae, groupAdvantages } from "./ppo_loss.ts";
 import { agentRewards, type RewardSpec, rewardSpec } from "./reward.ts";
-import { Rng } from "../mapf/rng.ts";
+import { SimdLearner } from "./simd_learner.ts";
 
 /** Training algorithm. */
 export type Algo = "ppo" | "grpo";
@@ -57,6 +60,12 @@ export interface TrainerOptions extends LearnerOptions {
   reward?: Partial<RewardSpec>;
   /** Seed of instance draws, action sampling, shuffles and slip. @default 0 */
   seed?: number;
+  /**
+   * Network maths: `simd` (WebAssembly SIMD kernels, about ten times
+   * faster) or `ts` (the TypeScript reference). They agree to rounding, so
+   * the same seed gives different, equally valid runs. @default "simd"
+   */
+  kernel?: Kernel;
 }
 
 /** One point of the training curve (one update). */
@@ -99,15 +108,15 @@ export class Trainer {
   >;
   readonly #pool: InstancePool;
   readonly #env: BatchEnv;
-  readonly #enc: ObservationEncoder;
-  readonly #learner: Learner;
+  readonly #enc: ObservationEncoder | ReferenceObservationEncoder;
+  readonly #learner: PolicyLearner;
   readonly #rng: Rng;
   readonly #buf: SampleBuffer;
-  readonly #ws: MlpWorkspace;
   readonly #slots: Int32Array;
   readonly #act: Uint8Array;
   readonly #actTmp: Uint8Array;
   readonly #logpTmp: Float32Array;
+  readonly #valTmp: Float32Array;
   readonly #rewTmp: Float32Array;
   readonly #doneTmp: Uint8Array;
   readonly #t0 = performance.now();
@@ -137,6 +146,10 @@ export class Trainer {
     if (algo !== "ppo" && algo !== "grpo") {
       throw new RangeError(`Unknown algo "${algo}": use "ppo" or "grpo"`);
     }
+    const kernel = options.kernel ?? "simd";
+    if (kernel !== "simd" && kernel !== "ts") {
+      throw new RangeError(`Unknown kernel "${kernel}": use "simd" or "ts"`);
+    }
     const group = options.group ?? 8;
     let envs = options.envs ?? 64;
     if (algo === "grpo") {
@@ -155,6 +168,7 @@ export class Trainer {
       gamma: options.gamma ?? 0.99,
       lambda: options.lambda ?? 0.95,
       seed: options.seed ?? 0,
+      kernel,
       lr: options.lr ?? 3e-4,
       epochs: options.epochs ?? 4,
       minibatch: options.minibatch ?? 512,
@@ -175,7 +189,13 @@ export class Trainer {
     this.#pool = pool;
     this.#rng = new Rng(o.seed ^ 0x2545f491);
     this.#env = new BatchEnv(pool, { envs, seed: o.seed });
-    this.#enc = new ObservationEncoder(ck.obs, this.#env);
+    // simd: one kernel memory for the encoder and the learner, so
+    // observations are written straight into the sample buffer; ts: the
+    // TypeScript reference throughout (same observation bytes)
+    const arena = kernel === "simd" ? new KernelArena() : undefined;
+    this.#enc = arena
+      ? new ObservationEncoder(ck.obs, this.#env, { arena })
+      : new ReferenceObservationEncoder(ck.obs, this.#env);
     if (this.#enc.size !== ck.net.spec.inputSize) {
       throw new RangeError(
         `The policy reads ${ck.net.spec.inputSize} values per agent but observation ${
@@ -183,20 +203,30 @@ export class Trainer {
         } has ${this.#enc.size}`,
       );
     }
-    this.#learner = new Learner(ck.net, o, ck.valueNorm);
-    if (ck.adam) this.#learner.adam.load(ck.adam);
     const S = envs * this.#env.maxAgents;
     let maxH = 0;
     for (let i = 0; i < pool.count; i++) {
       maxH = Math.max(maxH, pool.horizon[i]!);
     }
     const T = algo === "ppo" ? o.steps : maxH;
-    this.#buf = new SampleBuffer(S * T, this.#enc.size);
-    this.#ws = new MlpWorkspace(ck.net.spec, S);
+    // S spare rows past the samples hold the PPO bootstrap observations
+    const rows = S * T + (algo === "ppo" ? S : 0);
+    this.#learner = arena
+      ? new SimdLearner(
+        ck.net,
+        { capacity: rows, actRows: S, arena },
+        o,
+        ck.valueNorm,
+      )
+      : new Learner(ck.net, o, ck.valueNorm);
+    arena?.commit();
+    if (ck.adam) this.#learner.loadAdam(ck.adam);
+    this.#buf = this.#learner.createBuffer(rows);
     this.#slots = new Int32Array(S);
     this.#act = new Uint8Array(S);
     this.#actTmp = new Uint8Array(S);
     this.#logpTmp = new Float32Array(S);
+    this.#valTmp = new Float32Array(S);
     this.#rewTmp = new Float32Array(S);
     this.#doneTmp = new Uint8Array(S);
     if (algo === "ppo") {
@@ -224,6 +254,7 @@ export class Trainer {
       outcomes: {} as Record<string, number>,
     };
     this.#buf.count = 0;
+    this.#learner.pull();
     if (this.options.algo === "ppo") this.#collectPpo(tally);
     else this.#collectGrpo(tally);
     const n = this.#buf.count;
@@ -232,7 +263,7 @@ export class Trainer {
     c.updates++;
     c.samples += n;
     c.episodes += tally.episodes;
-    this.ck.adam = this.#learner.adam.state();
+    this.ck.adam = this.#learner.adamState();
     return {
       update: c.updates,
       samples: c.samples,
@@ -270,18 +301,17 @@ export class Trainer {
    * storing rows in the sample buffer. Returns the first row index.
    */
   #act1(n: number): number {
-    const buf = this.#buf, D = buf.inputSize, ws = this.#ws;
+    const buf = this.#buf;
     const row0 = buf.count;
     this.#enc.encode(this.#slots, n, buf.obs, row0);
-    this.ck.net.forward(buf.obs.subarray(row0 * D, (row0 + n) * D), n, ws);
-    sampleActions(
-      ws.out,
-      ws.stride,
-      5,
+    this.#learner.act(
+      buf,
+      row0,
       n,
       this.#rng,
       this.#actTmp,
       this.#logpTmp,
+      this.#valTmp,
     );
     this.#act.fill(0);
     for (let i = 0; i < n; i++) {
@@ -289,7 +319,7 @@ export class Trainer {
       this.#act[this.#slots[i]!] = this.#actTmp[i]!;
       buf.actions[r] = this.#actTmp[i]!;
       buf.logp[r] = this.#logpTmp[i]!;
-      buf.values[r] = ws.out[i * ws.stride + 5]!;
+      buf.values[r] = this.#valTmp[i]!;
     }
     buf.count += n;
     return row0;
@@ -346,16 +376,11 @@ export class Trainer {
     this.#boot.fill(0);
     const n = this.#activeSlots();
     if (n > 0) {
-      const D = buf.inputSize;
-      // encode into the spare rows past the filled part of the buffer when there is room
-      const scratch = buf.count + n <= buf.capacity
-        ? buf.obs.subarray(buf.count * D)
-        : new Float32Array(n * D);
-      this.#enc.encode(this.#slots, n, scratch, 0);
-      this.ck.net.forward(scratch, n, this.#ws);
+      // encode into the spare rows past the filled part of the buffer
+      this.#enc.encode(this.#slots, n, buf.obs, buf.count);
+      this.#learner.values(buf, buf.count, n, this.#valTmp);
       for (let i = 0; i < n; i++) {
-        this.#boot[this.#slots[i]!] =
-          this.#ws.out[i * this.#ws.stride + 5]! * vs + vm;
+        this.#boot[this.#slots[i]!] = this.#valTmp[i]! * vs + vm;
       }
     }
     gae(

@@ -90,3 +90,29 @@ Deno.test("trainer rejects a policy whose width does not match its observation",
     /group size must be an integer >= 2/,
   );
 });
+
+Deno.test("both kernels are deterministic; simd and ts agree on the first update to rounding", () => {
+  const run = (kernel: "simd" | "ts") => {
+    const ck = initCheckpoint({ hidden: [24, 13], seed: 1 });
+    const tr = new Trainer(ck, pool, { ...small, seed: 9, kernel });
+    const p = tr.update();
+    return { bytes: saveCheckpoint(tr.checkpoint()), p, params: ck.net.params };
+  };
+  const s1 = run("simd"), s2 = run("simd"), t1 = run("ts"), t2 = run("ts");
+  assert.deepEqual(s1.bytes, s2.bytes);
+  assert.deepEqual(t1.bytes, t2.bytes);
+  assert.notDeepEqual(s1.bytes, t1.bytes, "rounding differs between kernels");
+  // same rollout (the same actions were sampled), nearly the same update
+  assert.equal(s1.p.samples, t1.p.samples);
+  assert.equal(s1.p.episodes, t1.p.episodes);
+  assert.ok(Math.abs(s1.p.stats.loss - t1.p.stats.loss) < 1e-4);
+  let d = 0;
+  for (let i = 0; i < s1.params.length; i++) {
+    d = Math.max(d, Math.abs(s1.params[i]! - t1.params[i]!));
+  }
+  assert.ok(d < 1e-4, `weights after one update differ by ${d}`);
+  assert.throws(
+    () => new Trainer(initCheckpoint(), pool, { kernel: "gpu" as "ts" }),
+    /Unknown kernel "gpu"/,
+  );
+});

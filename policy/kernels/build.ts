@@ -1,0 +1,79 @@
+/**
+ * Builds the WebAssembly kernels from their WAT sources with npm `wabt`
+ * (pinned in `deno.json`), offline and reproducibly: the same sources and
+ * the same wabt version give the same bytes, and the committed `.wasm`
+ * files must be exactly those bytes (`build_test.ts` checks it).
+ *
+ * ```sh
+ * deno task build:wasm             # rewrite policy/kernels/*.wasm
+ * deno task build:wasm --check     # exit 1 if a committed .wasm is stale
+ * ```
+ *
+ * @module
+ */
+import wabtInit from "wabt";
+
+/** The kernels built here: `<name>.wat` -> `<name>.wasm` in this folder. */
+export const KERNEL_NAMES = ["mlp", "obs"] as const;
+
+/** WebAssembly features the sources use (beyond the MVP). */
+const FEATURES = { simd: true, multi_value: true, bulk_memory: true };
+
+/** Compile WAT text to a binary module (with its name section, for readable stack traces). */
+export async function buildWat(name: string, wat: string): Promise<Uint8Array> {
+  const wabt = await wabtInit();
+  const module = wabt.parseWat(`${name}.wat`, wat, FEATURES);
+  try {
+    module.resolveNames();
+    module.validate();
+    const { buffer } = module.toBinary({
+      log: false,
+      canonicalize_lebs: true,
+      relocatable: false,
+      write_debug_names: true,
+    });
+    return new Uint8Array(buffer);
+  } finally {
+    module.destroy();
+  }
+}
+
+/** Build every kernel from the sources beside this file; returns name -> bytes. */
+export async function buildAll(): Promise<Map<string, Uint8Array>> {
+  const out = new Map<string, Uint8Array>();
+  for (const name of KERNEL_NAMES) {
+    const wat = await Deno.readTextFile(
+      new URL(`./${name}.wat`, import.meta.url),
+    );
+    out.set(name, await buildWat(name, wat));
+  }
+  return out;
+}
+
+function _same(a: Uint8Array, b: Uint8Array): boolean {
+  return a.length === b.length && a.every((x, i) => x === b[i]);
+}
+
+if (import.meta.main) {
+  const check = Deno.args.includes("--check");
+  let stale = 0;
+  for (const [name, bytes] of await buildAll()) {
+    const url = new URL(`./${name}.wasm`, import.meta.url);
+    let old: Uint8Array | undefined;
+    try {
+      old = await Deno.readFile(url);
+    } catch { /* not built yet */ }
+    if (old && _same(old, bytes)) {
+      console.log(`${name}.wasm is up to date (${bytes.length} bytes)`);
+    } else if (check) {
+      stale++;
+      console.error(
+        `${name}.wasm does not match ${name}.wat: run deno task build:wasm and commit the result`,
+      );
+    } else {
+      await Deno.writeFile(url, bytes);
+      console.log(`wrote ${name}.wasm (${bytes.length} bytes)`);
+    }
+  }
+  if (stale > 0) Deno.exit(1);
+}
