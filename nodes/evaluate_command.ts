@@ -37,7 +37,7 @@ import {
   rollout,
   type RolloutResult,
 } from "../policy/mod.ts";
-import { configFromFlags, intFlag } from "./_cli_io.ts";
+import { configFromFlags, intFlag, splitFlag } from "./_cli_io.ts";
 import {
   generateOrExplain,
   numberFlag,
@@ -78,6 +78,12 @@ export function evaluateCommand(io: PolicyCliIo = policyIo) {
     )
     .option("--offline", "LLM policy: answer only from the reply cache")
     .option("--suite <name>", "a benchmark suite")
+    .option(
+      "--split <split>",
+      "with --suite: validation (designing, tuning) or test (reported results)",
+      splitFlag,
+      "validation" as const,
+    )
     .option("--preset <name>", "instances of a preset (held-out seed space)")
     .option(
       "--config <file>",
@@ -114,8 +120,8 @@ export function evaluateCommand(io: PolicyCliIo = policyIo) {
       }
       let instances: Instance[], what: string;
       if (o.suite !== undefined) {
-        instances = suiteInstances(o.suite, o.count, 0);
-        what = `suite ${o.suite}`;
+        instances = suiteInstances(o.suite, o.count, 0, o.split);
+        what = `suite ${o.suite} (${o.split})`;
       } else if (o.instances !== undefined) {
         instances = await readInstanceFile(o.instances);
         what = o.instances;
