@@ -235,6 +235,7 @@ const DIGEST_FILES: Record<string, readonly string[]> = {
     "schemas/findings.ts",
   ],
   "redesign": [
+    "engineer/blind.ts",
     "engineer/config_ops.ts",
     "engineer/context.ts",
     "engineer/diff.ts",
@@ -245,6 +246,7 @@ const DIGEST_FILES: Record<string, readonly string[]> = {
     "engineer/registry.ts",
     "engineer/replay.ts",
     "engineer/rules.ts",
+    "engineer/scripted.ts",
     "llm/cache.ts",
     "llm/client.ts",
     "llm/endpoint.ts",

@@ -283,7 +283,7 @@ Deno.test("README: the executor block of 'Running on a cluster' is valid with th
   const block = /```yaml\n([\s\S]*?)```/.exec(readme.slice(at))![1]!;
   const exp = compileExperiment(
     "README.md#cluster",
-    `experiment: x\nseed: 1\n${block}nodes:\n  a: { kind: generate, with: { suites: [base], per_suite: 2 } }\n`,
+    `experiment: x\nseed: 1\n${block}nodes:\n  a: { kind: generate, with: { suites: [base], split: test, per_suite: 2 } }\n`,
     { kinds: allKinds },
   );
   assert.equal(exp.executor?.type, "slurm");

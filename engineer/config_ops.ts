@@ -268,3 +268,50 @@ export function buildMixture(
   }));
   return clampEnvConfig({ mixture }).config;
 }
+
+/**
+ * How many one-step moves ({@linkcode step}) separate dimension `dim` of
+ * `from` from that of `to`: positive when `to` is harder, negative when
+ * easier, 0 when equal. Counted by stepping `from` toward `to` while that
+ * brings the value closer (at most `limit` steps), so multiplicative steps
+ * (horizon) and steps that move two fields (size) count as one each.
+ */
+export function stepsAlong(
+  from: EnvConfig,
+  to: EnvConfig,
+  dim: CurriculumDim,
+  limit = 16,
+): number {
+  const target = dimValue(to, dim);
+  const gap = (c: EnvConfig) => Math.abs(dimValue(c, dim) - target);
+  const dir = Math.sign(progress(to, dim) - progress(from, dim));
+  if (dir === 0) return 0;
+  let cur = from, k = 0;
+  while (k < limit && gap(cur) > 1e-9) {
+    const next = step(cur, dim, dir);
+    if (!(gap(next) < gap(cur) - 1e-9)) {
+      // the last step would overshoot: count it when it lands no farther
+      // than staying (a 2-agent step toward an odd count: half rounds up)
+      if (configId(next) !== configId(cur) && gap(next) <= gap(cur) + 1e-9) {
+        k++;
+      }
+      break;
+    }
+    cur = next;
+    k++;
+  }
+  return dir * k;
+}
+
+/**
+ * The signed pace of a curriculum move: the sum over the frontier
+ * dimensions of {@linkcode stepsAlong} from the leading edge of `from` to
+ * the leading edge of `to` ({@linkcode frontier}). Hardening two steps along
+ * one dimension gives 2; easing one step gives -1; keeping the config, 0.
+ */
+export function curriculumPace(from: AnyEnvConfig, to: AnyEnvConfig): number {
+  const a = frontier(from), b = frontier(to);
+  let n = 0;
+  for (const d of FRONTIER) n += stepsAlong(a, b, d);
+  return n;
+}

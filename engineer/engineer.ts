@@ -59,7 +59,7 @@ export interface Proposal {
 
 /** An environment engineer. */
 export interface Engineer {
-  /** Its name (`fixed`, `random`, `rules`, `replay`, `llm`). */
+  /** Its name (`fixed`, `random`, `rules`, `replay`, `llm`, `scripted`, `blind`). */
   readonly name: string;
   /** Propose the next configuration. */
   propose(input: ProposeInput): Promise<Proposal>;
@@ -72,6 +72,8 @@ export const ENGINEER_NAMES = [
   "rules",
   "replay",
   "llm",
+  "scripted",
+  "blind",
 ] as const;
 
 /** An engineer name. */

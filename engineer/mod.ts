@@ -10,7 +10,10 @@
  * - Engineers behind one interface ({@linkcode Engineer}:
  *   `propose({ context, config, seed }) -> { config, rationale, events, reads }`):
  *   `fixed`, `random`, `rules` (offline default; rules in rules.ts),
- *   `replay` (PLR/ACCEL-style), `llm` (prompts in `engineer/prompts/`).
+ *   `replay` (PLR/ACCEL-style), `llm` (prompts in `engineer/prompts/`),
+ *   and two controls that read no context: `scripted` (replays a given
+ *   config: open loop) and `blind` (an informed run's pace, blind choice of
+ *   dimension).
  *   {@linkcode createEngineer} builds one by name.
  * - {@linkcode diffConfigs}: structured diff of two configs, for reports.
  *
@@ -58,6 +61,8 @@ export {
 } from "./registry.ts";
 export { decideRules, RULE_THRESHOLDS, RULES, type RuleSpec } from "./rules.ts";
 export { REPLAY_PARAMS } from "./replay.ts";
+export { scriptedEngineer } from "./scripted.ts";
+export { blindEngineer, type Pace } from "./blind.ts";
 export {
   checkReply,
   dimensionsText,
@@ -74,5 +79,7 @@ export {
   buildMixture,
   CURRICULUM_DIMS,
   type CurriculumDim,
+  curriculumPace,
   step,
+  stepsAlong,
 } from "./config_ops.ts";

@@ -9,11 +9,13 @@ import {
   ENGINEER_NAMES,
   type EngineerName,
 } from "./engineer.ts";
+import { blindEngineer, type Pace } from "./blind.ts";
 import { fixedEngineer } from "./fixed.ts";
 import { llmEngineer } from "./llm.ts";
 import { randomEngineer } from "./random.ts";
 import { replayEngineer } from "./replay.ts";
 import { rulesEngineer } from "./rules.ts";
+import { scriptedEngineer } from "./scripted.ts";
 
 /** Options of {@linkcode createEngineer}. */
 export interface CreateEngineerOptions {
@@ -23,6 +25,10 @@ export interface CreateEngineerOptions {
   reasks?: number;
   /** What an endpoint failure does (`llm`). @default {"throw"} */
   onEndpointError?: "throw" | "fallback";
+  /** The configuration the `scripted` engineer proposes (required for it). */
+  script?: unknown;
+  /** The informed move whose pace `blind` copies (required for it). */
+  pace?: Pace;
 }
 
 /** An unknown engineer name, or `llm` without an endpoint. */
@@ -76,6 +82,20 @@ export function createEngineer(
           ? {}
           : { onEndpointError: options.onEndpointError }),
       });
+    case "scripted":
+      if (options.script === undefined) {
+        throw new EngineerConfigError(
+          "The scripted engineer replays a configuration: give `script` (YAML: with.script: a config, usually a reference to another run's redesign, e.g. $config[context=full,seed=+1]).",
+        );
+      }
+      return scriptedEngineer(options.script);
+    case "blind":
+      if (options.pace === undefined) {
+        throw new EngineerConfigError(
+          "The blind engineer copies the pace of an informed run: give `pace: [FROM, TO]` (that run's config before and after this stage's redesign).",
+        );
+      }
+      return blindEngineer(options.pace);
     default:
       throw new EngineerConfigError(
         `Unknown engineer "${name}"; use one of ${ENGINEER_NAMES.join(", ")}.`,

@@ -7,7 +7,9 @@
  * give byte-identical instances on every machine. Training runs use seeds in
  * `0 .. 2^31 - 1`; suite runs set the top bit of the seed word (and tag the
  * domain with the suite name), so suite instances come from RNG streams no
- * training run can produce: disjoint by construction.
+ * training run can produce: disjoint by construction. Each suite has two
+ * splits in disjoint seed spaces (the domain tag also names the split):
+ * `validation` (the instances suites always had) and `test`.
  *
  * One draw (attempt) of an instance:
  * 1. pick a mixture component (weights), draw a map (map_gen.ts);
@@ -47,6 +49,15 @@ import { at } from "./solution.ts";
 import { solveCBS } from "./solve_cbs.ts";
 import { solvePP } from "./solve_pp.ts";
 
+/**
+ * The split of a benchmark suite: `validation` for everything designed or
+ * tuned, `test` for reported results. Same generator, disjoint seed spaces.
+ */
+export type SuiteSplit = "validation" | "test";
+
+/** The suite splits, validation first. */
+export const SUITE_SPLITS: readonly SuiteSplit[] = ["validation", "test"];
+
 /** Why a draw was rejected. */
 export type RejectionReason = "space" | "placement" | "unsolved" | "horizon";
 
@@ -61,6 +72,12 @@ export interface GenerateOptions {
   seed: number;
   /** Generate in this suite's seed space (ids become `<suite>-<index>`). */
   suite?: string;
+  /**
+   * Which split of the suite (with `suite` only): `validation` is the seed
+   * space suites always had (ids `<suite>-<index>`); `test` is a disjoint
+   * one (ids `<suite>-test-<index>`). @default {"validation"}
+   */
+  split?: SuiteSplit;
   /** Index of the first instance. @default 0 */
   startIndex?: number;
   /** Draws per instance before giving up. @default 100 */
@@ -99,6 +116,8 @@ export interface GenerationReport {
   readonly seed: number;
   /** Suite, if any. */
   readonly suite?: string;
+  /** Split of the suite (suite runs only). */
+  readonly split?: SuiteSplit;
   /** Instances accepted. */
   readonly accepted: number;
   /** Draws made. */
@@ -407,8 +426,22 @@ export function generate(
     );
   }
   const suite = options.suite;
+  const split = options.split ?? "validation";
+  if (split !== "validation" && split !== "test") {
+    throw new RangeError(`split must be "validation" or "test" (got ${split})`);
+  }
+  if (suite === undefined && options.split !== undefined) {
+    throw new RangeError("split applies to suite runs only (give suite)");
+  }
   const seedWord = suite === undefined ? seed : (seed | 0x80000000) >>> 0;
-  const tag = hashString(suite === undefined ? "train" : `suite:${suite}`);
+  const tag = hashString(
+    suite === undefined
+      ? "train"
+      : split === "test"
+      ? `suite:${suite}:test`
+      : `suite:${suite}`,
+  );
+  const idPrefix = split === "test" ? `${suite}-test` : `${suite}`;
   const maxAttempts = options.maxAttempts ?? 100;
   const cbsMaxAgents = options.cbsMaxAgents ?? 4;
   const startIndex = options.startIndex ?? 0;
@@ -446,7 +479,7 @@ export function generate(
     return {
       config_id: topId,
       seed,
-      ...(suite !== undefined ? { suite } : {}),
+      ...(suite !== undefined ? { suite, split } : {}),
       accepted,
       attempts,
       rejected,
@@ -510,7 +543,7 @@ export function generate(
       solvers[d.solver]++;
       const inst: Instance = {
         id: suite !== undefined
-          ? `${suite}-${index}`
+          ? `${idPrefix}-${index}`
           : `${topId}-${seed}-${index}`,
         config: ids[ci]!,
         seed,

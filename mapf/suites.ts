@@ -4,7 +4,10 @@
  * Each suite is a configuration; its instances are generated in the suite
  * seed space (see generator.ts: the seed word has its top bit set and the
  * RNG is tagged with the suite name), so no training run, whatever its seed,
- * can draw a suite instance. The suites cover what the `easy` start preset
+ * can draw a suite instance. Every suite has a `validation` split (the
+ * instances it always had: what the engineers, thresholds and trainer
+ * settings were designed and tuned on) and a `test` split from a disjoint
+ * seed space (what results are reported on). The suites cover what the `easy` start preset
  * lacks and what makes agents interact, so a curriculum has something to
  * find: crowding, corridors and bottlenecks, crossing paths, slip, tight
  * horizons, larger maps, dense holes.
@@ -17,6 +20,7 @@ import {
   generate,
   type GenerateOptions,
   type GenerationReport,
+  type SuiteSplit,
 } from "./generator.ts";
 import type { Instance } from "./instance.ts";
 
@@ -216,6 +220,8 @@ export interface GenerateSuiteOptions
   count?: number;
   /** Seed within the suite seed space. @default 0 */
   seed?: number;
+  /** Which split. @default {"validation"} */
+  split?: SuiteSplit;
 }
 
 /** Generate a suite's instances (fixed for a given seed and count). */
@@ -228,6 +234,7 @@ export function generateSuite(
     count: options.count ?? s.count,
     seed: options.seed ?? 0,
     suite: s.name,
+    split: options.split ?? "validation",
     ...(options.signal ? { signal: options.signal } : {}),
     ...(options.onProgress ? { onProgress: options.onProgress } : {}),
     ...(options.maxAttempts ? { maxAttempts: options.maxAttempts } : {}),

@@ -75,3 +75,39 @@ Deno.test("suite instances never coincide with training instances of the same co
   }
   assert.throws(() => getSuite("bsae"), /known suites: base/);
 });
+
+Deno.test("validation and test splits are disjoint, fixed and keep validation as it was", () => {
+  const key = (i: Instance) => JSON.stringify([i.cells, i.starts, i.goals]);
+  for (const name of ["base", "crowded", "tight"]) {
+    const validation = generateSuite(name, { count: 60 }).instances;
+    // the validation split is the seed space the suites always had
+    assert.deepEqual(
+      generateSuite(name, { count: 60, split: "validation" }).instances,
+      validation,
+    );
+    const test = generateSuite(name, { count: 60, split: "test" }).instances;
+    assert.deepEqual(
+      generateSuite(name, { count: 60, split: "test" }).instances,
+      test,
+    );
+    assert.deepEqual(test.map((i) => i.id).slice(0, 2), [
+      `${name}-test-0`,
+      `${name}-test-1`,
+    ]);
+    assert.ok(test.every((i) => i.suite === name));
+    const seen = new Set(validation.map(key));
+    const shared = test.filter((i) => seen.has(key(i))).length;
+    // tiny maps could coincide by chance; these suites never do in 60 draws
+    assert.equal(shared, 0, `${name}: ${shared} test instances in validation`);
+    // same generator: the same config statistics within sampling noise
+    const mean = (xs: Instance[]) =>
+      xs.reduce((s, i) => s + i.reference!.soc, 0) / xs.length;
+    const ratio = mean(test) / mean(validation);
+    assert.ok(ratio > 0.8 && ratio < 1.25, `${name}: mean SoC ratio ${ratio}`);
+  }
+  assert.throws(
+    () =>
+      generate(getSuite("base").config, { count: 1, seed: 0, split: "test" }),
+    /split applies to suite runs only/,
+  );
+});

@@ -83,3 +83,11 @@ export function intFlag(name: string, min: number) {
     return n;
   };
 }
+
+/** Parse `--split validation|test` (a benchmark suite's split). */
+export function splitFlag(v: string): "validation" | "test" {
+  if (v === "validation" || v === "test") return v;
+  throw new UserError(
+    `--split must be validation (designing, tuning) or test (reported results), got "${v}"`,
+  );
+}

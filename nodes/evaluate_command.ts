@@ -33,7 +33,7 @@ import { llmRollout } from "../policy/llm_policy.ts";
 import { obsSize } from "../policy/observation.ts";
 import { OnnxPolicy } from "../policy/onnx_policy.ts";
 import { onnxRunner, rollout, type RolloutResult } from "../policy/rollout.ts";
-import { configFromFlags, intFlag } from "./_cli_io.ts";
+import { configFromFlags, intFlag, splitFlag } from "./_cli_io.ts";
 import {
   generateOrExplain,
   numberFlag,
@@ -74,6 +74,12 @@ export function evaluateCommand(io: PolicyCliIo = policyIo) {
     )
     .option("--offline", "LLM policy: answer only from the reply cache")
     .option("--suite <name>", "a benchmark suite")
+    .option(
+      "--split <split>",
+      "with --suite: validation (designing, tuning) or test (reported results)",
+      splitFlag,
+      "validation" as const,
+    )
     .option("--preset <name>", "instances of a preset (held-out seed space)")
     .option(
       "--config <file>",
@@ -112,6 +118,7 @@ interface _EvalFlags {
   readonly concurrency: number;
   readonly offline?: true | undefined;
   readonly suite?: string | undefined;
+  readonly split: "validation" | "test";
   readonly preset?: string | undefined;
   readonly config?: string | undefined;
   readonly instances?: string | undefined;
@@ -170,8 +177,8 @@ async function _instances(
   }
   if (o.suite !== undefined) {
     return {
-      instances: suiteInstances(o.suite, o.count, 0),
-      what: `suite ${o.suite}`,
+      instances: suiteInstances(o.suite, o.count, 0, o.split),
+      what: `suite ${o.suite} (${o.split})`,
     };
   }
   if (o.instances !== undefined) {

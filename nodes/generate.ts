@@ -4,16 +4,18 @@
  *
  * ```yaml
  * envs:  { kind: generate, with: { config: $prev.config, count: 512, seed: 3 } }
- * bench: { kind: generate, with: { suites: [base, crowded, corridors], per_suite: 200, seed: 1000 } }
+ * bench: { kind: generate, with: { suites: [base, crowded, corridors], split: test, per_suite: 200 } }
  * ```
  *
  * Parameters (exactly one of `config` and `suites`):
  * - `config`: a configuration in input form (a preset reference with
  *   overrides, a full component, or a mixture; see schemas/env_config.ts),
  *   e.g. the value of a `redesign` node; with `count` (default 256).
- * - `suites`: suite names (see mapf/suites.ts); with `per_suite` (default:
- *   each suite's own count). Suite instances come from the suite seed space,
- *   disjoint from any training seed.
+ * - `suites`: suite names (see mapf/suites.ts); with `split` (required:
+ *   `validation` for anything designed or tuned, `test` for reported
+ *   results; disjoint seed spaces) and `per_suite` (default: each suite's
+ *   own count). Suite instances come from the suite seed space, disjoint
+ *   from any training seed.
  * - `stream` (optional, `0..2^31-1`): an independent stream of instances
  *   under the same `seed`, e.g. `stream: $stage`, so the stages of one run
  *   (and a `fixed` engineer's repeated config) draw fresh instances while
@@ -79,6 +81,13 @@ export const GenerateParamsSchema = v.pipe(
         v.minLength(1, "suites must name at least one suite"),
       ),
     ),
+    /** Suite split (with `suites`). */
+    split: v.optional(
+      v.picklist(
+        ["validation", "test"],
+        "split must be `validation` (tuning) or `test` (reported results)",
+      ),
+    ),
     /** Instances of a config run. */
     count: v.optional(_int("count", 1, 1_000_000)),
     /** Instances per suite. */
@@ -93,6 +102,14 @@ export const GenerateParamsSchema = v.pipe(
   v.check(
     (p) => (p.config === undefined) !== (p.suites === undefined),
     "give exactly one of `config` (with `count`) and `suites` (with `per_suite`)",
+  ),
+  v.check(
+    (p) => p.suites === undefined || p.split !== undefined,
+    "`suites` need a `split`: `test` for reported results, `validation` for designing and tuning (disjoint instances)",
+  ),
+  v.check(
+    (p) => p.config === undefined || p.split === undefined,
+    "`split` goes with `suites`; a `config` run draws training instances",
   ),
   v.check(
     (p) => p.suites === undefined || p.count === undefined,
@@ -149,6 +166,7 @@ export function runGenerate(
         count,
         seed,
         suite: name,
+        split: p.split ?? "validation",
         maxAttempts,
         ...(options.signal ? { signal: options.signal } : {}),
         onProgress: (d) => options.onProgress?.(before + d, total),

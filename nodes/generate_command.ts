@@ -23,7 +23,7 @@ import {
 } from "../mapf/generator.ts";
 import { instancesToJsonLines } from "../mapf/instance.ts";
 import { getSuite, SUITE_NAMES } from "../mapf/suites.ts";
-import { configFromFlags, intFlag } from "./_cli_io.ts";
+import { configFromFlags, intFlag, splitFlag } from "./_cli_io.ts";
 import { type MapfCliIo, mapfIo, writeOutput } from "./_mapf_cli.ts";
 
 /** One line summarising a generation report. */
@@ -55,6 +55,12 @@ export function generateCommand(io: MapfCliIo = mapfIo) {
       `a benchmark suite (${
         SUITE_NAMES.join(", ")
       }), drawn from the suite seed space`,
+    )
+    .option(
+      "--split <split>",
+      "with --suite: validation (designing, tuning) or test (reported results)",
+      splitFlag,
+      "validation" as const,
     )
     .option(
       "--count <n>",
@@ -96,6 +102,7 @@ export function generateCommand(io: MapfCliIo = mapfIo) {
             count: o.count ?? suite.count,
             seed: o.seed,
             suite: suite.name,
+            split: o.split,
             maxAttempts: o.maxAttempts,
           });
         } else {

@@ -92,7 +92,12 @@ Deno.test("generate node: large runs go to a JSON-lines blob; suites use their s
   );
 
   const s = await kind.run(
-    params({ suites: ["base", "corridors"], per_suite: 3, seed: 7 }),
+    params({
+      suites: ["base", "corridors"],
+      split: "validation",
+      per_suite: 3,
+      seed: 7,
+    }),
     fakeCtx(),
   );
   const sv = s.value as unknown as {
@@ -109,6 +114,16 @@ Deno.test("generate node: large runs go to a JSON-lines blob; suites use their s
   ]);
   assert.deepEqual(Object.keys(sv.suites), ["base", "corridors"]);
   assert.equal((s.report as { generation: unknown[] }).generation.length, 2);
+
+  const t = await kind.run(
+    params({ suites: ["base"], split: "test", per_suite: 2, seed: 7 }),
+    fakeCtx(),
+  );
+  const tv = t.value as unknown as { instances: { id: string }[] };
+  assert.deepEqual(tv.instances.map((i) => i.id), [
+    "base-test-0",
+    "base-test-1",
+  ]);
 });
 
 Deno.test("generate node: parameter errors are caught before running", () => {
@@ -123,7 +138,22 @@ Deno.test("generate node: parameter errors are caught before running", () => {
   );
   assert.match(bad({ count: 3 }), /exactly one/);
   assert.match(bad({ suites: ["nope"] }), /known suites/);
-  assert.match(bad({ suites: ["base"], count: 3 }), /per_suite/);
+  assert.match(
+    bad({ suites: ["base"], split: "test", count: 3 }),
+    /per_suite/,
+  );
+  assert.match(
+    bad({ suites: ["base"] }),
+    /need a `split`: `test` for reported/,
+  );
+  assert.match(
+    bad({ suites: ["base"], split: "tset" }),
+    /split must be `validation`/,
+  );
+  assert.match(
+    bad({ config: { preset: "easy" }, split: "test" }),
+    /`split` goes with `suites`/,
+  );
   assert.match(
     bad({ config: { width: 500 }, count: 3 }),
     /width must be at most 64/,
@@ -160,7 +190,7 @@ Deno.test("generate node runs in the engine and is cached", async () => {
       "seed: 1",
       "nodes:",
       "  envs: { kind: generate, with: { config: { preset: easy, slip: 0.1 }, count: 4, seed: 3 } }",
-      "  bench: { kind: generate, with: { suites: [mini], per_suite: 2 } }",
+      "  bench: { kind: generate, with: { suites: [mini], split: test, per_suite: 2 } }",
       "",
     ].join("\n");
     await Deno.writeTextFile(file, yaml);

@@ -11,6 +11,7 @@ import {
   InstanceError,
   parseInstanceLines,
 } from "../mapf/instance.ts";
+import type { SuiteSplit } from "../mapf/generator.ts";
 import { getSuite } from "../mapf/suites.ts";
 import type { AnyEnvConfig } from "../schemas/env_config.ts";
 import type { CliIo } from "./_cli_io.ts";
@@ -74,11 +75,12 @@ export async function readInstanceFile(path: string): Promise<Instance[]> {
   }
 }
 
-/** Instances of a suite (suite seed space), with user-facing errors. */
+/** Instances of a suite split (suite seed space), with user-facing errors. */
 export function suiteInstances(
   name: string,
   count: number | undefined,
   seed: number,
+  split: SuiteSplit = "validation",
 ): Instance[] {
   let suite;
   try {
@@ -90,13 +92,14 @@ export function suiteInstances(
     count: count ?? suite.count,
     seed,
     suite: suite.name,
+    split,
   });
 }
 
 /** Run the generator, turning a generation failure into a user error. */
 export function generateOrExplain(
   config: AnyEnvConfig,
-  options: { count: number; seed: number; suite?: string },
+  options: { count: number; seed: number; suite?: string; split?: SuiteSplit },
 ): Instance[] {
   if (options.seed > 0x7fffffff) {
     throw new UserError(

@@ -98,8 +98,21 @@ Deno.test("cli train -> evaluate: checkpoint, progress lines, resume, text and J
     ]);
     assert.match(
       text.out,
-      /on suite base: 12 instances x 1 episode \(sampled actions\)/,
+      /on suite base \(validation\): 12 instances x 1 episode \(sampled actions\)/,
     );
+    const onTest = await run(evaluateCommand, [
+      "--policy",
+      out2,
+      "--suite",
+      "base",
+      "--split",
+      "test",
+      "--count",
+      "12",
+      "--json",
+    ]);
+    const onTestJs = JSON.parse(onTest.out) as { instances: string };
+    assert.equal(onTestJs.instances, "suite base (test)");
     assert.match(text.out, /success rate +\d\.\d{3}/);
     assert.match(text.out, /vertex_collision rate +\d\.\d{3}/);
     assert.match(text.out, /path efficiency/);

@@ -34,7 +34,7 @@ matrix:
     - { name: full }
     - { name: behavior, requires_env: [ENVSMITH_REPORT_TEST_NEVER_SET] }
 nodes:
-  bench: { kind: generate, with: { suites: [base, crowded], per_suite: 6 } }
+  bench: { kind: generate, with: { suites: [base, crowded], split: test, per_suite: 6 } }
   start: { kind: policy.init, with: { hidden: [16, 16], seed: $seed } }
   curriculum:
     kind: stages

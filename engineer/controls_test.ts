@@ -1,0 +1,142 @@
+import assert from "node:assert/strict";
+import {
+  configId,
+  type EnvConfig,
+  parseEnvConfig,
+  PRESETS,
+} from "../schemas/mod.ts";
+import { blindEngineer } from "./blind.ts";
+import { scriptedEngineer } from "./scripted.ts";
+import {
+  buildContext,
+  type BuiltContext,
+  type EngineerContext,
+} from "./context.ts";
+import { curriculumPace, step, stepsAlong } from "./config_ops.ts";
+import { decideRules } from "./rules.ts";
+import { createEngineer, EngineerConfigError } from "./registry.ts";
+
+const easy = PRESETS.easy;
+const none = buildContext("none", null, easy);
+
+/** A `stats` context: overall and single-component success `s` on `easy`. */
+function statsContext(s: number): BuiltContext {
+  const json: EngineerContext = {
+    type: "stats",
+    stage: 1,
+    current: { config: easy, config_id: configId(easy) },
+    cut: false,
+    stats: {
+      episodes: 100,
+      success_rate: s,
+      agent_success_rate: s,
+      efficiency: { mean: 0.9, min: 0.5, episodes: 10 },
+      components: [{
+        index: 0,
+        weight: 1,
+        config_id: configId(easy),
+        episodes: 100,
+        success_rate: s,
+        agent_success_rate: s,
+        outcomes: {
+          success: 0,
+          hole: 0,
+          vertex_collision: 0,
+          edge_collision: 0,
+          timeout: 0,
+          invalid_plan: 0,
+        },
+      }],
+      dimensions: [],
+      dropped_dimensions: 0,
+    },
+  };
+  return { json, text: "" };
+}
+
+Deno.test("stepsAlong counts one-step moves, signed, for every frontier dimension", () => {
+  const dims = [
+    "agents",
+    "interaction",
+    "hole_density",
+    "corridors",
+    "size",
+    "slip",
+    "horizon",
+  ] as const;
+  for (const d of dims) {
+    const one = step(easy, d, 1);
+    const three = step(step(one, d, 1), d, 1);
+    assert.equal(stepsAlong(easy, one, d), 1, `${d} +1`);
+    assert.equal(stepsAlong(easy, three, d), 3, `${d} +3`);
+    assert.equal(stepsAlong(three, easy, d), -3, `${d} -3`);
+    assert.equal(stepsAlong(easy, easy, d), 0, `${d} 0`);
+  }
+  // an odd agent count is one 2-agent step away from 2, not 0
+  assert.equal(stepsAlong(easy, { ...easy, agents: 3 }, "agents"), 1);
+});
+
+Deno.test("curriculumPace measures the rules engineer's moves", () => {
+  // none: one blind step
+  const blindStep = decideRules(none.json, easy).config;
+  assert.equal(curriculumPace(easy, blindStep), 1);
+  // mastered at >= 95 %: two steps along the target, easy kept for retention
+  const hard2 = decideRules(statsContext(0.97).json, easy);
+  assert.ok(hard2.fired.includes("harden-mastered"), hard2.fired.join());
+  assert.equal(curriculumPace(easy, hard2.config), 2);
+  assert.equal(curriculumPace(hard2.config, hard2.config), 0);
+  assert.equal(curriculumPace(hard2.config, easy), -2);
+});
+
+Deno.test("blind engineer: copies the informed pace, blind to the dimension", async () => {
+  const medium = PRESETS.medium;
+  for (const [to, pace] of [[step(easy, "slip", 1), 1], [easy, 0]] as const) {
+    const p = await blindEngineer({ from: easy, to }).propose({
+      context: none,
+      config: medium,
+      seed: 3,
+    });
+    assert.deepEqual(p.reads, []);
+    parseEnvConfig(p.config);
+    assert.equal(curriculumPace(medium, p.config), pace);
+    if (pace === 0) assert.equal(configId(p.config), configId(medium));
+  }
+  // the informed run moved slip; the blind one moves the least developed dimension
+  const p = await blindEngineer({ from: easy, to: step(easy, "slip", 1) })
+    .propose({ context: none, config: easy, seed: 3 });
+  assert.equal((p.config as EnvConfig).slip, 0);
+  assert.equal((p.config as EnvConfig).agents, easy.agents + 2);
+  // easing: two steps down from the most developed dimensions
+  const harder = step(step(easy, "agents", 1), "agents", 1);
+  const down = await blindEngineer({ from: harder, to: easy }).propose({
+    context: none,
+    config: harder,
+    seed: 3,
+  });
+  assert.equal(curriculumPace(harder, down.config), -2);
+  assert.match(down.rationale, /informed pace -2; agents -2/);
+  // the same inputs give the same proposal, whatever the context
+  const stats = statsContext(0.1);
+  const again = await blindEngineer({ from: harder, to: easy }).propose({
+    context: stats,
+    config: harder,
+    seed: 9,
+  });
+  assert.equal(configId(again.config), configId(down.config));
+});
+
+Deno.test("scripted engineer: proposes its script whatever the context; registry checks inputs", async () => {
+  const e = createEngineer("scripted", { script: PRESETS.hard });
+  for (const context of [none, statsContext(0.9)]) {
+    const p = await e.propose({ context, config: easy, seed: 1 });
+    assert.equal(configId(p.config), configId(PRESETS.hard));
+    assert.deepEqual(p.reads, []);
+  }
+  assert.throws(() => createEngineer("scripted"), EngineerConfigError);
+  assert.throws(() => createEngineer("blind"), /pace: \[FROM, TO\]/);
+  assert.throws(() => scriptedEngineer({ agents: -3 }), TypeError);
+  assert.equal(
+    createEngineer("blind", { pace: { from: easy, to: easy } }).name,
+    "blind",
+  );
+});
