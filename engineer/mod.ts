@@ -47,6 +47,7 @@ export {
   ENGINEER_NAMES,
   type EngineerEvent,
   type EngineerName,
+  type LlmTally,
   type Proposal,
   type ProposeInput,
 } from "./engineer.ts";
@@ -61,9 +62,17 @@ export { REPLAY_PARAMS } from "./replay.ts";
 export {
   checkReply,
   dimensionsText,
+  ENGINEER_MAX_TOKENS,
   loadPrompts,
+  PROMPT_VARIANTS,
   promptDigest,
+  type PromptVariant,
 } from "./llm.ts";
+export {
+  replyGrammar,
+  replyJsonSchema,
+  replyResponseFormat,
+} from "./reply_format.ts";
 export {
   type ComponentChange,
   type ConfigDiff,

@@ -29,6 +29,16 @@
  *   `max_retries`, `offline`).
  * - {@linkcode startStubServer}: a scriptable local endpoint for tests (valid
  *   replies, HTTP errors with headers, hangs, raw bodies).
+ * - {@linkcode LocalChatClient}: the same `chat(messages)` on a GGUF model
+ *   file, in-process through node-llama-cpp (imported on first use; one
+ *   thread by default; the file's sha256, not its path, names the model in
+ *   request hashes); {@linkcode createChatClient} picks the client for
+ *   options with `baseURL` or `gguf`.
+ * - {@linkcode jsonSchemaToGbnf}: a llama.cpp grammar from a JSON Schema,
+ *   numeric ranges spelled out, so constrained replies are in range by
+ *   construction.
+ * - {@linkcode randomGguf}: random-weight GGUF models with real models'
+ *   shapes, for tests and benchmarks (their replies are noise).
  *
  * @example
  * ```ts
@@ -63,6 +73,7 @@ export {
   JsonExtractionError,
   LlmCacheMissError,
   LlmConfigError,
+  LlmContextOverflowError,
   LlmError,
   type LlmErrorData,
   LlmHttpError,
@@ -76,4 +87,37 @@ export {
   type StubServer,
   type StubStep,
 } from "./stub_server.ts";
-export { chatOptionsFromEndpoint } from "./endpoint.ts";
+export {
+  type AnyChatOptions,
+  type ChatBackend,
+  chatOptionsFromEndpoint,
+  createChatClient,
+  isLocalChatOptions,
+} from "./endpoint.ts";
+export {
+  disposeLocalModels,
+  ggufDigest,
+  ggufDigestSync,
+  ggufEndpointId,
+  LocalChatClient,
+  type LocalChatOptions,
+  type LocalChatReply,
+  type LocalTiming,
+} from "./local.ts";
+export {
+  gbnfLiteral,
+  type GbnfOptions,
+  GbnfSchemaError,
+  type JsonSchema,
+  jsonSchemaToGbnf,
+  numberRangeGbnf,
+} from "./gbnf.ts";
+export {
+  CHATML_TEMPLATE,
+  GGUF_SHAPES,
+  type GgufShape,
+  randomGguf,
+  randomGgufBytes,
+  type RandomGgufOptions,
+  writeRandomGguf,
+} from "./random_gguf.ts";

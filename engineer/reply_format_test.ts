@@ -1,0 +1,105 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import {
+  ENV_CONFIG_BOUNDS,
+  ENV_CONFIG_FIELDS,
+  parseEnvConfig,
+  PRESETS,
+} from "../schemas/env_config.ts";
+import { RATIONALE_MAX_CHARS } from "../schemas/llm.ts";
+import { numberRangeGbnf } from "../llm/gbnf.ts";
+import { disposeLocalModels } from "../llm/local.ts";
+import { writeRandomGguf } from "../llm/random_gguf.ts";
+import { buildContext } from "./context.ts";
+import { llmEngineer } from "./llm.ts";
+import {
+  replyGrammar,
+  replyJsonSchema,
+  replyResponseFormat,
+} from "./reply_format.ts";
+
+Deno.test("the reply grammar is derived from the config schema: every bound of it is spelled out", () => {
+  const g = replyGrammar();
+  const decimals = (x: number) =>
+    Number.isInteger(x)
+      ? 0
+      : String(x).includes("e-")
+      ? Number(String(x).split("e-")[1])
+      : String(x).split(".")[1]!.length;
+  for (const [name, b] of Object.entries(ENV_CONFIG_BOUNDS)) {
+    if (name === "components") continue;
+    const rule = numberRangeGbnf(b.min, b.max, {
+      integer: b.integer,
+      decimals: Math.max(3, decimals(b.min), decimals(b.max)),
+    });
+    assert.ok(g.includes(`::= ${rule}\n`), `${name} ${b.min}..${b.max}`);
+  }
+  assert.match(
+    g,
+    new RegExp(`\\{0,${ENV_CONFIG_BOUNDS.components.max - 1}\\}`),
+  );
+  assert.ok(g.includes(`char{0,${RATIONALE_MAX_CHARS}}`));
+  for (const f of ENV_CONFIG_FIELDS) assert.ok(g.includes(`"\\"${f}\\""`), f);
+  assert.ok(g.includes('"\\"fail\\"" | "\\"block\\""'));
+  // The JSON Schema sent to servers carries the same bounds.
+  const s = JSON.stringify(replyJsonSchema());
+  assert.match(s, /"minimum":0\.000001/);
+  assert.match(s, /"maximum":4096/);
+  assert.deepEqual(
+    (replyResponseFormat().json_schema as { name: string }).name,
+    "environment_config",
+  );
+});
+
+Deno.test("20 seeded replies of a random-weight model under the grammar: all parse into in-range configs", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "envsmith-reply-" });
+  try {
+    const gguf = join(dir, "tiny.gguf");
+    // JSON-friendly extra tokens only make replies shorter (faster test).
+    await writeRandomGguf(gguf, {
+      seed: 11,
+      extraTokens: [
+        ...ENV_CONFIG_FIELDS.map((f) => `"${f}":`),
+        '"rationale":',
+        '"config":',
+        '"mixture":',
+        '"weight":',
+        '"factor":',
+        '"steps":',
+        '"min":',
+        '"max":',
+      ],
+    });
+    const context = buildContext("none", null, PRESETS.easy, { history: [] });
+    // Short prompts keep it fast: the grammar, not the prompt, is under test.
+    const prompts = {
+      system: "Reply with the next configuration.",
+      user: "{{context_type}}",
+      retry: "{{error}}",
+    };
+    for (let seed = 1; seed <= 20; seed++) {
+      const p = await llmEngineer({
+        chat: { gguf, temperature: 1, seed, contextSize: 2048 },
+        prompts,
+        reasks: 0,
+      }).propose({ context, config: PRESETS.easy, seed });
+      const why = JSON.stringify(p.events);
+      assert.equal(p.llm!.fallback, 0, why);
+      assert.equal(p.llm!.reasks, 0, why);
+      assert.equal(p.llm!.requests, 1);
+      parseEnvConfig(p.config);
+      // Only cross-field rules (which a grammar cannot state) are repaired:
+      // no value was ever out of its range, of the wrong type or unknown.
+      for (const e of p.events.filter((e) => e.type === "clamped")) {
+        assert.match(e.detail, /reduced to|swapped/, e.detail);
+        assert.doesNotMatch(
+          e.detail,
+          /clamped to|not a number|unknown|not one of|converted|neither|not an object/,
+        );
+      }
+    }
+  } finally {
+    await disposeLocalModels();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
