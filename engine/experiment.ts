@@ -29,6 +29,7 @@ import {
 } from "./errors.ts";
 import { type DocPath, Source } from "./source.ts";
 import { didYouMean } from "./suggest.ts";
+import { columnPlains } from "./tables.ts";
 import {
   type FieldPath,
   getField,
@@ -1196,6 +1197,43 @@ class _Compiler {
           );
         }
       } else {
+        if (Array.isArray(spec.columns)) {
+          spec.columns.forEach((c, j) => {
+            if (typeof c === "string" || c.node === undefined) return;
+            const where = [...at, "columns", j, "node"];
+            const plains = columnPlains(
+              this.#plains.keys(),
+              this.#names,
+              c.node,
+            );
+            if (plains.length === 0) {
+              this.#report(
+                "table",
+                where,
+                `table ${spec.name}: column ${c.label} reads node "${c.node}", which does not exist (write a node id, or a stage node with * for its stage, e.g. curriculum.*.config)${
+                  didYouMean(
+                    c.node,
+                    [...this.#names.keys()].filter((n) => !/\.\d+\./.test(n)),
+                  )
+                }`,
+              );
+              return;
+            }
+            const own = new Set(axes);
+            const extra = (this.#plains.get(plains[0]!)?.axes ?? []).filter((
+              a,
+            ) => !own.has(a));
+            if (extra.length > 0) {
+              this.#report(
+                "table",
+                where,
+                `table ${spec.name}: column ${c.label} reads ${c.node}, which varies with ${
+                  extra.join(", ")
+                } and ${spec.node} does not, so a row has several values`,
+              );
+            }
+          });
+        }
         const paths = typeof spec.columns === "string"
           ? [spec.columns]
           : spec.columns.map((c) => typeof c === "string" ? c : c.path);

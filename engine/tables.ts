@@ -78,6 +78,8 @@ export interface Table {
   readonly command?: string;
   /** Digits after the point. */
   readonly digits: number;
+  /** Columns read from another node: label -> the node as written (e.g. `curriculum.*.config`). */
+  readonly sources?: Readonly<Record<string, string>>;
 }
 
 function _split(path: string): string[] {
@@ -99,6 +101,42 @@ function _stats(
   if (xs.length === 1) return { mean, std: 0 };
   const v = xs.reduce((a, b) => a + (b - mean) ** 2, 0) / (xs.length - 1);
   return { mean, std: Math.sqrt(v) };
+}
+
+/**
+ * The plain nodes a column's `node` names: one node (an id or a stage alias
+ * such as `curriculum.config`), or, with a `*` in place of a stage index,
+ * every stage of it in stage order.
+ *
+ * @param plains Every plain node id of the experiment.
+ * @param names Reference names -> plain id ({@linkcode Experiment.names}).
+ */
+export function columnPlains(
+  plains: Iterable<string>,
+  names: ReadonlyMap<string, string>,
+  node: string,
+): string[] {
+  if (!node.includes("*")) {
+    const p = names.get(node);
+    return p === undefined ? [] : [p];
+  }
+  const esc = (t: string) => t.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  const re = new RegExp(`^${node.split("*").map(esc).join("(\\d+)")}$`);
+  const found = new Map<string, number>();
+  for (const p of plains) {
+    const m = re.exec(p);
+    if (m) found.set(p, Number(m[1]));
+  }
+  return [...found.entries()].sort((a, b) => a[1] - b[1]).map(([p]) => p);
+}
+
+/** Like getField, but a null on the way (e.g. `report.llm: null`) is null: "not applicable". */
+function _fieldOrNull(value: Json, path: readonly string[]): Json | undefined {
+  for (let i = 0; i < path.length; i++) {
+    const at = getField(value, path.slice(0, i));
+    if (at === null) return null;
+  }
+  return getField(value, path);
 }
 
 function _labelOf(path: string): string {
@@ -143,9 +181,13 @@ export function buildTable(
         n.variant[spec.columns as string] === col) &&
       (!spec.over || n.variant[spec.over] === over)
     );
-  // Column definitions: label -> path.
-  const columns: { label: string; path: string[]; axisValue: string | null }[] =
-    [];
+  // Column definitions: label -> path (and the other node it reads, if any).
+  const columns: {
+    label: string;
+    path: string[];
+    axisValue: string | null;
+    plains?: string[];
+  }[] = [];
   if (isAxisColumns) {
     for (const l of present(spec.columns as string)) {
       columns.push({
@@ -163,6 +205,19 @@ export function buildTable(
       const label = typeof c === "string" ? undefined : c.label;
       const segs = _split(path);
       const star = segs.indexOf("*");
+      if (typeof c !== "string" && c.node !== undefined) {
+        columns.push({
+          label: label ?? _labelOf(path),
+          path: segs,
+          axisValue: null,
+          plains: columnPlains(
+            exp.nodes.map((n) => n.plain),
+            exp.names,
+            c.node,
+          ),
+        });
+        continue;
+      }
       if (star < 0) {
         columns.push({
           label: label ?? _labelOf(path),
@@ -211,27 +266,58 @@ export function buildTable(
       for (const over of overValues) {
         const n = find(row, col.axisValue, over);
         if (!n) continue;
-        const r = look(n);
-        if (r.status === "skipped") {
-          skipped = r.why;
+        // The node(s) the column reads: the table's node, or the column's
+        // own node(s) of the same variant (a mean over stages).
+        const reads = col.plains === undefined
+          ? [n]
+          : col.plains.map((p) =>
+            exp.nodes.find((m) =>
+              m.plain === p &&
+              Object.entries(m.variant).every(([a, l]) => n.variant[a] === l)
+            )
+          ).filter((m): m is GraphNode => m !== undefined);
+        const results = reads.map((m) => ({ m, r: look(m) }));
+        const skip = results.find((x) => x.r.status === "skipped");
+        if (skip !== undefined && skip.r.status === "skipped") {
+          skipped = skip.r.why;
           continue;
         }
-        if (r.status === "missing") {
-          miss.push(n.id);
-          if (!missing.includes(n.id)) missing.push(n.id);
+        const absent = results.filter((x) => x.r.status === "missing");
+        if (absent.length > 0 || reads.length === 0) {
+          for (const { m } of absent) {
+            miss.push(m.id);
+            if (!missing.includes(m.id)) missing.push(m.id);
+          }
           samples.push({ over, id: n.id, value: null });
           continue;
         }
-        const x = _num(
-          getField({ value: r.value, report: r.report ?? null }, col.path),
-        );
-        if (x === undefined) notes.push(`${n.id} has no ${col.path.join(".")}`);
-        else if (x === null) {
-          notes.push(`${n.id}: ${col.path.join(".")} is not a number`);
+        const values: number[] = [];
+        let bad = false;
+        for (const { m, r } of results) {
+          if (r.status !== "ok") continue;
+          const raw = _fieldOrNull(
+            { value: r.value, report: r.report ?? null },
+            col.path,
+          );
+          const x = _num(raw);
+          if (x === undefined) {
+            notes.push(`${m.id} has no ${col.path.join(".")}`);
+            bad = true;
+          } else if (x === null) {
+            // An explicit JSON null means "not applicable": no note.
+            if (raw !== null) {
+              notes.push(`${m.id}: ${col.path.join(".")} is not a number`);
+            }
+            bad = true;
+          } else values.push(x);
         }
-        samples.push({ over, id: n.id, value: x ?? null });
+        const x = bad || values.length === 0
+          ? null
+          : values.reduce((a, b) => a + b, 0) / values.length;
+        samples.push({ over, id: n.id, value: x });
+        if (col.plains !== undefined) continue; // not part of the aggregate
         const list = perOver.get(over) ?? [];
-        list.push(x ?? null);
+        list.push(x);
         perOver.set(over, list);
       }
       const xs = samples.map((s) => s.value).filter((x): x is number =>
@@ -254,7 +340,8 @@ export function buildTable(
       for (const over of overValues) {
         const list = perOver.get(over);
         if (
-          !list || list.length !== columns.length ||
+          !list ||
+          list.length !== columns.filter((c) => !c.plains).length ||
           list.some((x) => x === null)
         ) continue;
         samples.push({
@@ -297,6 +384,17 @@ export function buildTable(
     missing,
     ...(missing.length ? { command: runCommand(missing) } : {}),
     digits: spec.digits ?? 3,
+    ...(columns.some((c) => c.plains)
+      ? {
+        sources: Object.fromEntries(
+          (Array.isArray(spec.columns) ? spec.columns : []).flatMap((c) =>
+            typeof c !== "string" && c.node !== undefined
+              ? [[c.label, c.node]]
+              : []
+          ),
+        ),
+      }
+      : {}),
   };
 }
 
@@ -320,6 +418,17 @@ export function tableNotes(t: Table): string[] {
       `mean ± std over ${t.over.axis} (n=${t.over.values.length}: ${
         t.over.values.join(", ")
       })`,
+    );
+  }
+  const bySource = new Map<string, string[]>();
+  for (const [label, node] of Object.entries(t.sources ?? {})) {
+    bySource.set(node, [...(bySource.get(node) ?? []), label]);
+  }
+  for (const [node, labels] of bySource) {
+    notes.push(
+      `${labels.join(", ")}: from ${node}${
+        node.includes("*") ? ", mean over its stages" : ""
+      }`,
     );
   }
   if (t.aggregate) {

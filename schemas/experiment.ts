@@ -166,10 +166,19 @@ export const StagesNodeSchema = v.strictObject({
   description: v.optional(v.string()),
 });
 
-/** A column given as a field path, optionally with a label. */
+/**
+ * A column given as a field path, optionally with a label. `node` reads the
+ * path from another node of the same variant (e.g. the redesign reports of
+ * a curriculum next to the score); a `*` in place of a stage index
+ * (`curriculum.*.config`) takes the mean over all stages.
+ */
 export const TableColumnSchema = v.union([
   v.string(),
-  v.strictObject({ label: v.string(), path: v.string() }),
+  v.strictObject({
+    label: v.string(),
+    path: v.string(),
+    node: v.optional(v.string()),
+  }),
 ]);
 
 /** One entry of `tables:`. */
