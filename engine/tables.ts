@@ -251,6 +251,13 @@ export function buildTable(
   }
   const cells: Cell[] = [];
   const missing: string[] = [];
+  // Every missing node of the table is listed, also when no column could be
+  // laid out (a `*` column whose nodes are all missing has no keys yet).
+  for (const n of nodes) {
+    if (
+      rows.includes(n.variant[spec.rows]!) && look(n).status === "missing"
+    ) missing.push(n.id);
+  }
   const aggLabel = spec.aggregate === undefined
     ? undefined
     : spec.aggregate === "mean"

@@ -283,3 +283,19 @@ Deno.test("table: a column node that does not exist, or varies with more axes, i
   );
   assert.match(msg, /column last reads node "score2", which does not exist/);
 });
+
+Deno.test("table: a `*` column whose nodes are all missing still lists them and the command", () => {
+  const none: Lookup = (n) =>
+    n.skipped ? { status: "skipped", why: n.skipped } : { status: "missing" };
+  const t = buildTable(exp, exp.tables[1]!, none, cmd);
+  assert.deepEqual(t.columns, ["mean"]); // no keys to lay out yet
+  assert.equal(t.missing.length, 6); // fixed and rules x 3 seeds (llm skipped)
+  assert.match(
+    tableMarkdown(t),
+    /\*\*Incomplete: 6 nodes are not in the cache:\*\*/,
+  );
+  assert.match(
+    t.command!,
+    /^deno task run t\.yaml --only score\[method=fixed,seed=1,size=16\]/,
+  );
+});

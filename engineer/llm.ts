@@ -24,6 +24,8 @@
  * 3. non-finite numbers, unknown fields, wrong types or values far outside
  *    the bounds (beyond one range-width) reject the reply;
  * 4. values mildly out of bounds are clamped (event `clamped`);
+ * 4b. a config the generator cannot realise (one trial instance per
+ *    component) is rejected with the generator's message;
  * 5. a rejected reply is re-asked (default twice) with the error shown to the
  *    model (event `retry`); after that, the previous config is kept (event
  *    `fallback`).
@@ -42,11 +44,13 @@
 import {
   type AnyEnvConfig,
   clampEnvConfig,
+  components,
   ENV_CONFIG_BOUNDS,
   type EnvConfig,
   PAPER_NAMES,
   safeParseEnvConfig,
 } from "../schemas/env_config.ts";
+import { generate, GenerationError } from "../mapf/generator.ts";
 import type { ChatMessage } from "../llm/client.ts";
 import {
   type AnyChatOptions,
@@ -236,7 +240,8 @@ function _absurd(value: unknown, path: string, out: string[]): void {
 const MILD = /clamped to|reduced to|swapped|converted string/;
 
 /**
- * Check one reply: extract, unwrap, validate, clamp mild problems.
+ * Check one reply: extract, unwrap, validate, clamp mild problems, and (by
+ * default) check that the generator can realise every component.
  *
  * @example
  * ```ts
@@ -246,7 +251,61 @@ const MILD = /clamped to|reduced to|swapped|converted string/;
  * console.log(r.ok); // true
  * ```
  */
-export function checkReply(text: string, previous: EnvConfig): ReplyCheck {
+export function checkReply(
+  text: string,
+  previous: EnvConfig,
+  options: CheckReplyOptions = {},
+): ReplyCheck {
+  const r = _checkShape(text, previous);
+  if (!r.ok || options.generate === false) return r;
+  const why = ungeneratable(r.config, options.seed ?? 0);
+  return why === null
+    ? r
+    : { ok: false, error: `the generator cannot realise it: ${why}` };
+}
+
+/** Options of {@linkcode checkReply}. */
+export interface CheckReplyOptions {
+  /**
+   * Also generate one instance of each component (up to 100 draws, as the
+   * `generate` kind does), so a valid config the generator cannot realise
+   * (a start-goal distance longer than the grid allows, agents that never
+   * fit between the holes) is a rejected reply, not a failed next stage.
+   * @default {true}
+   */
+  generate?: boolean;
+  /** Seed of the trial generation. @default {0} */
+  seed?: number;
+}
+
+/**
+ * Why the generator cannot produce an instance of some component of
+ * `config` (its message, naming the component and the fix), or `null`.
+ *
+ * @example
+ * ```ts
+ * import { ungeneratable } from "./llm.ts";
+ * import { PRESETS } from "../schemas/env_config.ts";
+ * console.log(ungeneratable(PRESETS.easy, 1)); // null
+ * ```
+ */
+export function ungeneratable(
+  config: AnyEnvConfig,
+  seed: number,
+): string | null {
+  const parts = components(config);
+  for (let i = 0; i < parts.length; i++) {
+    try {
+      generate(parts[i]!.config, { count: 1, seed: seed & 0x7fffffff });
+    } catch (e) {
+      if (!(e instanceof GenerationError)) throw e;
+      return parts.length > 1 ? `mixture.${i}: ${e.message}` : e.message;
+    }
+  }
+  return null;
+}
+
+function _checkShape(text: string, previous: EnvConfig): ReplyCheck {
   let value: unknown;
   try {
     value = extractJson(text);
@@ -412,7 +471,7 @@ export function llmEngineer(options: LlmEngineerOptions): Engineer {
             `llm engineer: no usable reply (${e.name}); kept the previous config.`,
           );
         }
-        const check = checkReply(text, previous);
+        const check = checkReply(text, previous, { seed: input.seed });
         if (check.ok) {
           if (check.adjustments.length > 0) {
             tally.clamped = 1;

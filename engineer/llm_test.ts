@@ -303,3 +303,22 @@ Deno.test("llm engineer: thinking off reaches the server as chat_template_kwargs
   await propose(plain.baseURL);
   assert.equal(plain.requests[0]!.body.chat_template_kwargs, undefined);
 });
+
+Deno.test("llm engineer: a valid config the generator cannot realise is re-asked with the generator's message", async () => {
+  await using stub = startStubServer([
+    {
+      reply:
+        '{"rationale": "long trips", "config": {"preset": "easy", "hole_density": 0.2, "distance": {"min": 60, "max": 63}}}',
+    },
+    { reply: good },
+  ]);
+  const p = await propose(stub.baseURL);
+  assert.ok(isMixture(p.config));
+  assert.deepEqual(p.events.map((e) => e.type), ["retry"]);
+  assert.match(
+    p.events[0]!.detail,
+    /the generator cannot realise it: .*shortest-path distance 60\.\.63/,
+  );
+  assert.match(stub.requests[1]!.body.messages[3].content, /cannot realise/);
+  assert.equal(p.llm!.reasks, 1);
+});

@@ -65,7 +65,7 @@ export const GGUF_SHAPES: Readonly<Record<string, GgufShape>> = {
     kvHeads: 2,
     feedForward: 128,
     vocab: 0, // bytes + control + extra tokens, whatever they add up to
-    context: 8192,
+    context: 32768, // one token per byte: long prompts
     tied: true,
   },
   "smollm2-135m": {

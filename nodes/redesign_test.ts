@@ -267,7 +267,8 @@ Deno.test("redesign kind with a GGUF model file: the file's digest enters the ke
       engineer: "llm",
       context: "none",
       config: easy,
-      llm: { gguf: "a.gguf", temperature: 1, seed: 4, context_size: 4096 },
+      llm: { gguf: "a.gguf", temperature: 1, seed: 4, context_size: 8192 },
+      reasks: 0,
     });
     const out = await redesignKind.run(params, fakeCtx(dir, logs));
     const report = out.report as Record<string, unknown>;
@@ -275,9 +276,15 @@ Deno.test("redesign kind with a GGUF model file: the file's digest enters the ke
     assert.match(String(report.model), /^a\.gguf sha256:[0-9a-f]{12}$/);
     const llm = report.llm as Record<string, number>;
     assert.equal(llm.calls, 1);
-    assert.equal(llm.fallback, 0);
     assert.equal(llm.requests, 1);
-    parseEnvConfig(out.value);
+    assert.equal(llm.reasks, 0);
+    // Random weights: the reply may ask for what the generator cannot
+    // realise; then the node keeps the current config and says so.
+    const events = (report.events as { type: string }[]).map((e) => e.type);
+    assert.equal(llm.fallback, events.includes("fallback") ? 1 : 0);
+    if (llm.fallback === 1) {
+      assert.equal(configId(parseEnvConfig(out.value)), configId(easy));
+    } else parseEnvConfig(out.value);
   } finally {
     await disposeLocalModels();
     await Deno.remove(dir, { recursive: true });
