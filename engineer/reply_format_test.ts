@@ -10,7 +10,8 @@ import { RATIONALE_MAX_CHARS } from "../schemas/llm.ts";
 import { numberRangeGbnf } from "../llm/gbnf.ts";
 import { disposeLocalModels, LocalChatClient } from "../llm/local.ts";
 import { writeRandomGguf } from "../llm/random_gguf.ts";
-import { checkReply, ungeneratable } from "./llm.ts";
+import { buildContext } from "./context.ts";
+import { checkReply, llmEngineer, ungeneratable } from "./llm.ts";
 import {
   replyGrammar,
   replyJsonSchema,
@@ -107,6 +108,39 @@ Deno.test("20 seeded replies of a random-weight model under the grammar: all par
     // Random values often ask for distances the grid cannot hold: the
     // engineer rejects those replies (next test file), the grammar cannot.
     assert.ok(generatable < 20);
+  } finally {
+    await disposeLocalModels();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("thinking on a local model: no grammar, and a reply cut off at max_tokens is a `truncated` event", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "envsmith-think-" });
+  try {
+    const gguf = join(dir, "tiny.gguf");
+    await writeRandomGguf(gguf, { seed: 12 });
+    const p = await llmEngineer({
+      chat: { gguf, thinking: "on", maxTokens: 8, temperature: 1, seed: 1 },
+      prompts: {
+        system: "Think, then answer.",
+        user: "{{context_type}}",
+        retry: "{{error}}",
+      },
+      reasks: 0,
+    }).propose({
+      context: buildContext("none", null, PRESETS.easy, { history: [] }),
+      config: PRESETS.easy,
+      seed: 1,
+    });
+    assert.deepEqual(p.events.map((e) => e.type), ["truncated", "fallback"]);
+    assert.match(
+      p.events[0]!.detail,
+      /cut off at max_tokens 8 before its JSON/,
+    );
+    assert.deepEqual(
+      { truncated: p.llm!.truncated, fallback: p.llm!.fallback },
+      { truncated: 1, fallback: 1 },
+    );
   } finally {
     await disposeLocalModels();
     await Deno.remove(dir, { recursive: true });

@@ -515,6 +515,9 @@ export class LocalChatClient {
         maxTokens,
         temperature: o.temperature ?? 0,
         seed: o.seed ?? 0,
+        // No repeat penalty: JSON repeats keys, digits and braces by nature,
+        // and a penalty would bend the numbers a model means to write.
+        repeatPenalty: false,
         ...(grammar === undefined ? {} : { grammar }),
         ...(o.signal === undefined ? {} : { signal: o.signal }),
         onResponseChunk(chunk) {

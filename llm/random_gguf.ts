@@ -5,8 +5,8 @@
  * real (tokenizer, chat template, attention, sampling, grammars). **Its
  * replies are noise, never results.**
  *
- * Shapes ({@linkcode GGUF_SHAPES}): `tiny` (2 layers, 64 wide, about 300
- * tokens: ~200 KB, for tests), `smollm2-135m` and `qwen2.5-0.5b` (the exact
+ * Shapes ({@linkcode GGUF_SHAPES}): `tiny` (2 layers, 128 wide, about 260
+ * tokens: ~400 KB, for tests), `smollm2-135m` and `qwen2.5-0.5b` (the exact
  * tensor shapes of those models, for timing). The tokenizer is byte-level
  * BPE (GPT-2 style) without merges: every byte is a token, plus the ChatML
  * control tokens and, for the large shapes, filler tokens up to the real
@@ -59,10 +59,10 @@ export interface GgufShape {
 export const GGUF_SHAPES: Readonly<Record<string, GgufShape>> = {
   tiny: {
     architecture: "llama",
-    embedding: 64,
+    embedding: 128,
     layers: 2,
-    heads: 4,
-    kvHeads: 2,
+    heads: 2, // head size 64: llama.cpp's CPU attention is 6x slower at 16
+    kvHeads: 1,
     feedForward: 128,
     vocab: 0, // bytes + control + extra tokens, whatever they add up to
     context: 32768, // one token per byte: long prompts
