@@ -174,6 +174,22 @@ export function buildTable(
     }
     return r;
   };
+  const ups = new Map<number, Set<number>>();
+  const ancestors = (n: GraphNode): Set<number> => {
+    let set = ups.get(n.index);
+    if (set === undefined) {
+      set = new Set<number>();
+      const stack = [...n.deps];
+      while (stack.length > 0) {
+        const i = stack.pop()!;
+        if (set.has(i)) continue;
+        set.add(i);
+        stack.push(...exp.nodes[i]!.deps);
+      }
+      ups.set(n.index, set);
+    }
+    return set;
+  };
   const find = (row: string, col: string | null, over: string) =>
     nodes.find((n) =>
       n.variant[spec.rows] === row &&
@@ -275,7 +291,7 @@ export function buildTable(
         if (!n) continue;
         // The node(s) the column reads: the table's node, or the column's
         // own node(s) of the same variant (a mean over stages).
-        const reads = col.plains === undefined
+        let reads = col.plains === undefined
           ? [n]
           : col.plains.map((p) =>
             exp.nodes.find((m) =>
@@ -283,6 +299,13 @@ export function buildTable(
               Object.entries(m.variant).every(([a, l]) => n.variant[a] === l)
             )
           ).filter((m): m is GraphNode => m !== undefined);
+        if (col.plains !== undefined && col.plains.length > 1) {
+          // Stages: those the row's node depends on (a score depends on the
+          // redesigns that shaped its policy, not on the last, unused one).
+          const up = ancestors(n);
+          const used = reads.filter((m) => up.has(m.index));
+          if (used.length > 0) reads = used;
+        }
         const results = reads.map((m) => ({ m, r: look(m) }));
         const skip = results.find((x) => x.r.status === "skipped");
         if (skip !== undefined && skip.r.status === "skipped") {
@@ -434,7 +457,7 @@ export function tableNotes(t: Table): string[] {
   for (const [node, labels] of bySource) {
     notes.push(
       `${labels.join(", ")}: from ${node}${
-        node.includes("*") ? ", mean over its stages" : ""
+        node.includes("*") ? ", mean over the stages the row depends on" : ""
       }`,
     );
   }

@@ -204,7 +204,13 @@ nodes:
     each:
       x: { kind: test.add, with: { a: $stage, note: [$matrix.method, $prev.x, $seed] } }
   score: { kind: test.add, with: { a: 1, note: $loop.x } }
+  early: { kind: test.add, with: { a: 1, note: $loop.1.x } }
 tables:
+  - name: early
+    node: early
+    rows: method
+    columns: [{ label: fallback, node: "loop.*.x", path: report.llm.fallback }]
+    over: seed
   - name: rates
     node: score
     rows: method
@@ -224,7 +230,9 @@ Deno.test("table: columns from other nodes of the same variant, a stage wildcard
   // fallback of stage k of method m, seed s: llm falls back at stage 1 always
   // and at stage 2 with seed 2; fixed has no llm tally (null).
   const lookup: Lookup = (n) => {
-    if (n.plain === "score") return { status: "ok", value: { sum: 0.5 } };
+    if (n.plain === "score" || n.plain === "early") {
+      return { status: "ok", value: { sum: 0.5 } };
+    }
     const stage = Number(n.plain.split(".")[1]);
     const llm = n.variant.method === "llm"
       ? {
@@ -235,13 +243,19 @@ Deno.test("table: columns from other nodes of the same variant, a stage wildcard
       : null;
     return { status: "ok", value: {}, report: { llm } };
   };
-  const t = buildTable(sx, sx.tables[0]!, lookup, cmd);
+  const t = buildTable(sx, sx.tables[1]!, lookup, cmd);
   assert.deepEqual(t.columns, ["sum", "fallback", "last", "mean"]);
   const cell = (row: string, col: string) =>
     t.cells.find((c) => c.row === row && c.column === col)!;
   // seed 1: 1/3, seed 2: 2/3 -> mean 0.5
   assert.ok(Math.abs(cell("llm", "fallback").mean! - 0.5) < 1e-12);
+  assert.ok(Math.abs(cell("llm", "fallback").std! - Math.SQRT2 / 6) < 1e-12);
   assert.equal(cell("llm", "fallback").n, 2);
+  // A node that depends on stages 0 and 1 only averages over those two:
+  // seed 1: 1/2, seed 2: 1/2.
+  const e = buildTable(sx, sx.tables[0]!, lookup, cmd);
+  const ec = e.cells.find((c) => c.row === "llm")!;
+  assert.deepEqual([ec.mean, ec.std], [0.5, 0]);
   assert.deepEqual(
     cell("llm", "last").samples.map((s) => s.value),
     [0, 1],
@@ -252,12 +266,15 @@ Deno.test("table: columns from other nodes of the same variant, a stage wildcard
   // The aggregate is over the table node's own columns only.
   assert.equal(cell("llm", "mean").mean, 0.5);
   const md = tableMarkdown(t);
-  assert.match(md, /fallback: from loop\.\*\.x, mean over its stages/);
+  assert.match(
+    md,
+    /fallback: from loop\.\*\.x, mean over the stages the row depends on/,
+  );
   assert.match(md, /last: from loop\.x/);
   // A missing stage node is listed.
   const partial: Lookup = (n) =>
     n.id === "loop.1.x[method=llm,seed=2]" ? { status: "missing" } : lookup(n);
-  const p = buildTable(sx, sx.tables[0]!, partial, cmd);
+  const p = buildTable(sx, sx.tables[1]!, partial, cmd);
   assert.deepEqual(p.missing, ["loop.1.x[method=llm,seed=2]"]);
   assert.equal(
     p.cells.find((c) => c.row === "llm" && c.column === "fallback")!.n,

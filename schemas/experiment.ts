@@ -170,7 +170,8 @@ export const StagesNodeSchema = v.strictObject({
  * A column given as a field path, optionally with a label. `node` reads the
  * path from another node of the same variant (e.g. the redesign reports of
  * a curriculum next to the score); a `*` in place of a stage index
- * (`curriculum.*.config`) takes the mean over all stages.
+ * (`curriculum.*.config`) takes the mean over the stages the table's node
+ * depends on (all of them if it depends on none).
  */
 export const TableColumnSchema = v.union([
   v.string(),
