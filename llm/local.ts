@@ -32,6 +32,7 @@
  */
 import type {
   ChatHistoryItem,
+  ChatWrapper,
   Llama,
   LlamaContext,
   LlamaGrammar,
@@ -208,6 +209,8 @@ interface _Loaded {
   model: LlamaModel;
   /** One evaluation at a time per model. */
   queue: Promise<unknown>;
+  /** Chat wrappers resolved from the model's template, per thinking mode. */
+  wrappers: Map<string, ChatWrapper>;
 }
 
 let _nlc: Promise<_Nlc> | undefined;
@@ -273,7 +276,13 @@ function _loadModel(path: string, digest: string): Promise<_Loaded> {
           { cause: e },
         );
       }
-      return { nlc, llama, model, queue: Promise.resolve() };
+      return {
+        nlc,
+        llama,
+        model,
+        queue: Promise.resolve(),
+        wrappers: new Map(),
+      };
     })();
     _models.set(digest, p);
     p.catch(() => _models.delete(digest));
@@ -448,14 +457,16 @@ export class LocalChatClient {
       model.trainContextSize,
     );
     const thinking = o.grammar !== undefined ? "off" : (o.thinking ?? "off");
-    const wrapper = nlc.resolveChatWrapper(model, {
-      customWrapperSettings: {
-        qwen: {
-          thoughts: thinking === "off" ? "discourage" : "auto",
+    let wrapper = loaded.wrappers.get(thinking);
+    if (wrapper === undefined) {
+      wrapper = nlc.resolveChatWrapper(model, {
+        customWrapperSettings: {
+          qwen: { thoughts: thinking === "off" ? "discourage" : "auto" },
         },
-      },
-      warningLogs: false,
-    });
+        warningLogs: false,
+      });
+      loaded.wrappers.set(thinking, wrapper);
+    }
     const history: ChatHistoryItem[] = messages.map((m) =>
       m.role === "assistant"
         ? { type: "model", response: [m.content] }
