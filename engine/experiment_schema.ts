@@ -72,10 +72,20 @@ export const StagesNodeSchema = v.strictObject({
   description: v.optional(v.string()),
 });
 
-/** A column given as a field path, optionally with a label. */
+/**
+ * A column given as a field path, optionally with a label. `node` reads the
+ * path from another node of the same variant (e.g. the redesign reports of
+ * a curriculum next to the score); a `*` in place of a stage index
+ * (`curriculum.*.config`) takes the mean over the stages the table's node
+ * depends on (all of them if it depends on none).
+ */
 export const TableColumnSchema = v.union([
   v.string(),
-  v.strictObject({ label: v.string(), path: v.string() }),
+  v.strictObject({
+    label: v.string(),
+    path: v.string(),
+    node: v.optional(v.string()),
+  }),
 ]);
 
 /** One entry of `tables:`. */
@@ -113,10 +123,11 @@ export const ExperimentFileSchema = v.strictObject({
   tables: v.optional(v.array(v.unknown())),
 });
 
-/** A column of a table given as a field path, optionally labelled. */
+/** A column of a table given as a field path, optionally labelled, optionally read from another node (`node`). */
 export type TableColumn = string | {
   readonly label: string;
   readonly path: string;
+  readonly node?: string | undefined;
 };
 
 /** A parsed `tables:` entry (see the README's Tables section). */

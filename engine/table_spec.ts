@@ -11,6 +11,7 @@ import type { DocPath } from "./source.ts";
 import { didYouMean } from "./suggest.ts";
 import { isRecord } from "./compile/diagnostics.ts";
 import type { Compilation } from "./compile/plain_node.ts";
+import { columnPlains } from "./tables.ts";
 
 /** Checks `tables:` and returns the valid entries. */
 export function checkTables(c: Compilation, raw: unknown): TableSpec[] {
@@ -165,6 +166,13 @@ function _checkColumns(t: _Table): void {
     }
     return;
   }
+  if (Array.isArray(columns)) {
+    columns.forEach((x, j) => {
+      if (typeof x !== "string" && x.node !== undefined) {
+        _checkColumnNode(t, x.label, x.node, [...at, "columns", j, "node"]);
+      }
+    });
+  }
   const paths = typeof columns === "string"
     ? [columns]
     : columns.map((x) => typeof x === "string" ? x : x.path);
@@ -182,6 +190,40 @@ function _checkColumns(t: _Table): void {
       );
     }
   });
+}
+
+/** A column's `node:` names a node (or stages of one) that varies with no axis the table's node lacks. */
+function _checkColumnNode(
+  t: _Table,
+  label: string,
+  node: string,
+  where: DocPath,
+): void {
+  const { c, spec } = t;
+  const plains = columnPlains(c.plains.keys(), c.names, node);
+  if (plains.length === 0) {
+    c.diags.report(
+      "table",
+      where,
+      `table ${spec.name}: column ${label} reads node "${node}", which does not exist (write a node id, or a stage node with * for its stage, e.g. curriculum.*.config)${
+        didYouMean(node, [...c.names.keys()].filter((n) => !/\.\d+\./.test(n)))
+      }`,
+    );
+    return;
+  }
+  const own = new Set(t.axes);
+  const extra = (c.plains.get(plains[0]!)?.axes ?? []).filter((a) =>
+    !own.has(a)
+  );
+  if (extra.length > 0) {
+    c.diags.report(
+      "table",
+      where,
+      `table ${spec.name}: column ${label} reads ${node}, which varies with ${
+        extra.join(", ")
+      } and ${spec.node} does not, so a row has several values`,
+    );
+  }
 }
 
 function _checkWhere(t: _Table): void {

@@ -78,6 +78,8 @@ export interface Table {
   readonly command?: string;
   /** Digits after the point. */
   readonly digits: number;
+  /** Columns read from another node: label -> the node as written (e.g. `curriculum.*.config`). */
+  readonly sources?: Readonly<Record<string, string>>;
 }
 
 function _split(path: string): string[] {
@@ -101,6 +103,42 @@ function _stats(
   return { mean, std: Math.sqrt(v) };
 }
 
+/**
+ * The plain nodes a column's `node` names: one node (an id or a stage alias
+ * such as `curriculum.config`), or, with a `*` in place of a stage index,
+ * every stage of it in stage order.
+ *
+ * @param plains Every plain node id of the experiment.
+ * @param names Reference names -> plain id ({@linkcode Experiment.names}).
+ */
+export function columnPlains(
+  plains: Iterable<string>,
+  names: ReadonlyMap<string, string>,
+  node: string,
+): string[] {
+  if (!node.includes("*")) {
+    const p = names.get(node);
+    return p === undefined ? [] : [p];
+  }
+  const esc = (t: string) => t.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  const re = new RegExp(`^${node.split("*").map(esc).join("(\\d+)")}$`);
+  const found = new Map<string, number>();
+  for (const p of plains) {
+    const m = re.exec(p);
+    if (m) found.set(p, Number(m[1]));
+  }
+  return [...found.entries()].sort((a, b) => a[1] - b[1]).map(([p]) => p);
+}
+
+/** Like getField, but a null on the way (e.g. `report.llm: null`) is null: "not applicable". */
+function _fieldOrNull(value: Json, path: readonly string[]): Json | undefined {
+  for (let i = 0; i < path.length; i++) {
+    const at = getField(value, path.slice(0, i));
+    if (at === null) return null;
+  }
+  return getField(value, path);
+}
+
 function _labelOf(path: string): string {
   return path.replace(/^(value|report)\./, "");
 }
@@ -111,6 +149,8 @@ interface _Column {
   readonly path: string[];
   /** The value of the columns axis, for axis columns. */
   readonly axisValue: string | null;
+  /** The plain nodes the column reads instead of the table's node (`node:`). */
+  readonly plains?: readonly string[];
 }
 
 /** What building one table needs. */
@@ -124,6 +164,8 @@ interface _Build {
   readonly look: (n: GraphNode) => ReturnType<Lookup>;
   /** Labels of an axis that the nodes have, in axis order. */
   readonly present: (axis: string) => string[];
+  /** Indices of the nodes a node depends on, directly or not. */
+  readonly ancestors: (n: GraphNode) => ReadonlySet<number>;
 }
 
 /**
@@ -147,6 +189,13 @@ export function buildTable(
     : spec.aggregate === "mean"
     ? "mean"
     : spec.aggregate.label;
+  // Every missing node of the table is listed, also when no column could be
+  // laid out (a `*` column whose nodes are all missing has no keys yet).
+  for (const n of b.nodes) {
+    if (
+      rows.includes(n.variant[spec.rows]!) && b.look(n).status === "missing"
+    ) missing.push(n.id);
+  }
   for (const row of rows) {
     const perOver = new Map<string, (number | null)[]>();
     for (const col of columns) {
@@ -157,7 +206,7 @@ export function buildTable(
         _aggregateCell(
           row,
           aggLabel,
-          columns.length,
+          columns.filter((c) => !c.plains).length,
           overValues,
           perOver,
           cells,
@@ -182,7 +231,17 @@ export function buildTable(
     missing,
     ...(missing.length ? { command: runCommand(missing) } : {}),
     digits: spec.digits ?? 3,
+    ...(columns.some((c) => c.plains) ? { sources: _sources(spec) } : {}),
   };
+}
+
+/** The `node:` of each column that reads another node, by label. */
+function _sources(spec: TableSpec): Record<string, string> {
+  return Object.fromEntries(
+    (Array.isArray(spec.columns) ? spec.columns : []).flatMap((c) =>
+      typeof c !== "string" && c.node !== undefined ? [[c.label, c.node]] : []
+    ),
+  );
 }
 
 function _build(exp: Experiment, spec: TableSpec, lookup: Lookup): _Build {
@@ -194,6 +253,7 @@ function _build(exp: Experiment, spec: TableSpec, lookup: Lookup): _Build {
     nodes = nodes.filter((n) => n.variant[a] === String(val));
   }
   const results = new Map<string, ReturnType<Lookup>>();
+  const ups = new Map<number, Set<number>>();
   return {
     exp,
     spec,
@@ -211,6 +271,21 @@ function _build(exp: Experiment, spec: TableSpec, lookup: Lookup): _Build {
     present: (axis) => {
       const have = new Set(nodes.map((n) => n.variant[axis]));
       return axisLabels(axis).filter((l) => have.has(l));
+    },
+    ancestors: (n) => {
+      let set = ups.get(n.index);
+      if (set === undefined) {
+        set = new Set<number>();
+        const stack = [...n.deps];
+        while (stack.length > 0) {
+          const i = stack.pop()!;
+          if (set.has(i)) continue;
+          set.add(i);
+          stack.push(...exp.nodes[i]!.deps);
+        }
+        ups.set(n.index, set);
+      }
+      return set;
     },
   };
 }
@@ -232,6 +307,19 @@ function _columns(b: _Build): _Column[] {
     const label = typeof c === "string" ? undefined : c.label;
     const segs = _split(path);
     const star = segs.indexOf("*");
+    if (typeof c !== "string" && c.node !== undefined) {
+      columns.push({
+        label: label ?? _labelOf(path),
+        path: segs,
+        axisValue: null,
+        plains: columnPlains(
+          b.exp.nodes.map((n) => n.plain),
+          b.exp.names,
+          c.node,
+        ),
+      });
+      continue;
+    }
     if (star < 0) {
       columns.push({
         label: label ?? _labelOf(path),
@@ -287,27 +375,27 @@ function _cell(
       (!spec.over || x.variant[spec.over] === over)
     );
     if (!n) continue;
-    const r = b.look(n);
-    if (r.status === "skipped") {
-      skipped = r.why;
+    const reads = _reads(b, n, col);
+    const results = reads.map((m) => ({ m, r: b.look(m) }));
+    const skip = results.find((x) => x.r.status === "skipped");
+    if (skip !== undefined && skip.r.status === "skipped") {
+      skipped = skip.r.why;
       continue;
     }
-    if (r.status === "missing") {
-      miss.push(n.id);
-      if (!missing.includes(n.id)) missing.push(n.id);
+    const absent = results.filter((x) => x.r.status === "missing");
+    if (absent.length > 0 || reads.length === 0) {
+      for (const { m } of absent) {
+        miss.push(m.id);
+        if (!missing.includes(m.id)) missing.push(m.id);
+      }
       samples.push({ over, id: n.id, value: null });
       continue;
     }
-    const x = _num(
-      getField({ value: r.value, report: r.report ?? null }, col.path),
-    );
-    if (x === undefined) notes.push(`${n.id} has no ${col.path.join(".")}`);
-    else if (x === null) {
-      notes.push(`${n.id}: ${col.path.join(".")} is not a number`);
-    }
-    samples.push({ over, id: n.id, value: x ?? null });
+    const x = _meanOf(results, col.path, notes);
+    samples.push({ over, id: n.id, value: x });
+    if (col.plains !== undefined) continue; // not part of the aggregate
     const list = perOver.get(over) ?? [];
-    list.push(x ?? null);
+    list.push(x);
     perOver.set(over, list);
   }
   const xs = samples.map((s) => s.value).filter((x): x is number => x !== null);
@@ -322,6 +410,56 @@ function _cell(
     ...(allSkipped && skipped ? { skipped } : {}),
     notes,
   };
+}
+
+/**
+ * The node(s) a column reads for the table's node `n`: `n` itself, or the
+ * column's own node(s) of the same variant; for a stage wildcard, the stages
+ * `n` depends on (a score depends on the redesigns that shaped its policy,
+ * not on the last, unused one).
+ */
+function _reads(b: _Build, n: GraphNode, col: _Column): GraphNode[] {
+  if (col.plains === undefined) return [n];
+  const reads = col.plains.map((p) =>
+    b.exp.nodes.find((m) =>
+      m.plain === p &&
+      Object.entries(m.variant).every(([a, l]) => n.variant[a] === l)
+    )
+  ).filter((m): m is GraphNode => m !== undefined);
+  if (col.plains.length <= 1) return reads;
+  const up = b.ancestors(n);
+  const used = reads.filter((m) => up.has(m.index));
+  return used.length > 0 ? used : reads;
+}
+
+/** The mean of a field over results (null when any is absent or not a number; an explicit null means "not applicable" and is not noted). */
+function _meanOf(
+  results: readonly { m: GraphNode; r: ReturnType<Lookup> }[],
+  path: readonly string[],
+  notes: string[],
+): number | null {
+  const values: number[] = [];
+  let bad = false;
+  for (const { m, r } of results) {
+    if (r.status !== "ok") continue;
+    const raw = _fieldOrNull(
+      { value: r.value, report: r.report ?? null },
+      path,
+    );
+    const x = _num(raw);
+    if (x === undefined) {
+      notes.push(`${m.id} has no ${path.join(".")}`);
+      bad = true;
+    } else if (x === null) {
+      if (raw !== null) {
+        notes.push(`${m.id}: ${path.join(".")} is not a number`);
+      }
+      bad = true;
+    } else values.push(x);
+  }
+  return bad || values.length === 0
+    ? null
+    : values.reduce((a, b) => a + b, 0) / values.length;
 }
 
 /** The aggregate cell of a row: per `over` value the mean over the columns (complete rows only), then mean ± std. */
@@ -382,6 +520,17 @@ export function tableNotes(t: Table): string[] {
       `mean ± std over ${t.over.axis} (n=${t.over.values.length}: ${
         t.over.values.join(", ")
       })`,
+    );
+  }
+  const bySource = new Map<string, string[]>();
+  for (const [label, node] of Object.entries(t.sources ?? {})) {
+    bySource.set(node, [...(bySource.get(node) ?? []), label]);
+  }
+  for (const [node, labels] of bySource) {
+    notes.push(
+      `${labels.join(", ")}: from ${node}${
+        node.includes("*") ? ", mean over the stages the row depends on" : ""
+      }`,
     );
   }
   if (t.aggregate) {

@@ -190,3 +190,129 @@ Deno.test("tables without files: every experiments/*.yaml that has tables", asyn
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+const STAGED = `experiment: s
+seed: 1
+matrix:
+  method: [fixed, llm]
+  seed: [1, 2]
+nodes:
+  loop:
+    kind: stages
+    count: 3
+    from: { x: 0 }
+    each:
+      x: { kind: test.add, with: { a: $stage, note: [$matrix.method, $prev.x, $seed] } }
+  score: { kind: test.add, with: { a: 1, note: $loop.x } }
+  early: { kind: test.add, with: { a: 1, note: $loop.1.x } }
+tables:
+  - name: early
+    node: early
+    rows: method
+    columns: [{ label: fallback, node: "loop.*.x", path: report.llm.fallback }]
+    over: seed
+  - name: rates
+    node: score
+    rows: method
+    columns:
+      - value.sum
+      - { label: fallback, node: "loop.*.x", path: report.llm.fallback }
+      - { label: last, node: loop.x, path: report.llm.fallback }
+    over: seed
+    aggregate: mean
+`;
+
+Deno.test("table: columns from other nodes of the same variant, a stage wildcard takes the mean over stages", () => {
+  const sx = compileExperiment("s.yaml", STAGED, {
+    kinds,
+    env: () => undefined,
+  });
+  // fallback of stage k of method m, seed s: llm falls back at stage 1 always
+  // and at stage 2 with seed 2; fixed has no llm tally (null).
+  const lookup: Lookup = (n) => {
+    if (n.plain === "score" || n.plain === "early") {
+      return { status: "ok", value: { sum: 0.5 } };
+    }
+    const stage = Number(n.plain.split(".")[1]);
+    const llm = n.variant.method === "llm"
+      ? {
+        fallback: stage === 1 || (stage === 2 && n.variant.seed === "2")
+          ? 1
+          : 0,
+      }
+      : null;
+    return { status: "ok", value: {}, report: { llm } };
+  };
+  const t = buildTable(sx, sx.tables[1]!, lookup, cmd);
+  assert.deepEqual(t.columns, ["sum", "fallback", "last", "mean"]);
+  const cell = (row: string, col: string) =>
+    t.cells.find((c) => c.row === row && c.column === col)!;
+  // seed 1: 1/3, seed 2: 2/3 -> mean 0.5
+  assert.ok(Math.abs(cell("llm", "fallback").mean! - 0.5) < 1e-12);
+  assert.ok(Math.abs(cell("llm", "fallback").std! - Math.SQRT2 / 6) < 1e-12);
+  assert.equal(cell("llm", "fallback").n, 2);
+  // A node that depends on stages 0 and 1 only averages over those two:
+  // seed 1: 1/2, seed 2: 1/2.
+  const e = buildTable(sx, sx.tables[0]!, lookup, cmd);
+  const ec = e.cells.find((c) => c.row === "llm")!;
+  assert.deepEqual([ec.mean, ec.std], [0.5, 0]);
+  assert.deepEqual(
+    cell("llm", "last").samples.map((s) => s.value),
+    [0, 1],
+  );
+  // null = not applicable: no value, no problem note.
+  assert.equal(cell("fixed", "fallback").mean, null);
+  assert.deepEqual(cell("fixed", "fallback").notes, []);
+  // The aggregate is over the table node's own columns only.
+  assert.equal(cell("llm", "mean").mean, 0.5);
+  const md = tableMarkdown(t);
+  assert.match(
+    md,
+    /fallback: from loop\.\*\.x, mean over the stages the row depends on/,
+  );
+  assert.match(md, /last: from loop\.x/);
+  // A missing stage node is listed.
+  const partial: Lookup = (n) =>
+    n.id === "loop.1.x[method=llm,seed=2]" ? { status: "missing" } : lookup(n);
+  const p = buildTable(sx, sx.tables[1]!, partial, cmd);
+  assert.deepEqual(p.missing, ["loop.1.x[method=llm,seed=2]"]);
+  assert.equal(
+    p.cells.find((c) => c.row === "llm" && c.column === "fallback")!.n,
+    1,
+  );
+});
+
+Deno.test("table: a column node that does not exist, or varies with more axes, is a validation error", () => {
+  const bad = STAGED.replace('node: "loop.*.x"', 'node: "lop.*.x"').replace(
+    "node: loop.x,",
+    "node: score2,",
+  );
+  let err: unknown;
+  try {
+    compileExperiment("s.yaml", bad, { kinds, env: () => undefined });
+  } catch (e) {
+    err = e;
+  }
+  const msg = String((err as Error).message);
+  assert.match(
+    msg,
+    /column fallback reads node "lop\.\*\.x", which does not exist/,
+  );
+  assert.match(msg, /column last reads node "score2", which does not exist/);
+});
+
+Deno.test("table: a `*` column whose nodes are all missing still lists them and the command", () => {
+  const none: Lookup = (n) =>
+    n.skipped ? { status: "skipped", why: n.skipped } : { status: "missing" };
+  const t = buildTable(exp, exp.tables[1]!, none, cmd);
+  assert.deepEqual(t.columns, ["mean"]); // no keys to lay out yet
+  assert.equal(t.missing.length, 6); // fixed and rules x 3 seeds (llm skipped)
+  assert.match(
+    tableMarkdown(t),
+    /\*\*Incomplete: 6 nodes are not in the cache:\*\*/,
+  );
+  assert.match(
+    t.command!,
+    /^deno task run t\.yaml --only score\[method=fixed,seed=1,size=16\]/,
+  );
+});

@@ -14,7 +14,10 @@ export interface EngineerEvent {
    * `rule` (a rule fired), `retry` (a rejected LLM reply was re-asked),
    * `clamped` (values were repaired), `fallback` (the previous config was
    * kept), `llm_error` (the endpoint failed), `cached` (the reply came from
-   * the cache), `http_retry` (the client retried an HTTP attempt).
+   * the cache), `http_retry` (the client retried an HTTP attempt),
+   * `truncated` (a reply was cut off at `max_tokens` before its JSON was
+   * complete), `format_rejected` (the server refused the `response_format`
+   * and was asked without it).
    */
   type:
     | "rule"
@@ -23,7 +26,9 @@ export interface EngineerEvent {
     | "fallback"
     | "llm_error"
     | "cached"
-    | "http_retry";
+    | "http_retry"
+    | "truncated"
+    | "format_rejected";
   /** What happened, in one line. */
   detail: string;
 }
@@ -36,6 +41,27 @@ export interface ProposeInput {
   config: AnyEnvConfig;
   /** Seed for engineers that draw random numbers. */
   seed: number;
+}
+
+/**
+ * What happened in one llm redesign, as counts: the tables show their mean
+ * per row (a fallback rate, re-asks per stage, a clamp rate).
+ */
+export interface LlmTally {
+  /** Redesigns (always 1: a mean over stages and seeds is a rate). */
+  calls: number;
+  /** Chat requests, re-asks included. */
+  requests: number;
+  /** Replies rejected and asked again. */
+  reasks: number;
+  /** 1 when the accepted reply needed repairs (clamped values). */
+  clamped: number;
+  /** Replies cut off at `max_tokens` before their JSON was complete. */
+  truncated: number;
+  /** 1 when no reply was usable and the previous config was kept. */
+  fallback: number;
+  /** Replies served from the reply cache. */
+  cached: number;
 }
 
 /** What an engineer returns. */
@@ -55,6 +81,8 @@ export interface Proposal {
     totalTokens: number;
     requests: number;
   };
+  /** The llm engineer's tally (absent for other engineers). */
+  llm?: LlmTally;
 }
 
 /** An environment engineer. */

@@ -1,13 +1,22 @@
 /**
- * The `llm` engineer: asks an OpenAI-compatible chat endpoint for the next
- * configuration.
+ * The `llm` engineer: asks a language model for the next configuration, an
+ * OpenAI-compatible chat endpoint or a local GGUF model file (node-llama-cpp).
  *
- * Prompts are the files `engineer/prompts/{system,user,retry}.md`
- * (placeholders `{{dimensions}}`, `{{context_type}}`, `{{context}}`,
- * `{{error}}`); {@linkcode promptDigest} hashes them, and the redesign node
+ * Prompts are the files `engineer/prompts/<variant>/system.md`,
+ * `engineer/prompts/user.md` and `engineer/prompts/retry.md` (placeholders
+ * `{{dimensions}}`, `{{context_type}}`, `{{context}}`, `{{error}}`). The
+ * variant `neutral` (the default) describes the task, the dimensions and the
+ * answer format only: no benchmark contents and no conclusions to confirm.
+ * The variant `informed` names what the held-out suites contain and states
+ * the paper's "principles that work", so its effect can itself be ablated.
+ * {@linkcode promptDigest} hashes a variant's files, and the redesign node
  * puts that digest in its key, so editing a prompt re-runs the llm stages.
  *
- * Replies are untrusted input:
+ * Replies are constrained where the endpoint allows it: a local model
+ * decodes under a grammar derived from the configuration schema, ranges
+ * included (`reply_format.ts`), so its reply is an in-range configuration by
+ * construction; a server is sent the schema as `response_format`
+ * (`json_schema`). Every reply is still checked as untrusted input:
  * 1. the JSON object is extracted (also from code fences and after
  *    `<think>` blocks);
  * 2. `{"config": ..., "rationale": ...}` is unwrapped (a bare config is
@@ -15,9 +24,16 @@
  * 3. non-finite numbers, unknown fields, wrong types or values far outside
  *    the bounds (beyond one range-width) reject the reply;
  * 4. values mildly out of bounds are clamped (event `clamped`);
+ * 4b. a config the generator cannot realise (one trial instance per
+ *    component) is rejected with the generator's message;
  * 5. a rejected reply is re-asked (default twice) with the error shown to the
  *    model (event `retry`); after that, the previous config is kept (event
  *    `fallback`).
+ *
+ * A reply cut off at `max_tokens` before its JSON was complete (a thinking
+ * model still reasoning) is the event `truncated`, never a silent fallback.
+ * The proposal's `llm` tally (requests, re-asks, clamps, truncations,
+ * fallback) is what the tables show per row.
  *
  * Endpoint failures (unreachable, timeout, HTTP errors) throw by default, so
  * a node fails (and is not cached) rather than record a silent fallback;
@@ -28,28 +44,40 @@
 import {
   type AnyEnvConfig,
   clampEnvConfig,
+  components,
   ENV_CONFIG_BOUNDS,
   type EnvConfig,
   PAPER_NAMES,
   safeParseEnvConfig,
 } from "../schemas/env_config.ts";
+import { generate, GenerationError } from "../mapf/generator.ts";
+import type { ChatMessage } from "../llm/client.ts";
 import {
-  ChatClient,
-  type ChatMessage,
-  type ChatOptions,
-} from "../llm/client.ts";
-import { JsonExtractionError, LlmError } from "../llm/errors.ts";
+  type AnyChatOptions,
+  createChatClient,
+  isLocalChatOptions,
+} from "../llm/endpoint.ts";
 import { extractJson } from "../llm/json_extract.ts";
+import {
+  JsonExtractionError,
+  LlmContextOverflowError,
+  LlmError,
+} from "../llm/errors.ts";
 import { heaviest } from "./config_ops.ts";
 import type {
   Engineer,
   EngineerEvent,
+  LlmTally,
   Proposal,
   ProposeInput,
 } from "./engineer.ts";
+import { replyGrammar, replyResponseFormat } from "./reply_format.ts";
 import { createHash } from "node:crypto";
 
-const PROMPT_FILES = ["system.md", "user.md", "retry.md"] as const;
+/** The prompt variants: `neutral` (default) and `informed`. */
+export const PROMPT_VARIANTS = ["neutral", "informed"] as const;
+/** A prompt variant. */
+export type PromptVariant = typeof PROMPT_VARIANTS[number];
 
 /** The prompt templates, read from `engineer/prompts/`. */
 export interface PromptTemplates {
@@ -61,24 +89,36 @@ export interface PromptTemplates {
   retry: string;
 }
 
-/** Read the prompt templates (synchronously: also used while planning). */
-export function loadPrompts(): PromptTemplates {
-  const read = (f: string) =>
-    Deno.readTextFileSync(new URL(`./prompts/${f}`, import.meta.url));
-  return {
-    system: read("system.md"),
-    user: read("user.md"),
-    retry: read("retry.md"),
-  };
+/** Read a variant's prompt templates (synchronously: also used while planning). */
+export function loadPrompts(
+  variant: PromptVariant = "neutral",
+): PromptTemplates {
+  if (!(PROMPT_VARIANTS as readonly string[]).includes(variant)) {
+    throw new RangeError(
+      `unknown prompt variant "${variant}"; use ${
+        PROMPT_VARIANTS.join(" or ")
+      }`,
+    );
+  }
+  const dir = new URL("./prompts/", import.meta.url);
+  const read = (f: string) => Deno.readTextFileSync(new URL(f, dir));
+  // Each variant is a directory literal, so the code digest sees the files.
+  const system = variant === "informed"
+    ? Deno.readTextFileSync(
+      new URL("./prompts/informed/system.md", import.meta.url),
+    )
+    : Deno.readTextFileSync(
+      new URL("./prompts/neutral/system.md", import.meta.url),
+    );
+  return { system, user: read("user.md"), retry: read("retry.md") };
 }
 
-/** sha256 (hex) of the prompt templates, in file order. */
-export function promptDigest(): string {
+/** sha256 (hex) of a variant's prompt templates. */
+export function promptDigest(variant: PromptVariant = "neutral"): string {
   const h = createHash("sha256");
-  const t = loadPrompts();
-  for (const f of PROMPT_FILES) {
-    const text = t[f.replace(".md", "") as keyof PromptTemplates];
-    h.update(`${f}\0${text.length}\0${text}`);
+  const t = loadPrompts(variant);
+  for (const f of ["system", "user", "retry"] as const) {
+    h.update(`${f}.md\0${t[f].length}\0${t[f]}`);
   }
   return h.digest("hex");
 }
@@ -125,15 +165,29 @@ function _fill(template: string, values: Record<string, string>): string {
 
 /** Options of {@linkcode llmEngineer}. */
 export interface LlmEngineerOptions {
-  /** How to reach the endpoint (and where the reply cache is). */
-  chat: ChatOptions;
+  /** How to reach the server or model file (and where the reply cache is). */
+  chat: AnyChatOptions;
   /** Re-asks after a rejected reply. @default {2} */
   reasks?: number;
   /** What an endpoint failure does. @default {"throw"} */
   onEndpointError?: "throw" | "fallback";
-  /** Prompt templates (tests inject some). @default loadPrompts() */
+  /** The prompt variant. @default {"neutral"} */
+  prompt?: PromptVariant;
+  /** Prompt templates (tests inject some). @default loadPrompts(prompt) */
   prompts?: PromptTemplates;
+  /**
+   * How replies are constrained: `json_schema` (local: the grammar; server:
+   * `response_format` with the reply schema), `json_object` (server:
+   * `response_format: {type: "json_object"}`; local: the grammar), `none`.
+   * A local model with `thinking: "on"` decodes without a grammar (llama.cpp
+   * would apply it from the first token, leaving no room to think).
+   * @default {"json_schema"}
+   */
+  constrain?: "json_schema" | "json_object" | "none";
 }
+
+/** Default `max_tokens` of the engineer on a server (room for a reasoning block). */
+export const ENGINEER_MAX_TOKENS = 4096;
 
 /** The outcome of checking one reply. */
 export type ReplyCheck =
@@ -186,7 +240,8 @@ function _absurd(value: unknown, path: string, out: string[]): void {
 const MILD = /clamped to|reduced to|swapped|converted string/;
 
 /**
- * Check one reply: extract, unwrap, validate, clamp mild problems.
+ * Check one reply: extract, unwrap, validate, clamp mild problems, and (by
+ * default) check that the generator can realise every component.
  *
  * @example
  * ```ts
@@ -196,7 +251,61 @@ const MILD = /clamped to|reduced to|swapped|converted string/;
  * console.log(r.ok); // true
  * ```
  */
-export function checkReply(text: string, previous: EnvConfig): ReplyCheck {
+export function checkReply(
+  text: string,
+  previous: EnvConfig,
+  options: CheckReplyOptions = {},
+): ReplyCheck {
+  const r = _checkShape(text, previous);
+  if (!r.ok || options.generate === false) return r;
+  const why = ungeneratable(r.config, options.seed ?? 0);
+  return why === null
+    ? r
+    : { ok: false, error: `the generator cannot realise it: ${why}` };
+}
+
+/** Options of {@linkcode checkReply}. */
+export interface CheckReplyOptions {
+  /**
+   * Also generate one instance of each component (up to 100 draws, as the
+   * `generate` kind does), so a valid config the generator cannot realise
+   * (a start-goal distance longer than the grid allows, agents that never
+   * fit between the holes) is a rejected reply, not a failed next stage.
+   * @default {true}
+   */
+  generate?: boolean;
+  /** Seed of the trial generation. @default {0} */
+  seed?: number;
+}
+
+/**
+ * Why the generator cannot produce an instance of some component of
+ * `config` (its message, naming the component and the fix), or `null`.
+ *
+ * @example
+ * ```ts
+ * import { ungeneratable } from "./llm.ts";
+ * import { PRESETS } from "../schemas/env_config.ts";
+ * console.log(ungeneratable(PRESETS.easy, 1)); // null
+ * ```
+ */
+export function ungeneratable(
+  config: AnyEnvConfig,
+  seed: number,
+): string | null {
+  const parts = components(config);
+  for (let i = 0; i < parts.length; i++) {
+    try {
+      generate(parts[i]!.config, { count: 1, seed: seed & 0x7fffffff });
+    } catch (e) {
+      if (!(e instanceof GenerationError)) throw e;
+      return parts.length > 1 ? `mixture.${i}: ${e.message}` : e.message;
+    }
+  }
+  return null;
+}
+
+function _checkShape(text: string, previous: EnvConfig): ReplyCheck {
   let value: unknown;
   try {
     value = extractJson(text);
@@ -266,11 +375,12 @@ export function checkReply(text: string, previous: EnvConfig): ReplyCheck {
 export function llmEngineer(options: LlmEngineerOptions): Engineer {
   const reasks = options.reasks ?? 2;
   const onError = options.onEndpointError ?? "throw";
+  const constrain = options.constrain ?? "json_schema";
   return {
     name: "llm",
     async propose(input: ProposeInput): Promise<Proposal> {
-      const prompts = options.prompts ?? loadPrompts();
-      const client = new ChatClient(options.chat);
+      const prompts = options.prompts ?? loadPrompts(options.prompt);
+      const client = createChatClient(_constrained(options.chat, constrain));
       const ctx = input.context;
       const messages: ChatMessage[] = [
         {
@@ -292,20 +402,47 @@ export function llmEngineer(options: LlmEngineerOptions): Engineer {
         totalTokens: 0,
         requests: 0,
       };
+      const tally: LlmTally = {
+        calls: 1,
+        requests: 0,
+        reasks: 0,
+        clamped: 0,
+        truncated: 0,
+        fallback: 0,
+        cached: 0,
+      };
       const reads = ctx.json.type === "none"
         ? []
         : [`context.${ctx.json.type} (text)`];
       const previous = heaviest(input.config);
+      const keep = (rationale: string): Proposal => {
+        tally.fallback = 1;
+        return {
+          config: input.config,
+          rationale,
+          events,
+          reads,
+          usage,
+          llm: tally,
+        };
+      };
       for (let attempt = 0; attempt <= reasks; attempt++) {
         let text: string;
+        let cutOff = false;
         try {
           const reply = await client.chat(messages);
           text = reply.text;
+          cutOff = reply.finishReason === "length";
           usage.requests++;
+          tally.requests++;
           usage.promptTokens += reply.usage.promptTokens;
           usage.completionTokens += reply.usage.completionTokens;
           usage.totalTokens += reply.usage.totalTokens;
+          for (const note of reply.notes ?? []) {
+            events.push({ type: "format_rejected", detail: note });
+          }
           if (reply.cached) {
+            tally.cached++;
             events.push({
               type: "cached",
               detail: `reply ${reply.requestHash.slice(0, 12)} from the cache`,
@@ -321,24 +458,23 @@ export function llmEngineer(options: LlmEngineerOptions): Engineer {
             });
           }
         } catch (e) {
-          if (!(e instanceof LlmError) || onError === "throw") throw e;
+          if (
+            !(e instanceof LlmError) || onError === "throw" ||
+            e instanceof LlmContextOverflowError
+          ) throw e;
           events.push({ type: "llm_error", detail: e.message });
           events.push({
             type: "fallback",
             detail: "the endpoint failed; kept the previous config",
           });
-          return {
-            config: input.config,
-            rationale:
-              `llm engineer: no usable reply (${e.name}); kept the previous config.`,
-            events,
-            reads,
-            usage,
-          };
+          return keep(
+            `llm engineer: no usable reply (${e.name}); kept the previous config.`,
+          );
         }
-        const check = checkReply(text, previous);
+        const check = checkReply(text, previous, { seed: input.seed });
         if (check.ok) {
           if (check.adjustments.length > 0) {
+            tally.clamped = 1;
             events.push({
               type: "clamped",
               detail: check.adjustments.join("; "),
@@ -352,9 +488,24 @@ export function llmEngineer(options: LlmEngineerOptions): Engineer {
             events,
             reads,
             usage,
+            llm: tally,
           };
         }
+        let error = check.error;
+        if (cutOff) {
+          tally.truncated++;
+          const thinking = /<think>(?![\s\S]*<\/think>)/i.test(text);
+          const detail = `reply ${attempt + 1} was cut off at max_tokens ${
+            _maxTokens(options.chat)
+          } before its JSON was complete${
+            thinking ? " (inside an unfinished <think> block)" : ""
+          }: raise max_tokens, or set thinking: off`;
+          events.push({ type: "truncated", detail });
+          error =
+            `your reply was cut off at the token limit before the JSON was complete; answer with the JSON object only, without reasoning first`;
+        }
         if (attempt < reasks) {
+          tally.reasks++;
           events.push({
             type: "retry",
             detail: `reply ${attempt + 1} rejected: ${check.error}`,
@@ -362,7 +513,7 @@ export function llmEngineer(options: LlmEngineerOptions): Engineer {
           messages.push({ role: "assistant", content: text.slice(0, 4000) });
           messages.push({
             role: "user",
-            content: _fill(prompts.retry, { error: check.error }),
+            content: _fill(prompts.retry, { error }),
           });
         } else {
           events.push({
@@ -373,15 +524,36 @@ export function llmEngineer(options: LlmEngineerOptions): Engineer {
           });
         }
       }
-      return {
-        config: input.config,
-        rationale: `llm engineer: no usable reply after ${
+      return keep(
+        `llm engineer: no usable reply after ${
           reasks + 1
         } attempts; kept the previous config.`,
-        events,
-        reads,
-        usage,
-      };
+      );
     },
+  };
+}
+
+function _maxTokens(chat: AnyChatOptions): string {
+  if (chat.maxTokens !== undefined) return String(chat.maxTokens);
+  return isLocalChatOptions(chat) ? "(the rest of the context)" : "1024";
+}
+
+/** The client options with the reply constraint and the engineer's defaults. */
+function _constrained(
+  chat: AnyChatOptions,
+  constrain: "json_schema" | "json_object" | "none",
+): AnyChatOptions {
+  if (isLocalChatOptions(chat)) {
+    if (constrain === "none" || chat.thinking === "on") return chat;
+    return { ...chat, grammar: replyGrammar() };
+  }
+  return {
+    ...chat,
+    maxTokens: chat.maxTokens ?? ENGINEER_MAX_TOKENS,
+    ...(constrain === "json_schema"
+      ? { responseFormat: replyResponseFormat() }
+      : constrain === "json_object"
+      ? { jsonMode: true }
+      : {}),
   };
 }

@@ -7,7 +7,7 @@ import {
 } from "../schemas/mod.ts";
 import { LlmTimeoutError, startStubServer } from "../llm/mod.ts";
 import { buildContext } from "./context.ts";
-import { checkReply, llmEngineer, promptDigest } from "./llm.ts";
+import { checkReply, llmEngineer, loadPrompts, promptDigest } from "./llm.ts";
 import { diagnose } from "./diagnose.ts";
 import { slipHoleEpisode, successEpisode } from "./_fixtures.ts";
 
@@ -204,4 +204,121 @@ Deno.test("checkReply accepts a bare config and promptDigest is a stable sha256"
   assert.equal(promptDigest(), promptDigest());
   const notObj = checkReply("[1,2]", easy);
   assert.equal(notObj.ok, false);
+});
+
+Deno.test("llm engineer: the default prompt is neutral; the informed variant names suites and conclusions", () => {
+  const neutral = loadPrompts();
+  const informed = loadPrompts("informed");
+  for (
+    const p of [
+      /crowded maps/,
+      /Principles that work/i,
+      /Preserve what already works/,
+      /Change gradually/,
+    ]
+  ) {
+    assert.doesNotMatch(neutral.system, p);
+    assert.match(informed.system, p);
+  }
+  assert.match(neutral.system, /\{\{dimensions\}\}/);
+  assert.match(
+    neutral.system,
+    /held-out instances whose configurations you are not told/,
+  );
+  assert.notEqual(promptDigest("neutral"), promptDigest("informed"));
+  assert.equal(promptDigest(), promptDigest("neutral"));
+});
+
+Deno.test("llm engineer: the reply schema goes to the server as response_format; a server that refuses it is asked without", async () => {
+  await using stub = startStubServer([{ reply: good }]);
+  const p = await propose(stub.baseURL);
+  assert.ok(isMixture(p.config));
+  const body = stub.requests[0]!.body;
+  assert.equal(body.response_format.type, "json_schema");
+  assert.equal(body.response_format.json_schema.name, "environment_config");
+  assert.equal(
+    body.response_format.json_schema.schema.properties.config.anyOf.length,
+    2,
+  );
+  assert.equal(body.max_tokens, 4096);
+  await using refusing = startStubServer([
+    { status: 400, message: "response_format json_schema is not supported" },
+    { reply: good },
+  ]);
+  const q = await propose(refusing.baseURL, { maxRetries: 0 });
+  assert.ok(isMixture(q.config));
+  assert.equal(refusing.requests[1]!.body.response_format, undefined);
+  assert.deepEqual(q.events.map((e) => e.type), ["format_rejected"]);
+  assert.match(q.events[0]!.detail, /HTTP 400/);
+});
+
+Deno.test("llm engineer: a reply cut off at max_tokens before its JSON is a `truncated` event, never a silent fallback", async () => {
+  await using stub = startStubServer([
+    {
+      reply: "<think>The agents keep falling into holes, so",
+      finishReason: "length",
+    },
+    { reply: "<think>hmm", finishReason: "length" },
+  ]);
+  const p = await llmEngineer({
+    chat: { baseURL: stub.baseURL, model: "stub", maxTokens: 64 },
+    reasks: 1,
+  }).propose({ context, config: easy, seed: 1 });
+  assert.deepEqual(p.events.map((e) => e.type), [
+    "truncated",
+    "retry",
+    "truncated",
+    "fallback",
+  ]);
+  assert.match(
+    p.events[0]!.detail,
+    /cut off at max_tokens 64 before its JSON was complete \(inside an unfinished <think> block\): raise max_tokens, or set thinking: off/,
+  );
+  assert.deepEqual(
+    { ...p.llm!, cached: 0 },
+    {
+      calls: 1,
+      requests: 2,
+      reasks: 1,
+      clamped: 0,
+      truncated: 2,
+      fallback: 1,
+      cached: 0,
+    },
+  );
+  // The re-ask says what happened.
+  assert.match(
+    stub.requests[1]!.body.messages[3].content,
+    /cut off at the token limit/,
+  );
+});
+
+Deno.test("llm engineer: thinking off reaches the server as chat_template_kwargs", async () => {
+  await using stub = startStubServer([{ reply: good }]);
+  await propose(stub.baseURL, { thinking: "off" });
+  assert.deepEqual(stub.requests[0]!.body.chat_template_kwargs, {
+    enable_thinking: false,
+  });
+  await using plain = startStubServer([{ reply: good }]);
+  await propose(plain.baseURL);
+  assert.equal(plain.requests[0]!.body.chat_template_kwargs, undefined);
+});
+
+Deno.test("llm engineer: a valid config the generator cannot realise is re-asked with the generator's message", async () => {
+  await using stub = startStubServer([
+    {
+      reply:
+        '{"rationale": "long trips", "config": {"preset": "easy", "hole_density": 0.2, "distance": {"min": 60, "max": 63}}}',
+    },
+    { reply: good },
+  ]);
+  const p = await propose(stub.baseURL);
+  assert.ok(isMixture(p.config));
+  assert.deepEqual(p.events.map((e) => e.type), ["retry"]);
+  assert.match(
+    p.events[0]!.detail,
+    /the generator cannot realise it: .*shortest-path distance 60\.\.63/,
+  );
+  assert.match(stub.requests[1]!.body.messages[3].content, /cannot realise/);
+  assert.equal(p.llm!.reasks, 1);
 });

@@ -50,6 +50,7 @@ export {
   ENGINEER_NAMES,
   type EngineerEvent,
   type EngineerName,
+  type LlmTally,
   type Proposal,
   type ProposeInput,
 } from "./engineer.ts";
@@ -66,9 +67,17 @@ export { blindEngineer, type Pace } from "./blind.ts";
 export {
   checkReply,
   dimensionsText,
+  ENGINEER_MAX_TOKENS,
   loadPrompts,
+  PROMPT_VARIANTS,
   promptDigest,
+  type PromptVariant,
 } from "./llm.ts";
+export {
+  replyGrammar,
+  replyJsonSchema,
+  replyResponseFormat,
+} from "./reply_format.ts";
 export {
   type ComponentChange,
   type ConfigDiff,

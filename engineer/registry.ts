@@ -3,7 +3,7 @@
  *
  * @module
  */
-import type { ChatOptions } from "../llm/client.ts";
+import type { AnyChatOptions } from "../llm/endpoint.ts";
 import {
   type Engineer,
   ENGINEER_NAMES,
@@ -11,7 +11,7 @@ import {
 } from "./engineer.ts";
 import { blindEngineer, type Pace } from "./blind.ts";
 import { fixedEngineer } from "./fixed.ts";
-import { llmEngineer } from "./llm.ts";
+import { llmEngineer, type PromptVariant } from "./llm.ts";
 import { randomEngineer } from "./random.ts";
 import { replayEngineer } from "./replay.ts";
 import { rulesEngineer } from "./rules.ts";
@@ -19,8 +19,12 @@ import { scriptedEngineer } from "./scripted.ts";
 
 /** Options of {@linkcode createEngineer}. */
 export interface CreateEngineerOptions {
-  /** Endpoint of the `llm` engineer (required for it). */
-  chat?: ChatOptions;
+  /** Server or model file of the `llm` engineer (required for it). */
+  chat?: AnyChatOptions;
+  /** Prompt variant of the `llm` engineer. @default {"neutral"} */
+  prompt?: PromptVariant;
+  /** How the `llm` engineer's replies are constrained. @default {"json_schema"} */
+  constrain?: "json_schema" | "json_object" | "none";
   /** Re-asks of the `llm` engineer. @default {2} */
   reasks?: number;
   /** What an endpoint failure does (`llm`). @default {"throw"} */
@@ -72,12 +76,16 @@ export function createEngineer(
     case "llm":
       if (options.chat === undefined) {
         throw new EngineerConfigError(
-          "The llm engineer needs an endpoint: give base_url and model (YAML: with.llm: { base_url, model, api_key_env }; CLI: --base-url URL --model M [--api-key-env VAR]).",
+          "The llm engineer needs an endpoint: a server (YAML: with.llm: { base_url, model, api_key_env }; CLI: --base-url URL --model M [--api-key-env VAR]) or a GGUF model file (YAML: with.llm: { gguf: FILE } or { gguf_env: ENVSMITH_LLM_GGUF }; CLI: --gguf FILE, or ENVSMITH_LLM_GGUF=FILE).",
         );
       }
       return llmEngineer({
         chat: options.chat,
         ...(options.reasks === undefined ? {} : { reasks: options.reasks }),
+        ...(options.prompt === undefined ? {} : { prompt: options.prompt }),
+        ...(options.constrain === undefined
+          ? {}
+          : { constrain: options.constrain }),
         ...(options.onEndpointError === undefined
           ? {}
           : { onEndpointError: options.onEndpointError }),

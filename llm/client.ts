@@ -11,6 +11,7 @@
  */
 import OpenAI from "openai";
 import { type CachedReply, ReplyCache, requestHash } from "./cache.ts";
+import { canonicalJson } from "@envsmith/engine";
 import {
   LlmCacheMissError,
   LlmConfigError,
@@ -78,6 +79,21 @@ export interface ChatOptions {
    * @default {false}
    */
   jsonMode?: boolean | undefined;
+  /**
+   * A `response_format` to send, e.g. `{type: "json_schema", json_schema:
+   * {name, schema, strict}}` (vLLM, llama.cpp's server, SGLang, Ollama and
+   * OpenAI constrain the reply to the schema). A server that rejects it
+   * (HTTP 400/422) is asked again without it, once per client, and the reply
+   * carries a note saying so. Overrides `jsonMode`.
+   */
+  responseFormat?: Readonly<Record<string, unknown>> | undefined;
+  /**
+   * Thinking models (Qwen3 and others whose chat template reads
+   * `enable_thinking`): `"off"` or `"on"` sends
+   * `chat_template_kwargs: {enable_thinking}` (vLLM, SGLang, llama.cpp's
+   * server). Unset: nothing is sent and the server's default applies.
+   */
+  thinking?: "on" | "off" | undefined;
   /** Cancels the request. */
   signal?: AbortSignal | undefined;
   /**
@@ -105,6 +121,8 @@ export interface ChatReply extends CachedReply {
   readonly requestHash: string;
   /** The HTTP attempts (empty when cached). */
   readonly attempts: readonly ChatAttempt[];
+  /** What the client did differently from what was asked (e.g. a rejected `response_format`). */
+  readonly notes?: readonly string[];
 }
 
 /** Placeholder key sent to servers that need none (vLLM, Ollama accept any). */
@@ -129,6 +147,7 @@ export class ChatClient {
   #options: ChatOptions;
   #baseURL: string;
   #cache: ReplyCache | undefined;
+  #formatRejected = false;
 
   /**
    * Check and keep the options.
@@ -165,7 +184,12 @@ export class ChatClient {
 
   /** The request hash `chat(messages)` would use (for tests and reports). */
   hashOf(messages: readonly ChatMessage[]): string {
-    return requestHash(this.#request(messages));
+    return requestHash(
+      this.#request(
+        messages,
+        this.#options.responseFormat !== undefined && !this.#formatRejected,
+      ),
+    );
   }
 
   /**
@@ -181,16 +205,21 @@ export class ChatClient {
    * @throws {LlmConfigError} `apiKeyEnv` names an unset variable.
    */
   async chat(messages: readonly ChatMessage[]): Promise<ChatReply> {
-    const request = this.#request(messages);
-    const hash = requestHash(request);
     const o = this.#options;
-    const data = { baseURL: this.#baseURL, model: o.model, attempts: 0 };
+    const formats = o.responseFormat !== undefined && !this.#formatRejected
+      ? [true, false]
+      : [false];
     if (this.#cache !== undefined) {
-      const hit = await this.#cache.get(hash);
-      if (hit !== undefined) {
-        return { ...hit, cached: true, requestHash: hash, attempts: [] };
+      // A run that fell back to no response_format cached that request.
+      for (const withFormat of formats) {
+        const hash = requestHash(this.#request(messages, withFormat));
+        const hit = await this.#cache.get(hash);
+        if (hit !== undefined) {
+          return { ...hit, cached: true, requestHash: hash, attempts: [] };
+        }
       }
     }
+    const hash = requestHash(this.#request(messages, formats[0]!));
     if (o.offline) {
       throw new LlmCacheMissError(
         `Offline replay: the request ${
@@ -200,9 +229,42 @@ export class ChatClient {
             ? " (no cache directory is configured)"
             : ` at ${o.cacheDir}`) +
           `; run once with the endpoint reachable, or import the cache that recorded it.`,
-        { ...data, requestHash: hash },
+        {
+          baseURL: this.#baseURL,
+          model: o.model,
+          attempts: 0,
+          requestHash: hash,
+        },
       );
     }
+    if (!formats[0]) return await this.#send(messages, false);
+    try {
+      return await this.#send(messages, true);
+    } catch (e) {
+      if (
+        !(e instanceof LlmHttpError) || (e.status !== 400 && e.status !== 422)
+      ) throw e;
+      this.#formatRejected = true;
+      const reply = await this.#send(messages, false);
+      return {
+        ...reply,
+        notes: [
+          `the endpoint rejected response_format ${
+            String(o.responseFormat?.type ?? "")
+          } (HTTP ${e.status}); asked again without it`,
+        ],
+      };
+    }
+  }
+
+  async #send(
+    messages: readonly ChatMessage[],
+    withFormat: boolean,
+  ): Promise<ChatReply> {
+    const request = this.#request(messages, withFormat);
+    const hash = requestHash(request);
+    const o = this.#options;
+    const data = { baseURL: this.#baseURL, model: o.model, attempts: 0 };
     const apiKey = this.#apiKey();
     const attempts: ChatAttempt[] = [];
     const timeoutMs = o.timeoutMs ?? 60_000;
@@ -238,8 +300,15 @@ export class ChatClient {
       temperature: o.temperature ?? 0,
       max_tokens: o.maxTokens ?? 1024,
       ...(o.seed === undefined ? {} : { seed: o.seed }),
-      ...(o.jsonMode ? { response_format: { type: "json_object" } } : {}),
-    };
+      ...(withFormat
+        ? { response_format: o.responseFormat }
+        : o.jsonMode
+        ? { response_format: { type: "json_object" } }
+        : {}),
+      ...(o.thinking === undefined
+        ? {}
+        : { chat_template_kwargs: { enable_thinking: o.thinking === "on" } }),
+    } as unknown as OpenAI.Chat.ChatCompletionCreateParamsNonStreaming;
     let completion: OpenAI.Chat.ChatCompletion;
     try {
       completion = await sdk.chat.completions.create(
@@ -272,8 +341,10 @@ export class ChatClient {
     return { ...reply, cached: false, requestHash: hash, attempts };
   }
 
-  #request(messages: readonly ChatMessage[]) {
+  #request(messages: readonly ChatMessage[], withFormat: boolean) {
     const o = this.#options;
+    // Options added later enter the hash only when set, so replies cached
+    // before they existed still replay.
     return {
       baseURL: this.#baseURL,
       model: o.model,
@@ -283,6 +354,10 @@ export class ChatClient {
         max_tokens: o.maxTokens ?? 1024,
         seed: o.seed ?? null,
         json_mode: o.jsonMode ?? false,
+        ...(withFormat
+          ? { response_format: canonicalJson(o.responseFormat) }
+          : {}),
+        ...(o.thinking === undefined ? {} : { thinking: o.thinking }),
       },
     };
   }

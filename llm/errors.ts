@@ -95,6 +95,24 @@ export class LlmCacheMissError extends LlmError {
   }
 }
 
+/** The prompt and the reply budget do not fit the model's context (local runtime). */
+export class LlmContextOverflowError extends LlmError {
+  /** Tokens of the rendered prompt. */
+  readonly promptTokens: number;
+  /** The context size in tokens. */
+  readonly contextSize: number;
+  /** Build the error. */
+  constructor(
+    message: string,
+    data: LlmErrorData & { promptTokens: number; contextSize: number },
+  ) {
+    super(message, data);
+    this.name = "LlmContextOverflowError";
+    this.promptTokens = data.promptTokens;
+    this.contextSize = data.contextSize;
+  }
+}
+
 /** The client options are invalid (bad URL, missing API-key variable, ...). */
 export class LlmConfigError extends TypeError {
   /** The option at fault, e.g. `apiKeyEnv`. */

@@ -1,6 +1,7 @@
 /**
- * The OpenAI-compatible chat client shared by the LLM environment engineer and
- * the LLM policy. It knows chat, not MAPF.
+ * The chat clients shared by the LLM environment engineer and the LLM
+ * policy: an OpenAI-compatible server, or a local GGUF model file run
+ * in-process. It knows chat, not MAPF.
  *
  * API (small on purpose):
  * - {@linkcode ChatClient} / {@linkcode chat}: `chat(messages, options)` ->
@@ -10,7 +11,9 @@
  *   (default 1024), `timeoutMs` (default 60 s per attempt), `maxRetries`
  *   (default 2; exponential backoff, `Retry-After` honoured on 429/5xx, done by
  *   the official `openai` SDK), `cacheDir` (prompt/reply cache by request
- *   hash), `offline` (cache only).
+ *   hash), `offline` (cache only), `responseFormat` (e.g. a `json_schema`;
+ *   a server that refuses it is asked again without), `thinking`
+ *   (`chat_template_kwargs.enable_thinking`).
  * - Errors: {@linkcode LlmUnreachableError} (connection failed),
  *   {@linkcode LlmTimeoutError} (no answer in time; a subclass of the former),
  *   {@linkcode LlmHttpError} (HTTP status), {@linkcode LlmCacheMissError}
@@ -24,11 +27,22 @@
  *   the request (URL, model, messages, sampling parameters) and the reply,
  *   never a key or header.
  * - {@linkcode chatOptionsFromEndpoint}: options from an endpoint as experiment
- *   files write it (`LlmEndpointSchema` in schemas/llm.ts: `base_url`, `model`,
- *   `api_key_env`, `temperature`, `seed`, `max_tokens`, `timeout_ms`,
- *   `max_retries`, `offline`).
+ *   files write it (`LlmEndpointSchema` in schemas/llm.ts: a server's
+ *   `base_url`, `model`, `api_key_env`, `timeout_ms`, `max_retries`,
+ *   `response_format`, or a model file's `gguf`, `threads`, `context_size`;
+ *   both: `temperature`, `seed`, `max_tokens`, `thinking`, `offline`).
  * - {@linkcode startStubServer}: a scriptable local endpoint for tests (valid
  *   replies, HTTP errors with headers, hangs, raw bodies).
+ * - {@linkcode LocalChatClient}: the same `chat(messages)` on a GGUF model
+ *   file, in-process through node-llama-cpp (imported on first use; one
+ *   thread by default; the file's sha256, not its path, names the model in
+ *   request hashes); {@linkcode createChatClient} picks the client for
+ *   options with `baseURL` or `gguf`.
+ * - {@linkcode jsonSchemaToGbnf}: a llama.cpp grammar from a JSON Schema,
+ *   numeric ranges spelled out, so constrained replies are in range by
+ *   construction.
+ * - {@linkcode randomGguf}: random-weight GGUF models with real models'
+ *   shapes, for tests and benchmarks (their replies are noise).
  *
  * @example
  * ```ts
@@ -63,6 +77,7 @@ export {
   JsonExtractionError,
   LlmCacheMissError,
   LlmConfigError,
+  LlmContextOverflowError,
   LlmError,
   type LlmErrorData,
   LlmHttpError,
@@ -76,4 +91,37 @@ export {
   type StubServer,
   type StubStep,
 } from "./stub_server.ts";
-export { chatOptionsFromEndpoint } from "./endpoint.ts";
+export {
+  type AnyChatOptions,
+  type ChatBackend,
+  chatOptionsFromEndpoint,
+  createChatClient,
+  isLocalChatOptions,
+} from "./endpoint.ts";
+export {
+  disposeLocalModels,
+  ggufDigest,
+  ggufDigestSync,
+  ggufEndpointId,
+  LocalChatClient,
+  type LocalChatOptions,
+  type LocalChatReply,
+  type LocalTiming,
+} from "./local.ts";
+export {
+  gbnfLiteral,
+  type GbnfOptions,
+  GbnfSchemaError,
+  type JsonSchema,
+  jsonSchemaToGbnf,
+  numberRangeGbnf,
+} from "./gbnf.ts";
+export {
+  CHATML_TEMPLATE,
+  GGUF_SHAPES,
+  type GgufShape,
+  randomGguf,
+  randomGgufBytes,
+  type RandomGgufOptions,
+  writeRandomGguf,
+} from "./random_gguf.ts";

@@ -6,6 +6,7 @@
  * deno task cli evaluate --policy easy.onnx --suite corridors --episodes 3 --json
  * deno task cli evaluate --policy torch_export.onnx --preset hard --count 100
  * deno task cli evaluate --base-url http://127.0.0.1:11434/v1 --model qwen3:4b --suite mini --json
+ * deno task cli evaluate --gguf qwen2.5-0.5b-instruct-q8_0.gguf --suite mini --count 5
  * ```
  *
  * Instances: a benchmark `--suite` (its fixed instances), a `--preset` or
@@ -13,7 +14,8 @@
  * `config`, never drawn by training), or a JSON-lines `--instances` file.
  * Any ONNX file with the policy contract works (see policy/onnx_export.ts);
  * one without envsmith metadata is fed the observation layout its input
- * width selects. With `--base-url` and `--model` instead of `--policy`, the
+ * width selects. With `--base-url` and `--model` (or `--gguf FILE`, a local
+ * model run in-process) instead of `--policy`, the
  * LLM policy plays (an OpenAI-compatible endpoint plans each instance; an
  * unusable reply counts as `invalid_plan`); replies are cached in
  * `<cache>/aux/evaluate/llm`, shared with the `evaluate` node, and
@@ -57,6 +59,15 @@ export function evaluateCommand(io: PolicyCliIo = policyIo) {
       "LLM policy: OpenAI-compatible endpoint (instead of --policy)",
     )
     .option("--model <name>", "LLM policy: model name")
+    .option(
+      "--gguf <file>",
+      "LLM policy: a local GGUF model file run in-process (instead of --policy)",
+    )
+    .option(
+      "--threads <n>",
+      "LLM policy --gguf: CPU threads (default 1)",
+      intFlag("--threads", 1),
+    )
     .option(
       "--api-key-env <NAME>",
       "LLM policy: environment variable holding the API key",
@@ -112,6 +123,8 @@ export function evaluateCommand(io: PolicyCliIo = policyIo) {
 interface _EvalFlags {
   readonly policy?: string | undefined;
   readonly baseUrl?: string | undefined;
+  readonly gguf?: string | undefined;
+  readonly threads?: number | undefined;
   readonly model?: string | undefined;
   readonly apiKeyEnv?: string | undefined;
   readonly temperature?: number | undefined;
@@ -131,16 +144,18 @@ interface _EvalFlags {
 
 async function _evaluate(io: PolicyCliIo, o: _EvalFlags): Promise<void> {
   const { instances, what } = await _instances(o);
-  if ((o.policy === undefined) === (o.baseUrl === undefined)) {
+  const given = [o.policy, o.baseUrl, o.gguf].filter((x) => x !== undefined)
+    .length;
+  if (given !== 1) {
     throw new UserError(
-      "Give either --policy FILE.onnx or --base-url URL --model NAME (an LLM policy).",
+      "Give either --policy FILE.onnx, or an LLM policy: --base-url URL --model NAME (a server) or --gguf FILE (a local model).",
     );
   }
-  if (o.baseUrl !== undefined) {
+  if (o.baseUrl !== undefined || o.gguf !== undefined) {
     const res = await _llmEvaluation(io, o, instances);
     report(
       io,
-      `${o.model} at ${o.baseUrl}`,
+      o.gguf ?? `${o.model} at ${o.baseUrl}`,
       what,
       instances.length,
       o.episodes,
@@ -199,15 +214,19 @@ async function _instances(
   };
 }
 
-/** Rolls out an LLM policy (an OpenAI-compatible endpoint). */
+/** Rolls out an LLM policy (an OpenAI-compatible endpoint or a local GGUF model). */
 async function _llmEvaluation(
   io: PolicyCliIo,
   o: _EvalFlags,
   instances: Instance[],
 ): Promise<RolloutResult> {
   const ep = v.safeParse(LlmEndpointSchema, {
-    base_url: o.baseUrl,
-    model: o.model ?? "",
+    ...(o.gguf !== undefined
+      ? {
+        gguf: o.gguf,
+        ...(o.threads !== undefined ? { threads: o.threads } : {}),
+      }
+      : { base_url: o.baseUrl, model: o.model ?? "" }),
     ...(o.apiKeyEnv !== undefined ? { api_key_env: o.apiKeyEnv } : {}),
     ...(o.temperature !== undefined ? { temperature: o.temperature } : {}),
     ...(o.offline ? { offline: true } : {}),

@@ -43,6 +43,7 @@ import {
 } from "../policy/observation.ts";
 import { decodeModel, modelMetadata } from "../policy/onnx_export.ts";
 import { LlmEndpointSpecSchema, resolveLlmEndpoint } from "../schemas/llm.ts";
+import { ggufDigestSync } from "../llm/gguf_digest.ts";
 
 /** Media type of ONNX blobs. */
 export const ONNX_MEDIA = "application/onnx";
@@ -229,14 +230,21 @@ export function policyFingerprint(
     out.policy_file = createHash("sha256").update(bytes).digest("hex");
   }
   // An LLM policy whose URL or model comes from the environment: those enter
-  // the key (never the API key).
+  // the key (never the API key); a GGUF model file enters by its sha256.
   const llm = field(field(params, "policy"), "llm");
   if (
     field(llm, "base_url_env") !== undefined ||
-    field(llm, "model_env") !== undefined
+    field(llm, "model_env") !== undefined ||
+    field(llm, "gguf_env") !== undefined || field(llm, "gguf") !== undefined
   ) {
-    const e = resolveLlmEndpoint(v.parse(LlmEndpointSpecSchema, llm));
-    out.endpoint = { base_url: e.base_url, model: e.model };
+    const e = resolveLlmEndpoint(
+      v.parse(LlmEndpointSpecSchema, llm),
+      undefined,
+      info.baseDir,
+    );
+    out.endpoint = e.gguf !== undefined
+      ? { gguf_sha256: ggufDigestSync(e.gguf) }
+      : { base_url: e.base_url ?? null, model: e.model ?? null };
   }
   return out;
 }

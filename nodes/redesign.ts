@@ -13,39 +13,49 @@
  *     history: $earlier.findings # earlier stages' findings (read by `full`)
  *     stage: $stage
  *     llm: { base_url: http://127.0.0.1:11434/v1, model: qwen3:4b, api_key_env: OPENAI_API_KEY }
+ *     # or a local model file: llm: { gguf_env: ENVSMITH_LLM_GGUF } (or gguf: FILE)
+ *     prompt: neutral            # neutral (default) | informed
  * ```
  *
  * Value: the next configuration (what `$prev.config` gives the next stage).
  * Report: the engineer, context type, rationale, structured diff against the
  * current config, events (rules fired, re-asks, clamps, fallbacks, cache
- * hits), the context fields the engineer read, LLM usage and the prompt
- * digest. For `llm`, the prompt templates' digest enters the key
- * (`fingerprint`), and replies are cached in the kind's aux directory, so a
- * run replays offline. An unreachable endpoint fails the node (nothing is
- * cached); a reply that stays invalid after the re-asks keeps the current
- * config and records a `fallback` event.
+ * hits, truncated replies), the context fields the engineer read, LLM usage,
+ * the prompt variant and digest, and for `llm` the tally `llm: { calls,
+ * requests, reasks, clamped, truncated, fallback, cached }` whose means per
+ * row the tables show (`report.llm.fallback` is the fallback rate). For
+ * `llm`, the prompt templates' digest enters the key (`fingerprint`), and so
+ * do a base URL and model read from the environment and the sha256 of a GGUF
+ * model file (never its path when it comes from `gguf_env`). Replies are
+ * cached in the kind's aux directory, so a run replays offline. An
+ * unreachable endpoint fails the node (nothing is cached); a reply that
+ * stays invalid after the re-asks keeps the current config and records a
+ * `fallback` event.
  *
  * @module
  */
 import * as v from "valibot";
 import type { Json, NodeKind } from "@envsmith/engine";
+import { basename } from "node:path";
 import {
   type AnyEnvConfig,
   EnvConfigSpecSchema,
   parseEnvConfig,
 } from "../schemas/env_config.ts";
 import { type Findings, parseFindings } from "../schemas/findings.ts";
-import { LlmEndpointSpecSchema, resolveLlmEndpoint } from "../schemas/llm.ts";
 import {
-  buildContext,
-  CONTEXT_TYPES,
-  type HistoryInput,
-} from "../engineer/context.ts";
+  type LlmEndpoint,
+  LlmEndpointSpecSchema,
+  resolveLlmEndpoint,
+} from "../schemas/llm.ts";
+import { buildContext, CONTEXT_TYPES } from "../engineer/context.ts";
+import { createEngineer } from "../engineer/registry.ts";
 import { diffConfigs } from "../engineer/diff.ts";
 import { ENGINEER_NAMES } from "../engineer/engineer.ts";
-import { promptDigest } from "../engineer/llm.ts";
-import { createEngineer } from "../engineer/registry.ts";
+import type { HistoryInput } from "../engineer/context.ts";
+import { PROMPT_VARIANTS, promptDigest } from "../engineer/llm.ts";
 import { chatOptionsFromEndpoint } from "../llm/endpoint.ts";
+import { ggufDigestSync } from "../llm/gguf_digest.ts";
 
 /** Parameters of the redesign kind. */
 export const RedesignParamsSchema = v.strictObject({
@@ -77,8 +87,15 @@ export const RedesignParamsSchema = v.strictObject({
   reasks: v.optional(
     v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(5)),
   ),
-  /** Endpoint of the llm engineer. */
-  llm: v.optional(LlmEndpointSpecSchema),
+  /** Server or model file of the llm engineer (null: none, for other engineers). */
+  llm: v.optional(v.nullable(LlmEndpointSpecSchema)),
+  /** Prompt variant of the llm engineer: neutral (default) or informed. */
+  prompt: v.optional(
+    v.picklist(
+      PROMPT_VARIANTS,
+      `prompt must be one of ${PROMPT_VARIANTS.join(", ")}`,
+    ),
+  ),
 });
 
 /** Parameters of the redesign kind. */
@@ -112,6 +129,8 @@ export interface RedesignOptions {
   onEndpointError?: "throw" | "fallback";
   /** Reads environment variables (tests). */
   env?: (name: string) => string | undefined;
+  /** Directory relative GGUF paths resolve against (the experiment file's). */
+  baseDir?: string;
 }
 
 /** The result of {@linkcode redesign}: the next config and a JSON report. */
@@ -141,15 +160,24 @@ export async function redesign(
     ...(params.stage === undefined ? {} : { stage: params.stage }),
     ...(params.budget === undefined ? {} : { budget: params.budget }),
   });
-  const endpoint = params.engineer === "llm" && params.llm !== undefined
-    ? resolveLlmEndpoint(params.llm, options.env)
+  const endpoint = params.engineer === "llm" && params.llm
+    ? resolveLlmEndpoint(params.llm, options.env, options.baseDir)
     : undefined;
-  const chat = endpoint === undefined ? undefined : {
-    ...chatOptionsFromEndpoint(endpoint, options.cacheDir),
-    ...(options.env === undefined ? {} : { env: options.env }),
-  };
+  const chatOptions = endpoint === undefined
+    ? undefined
+    : chatOptionsFromEndpoint(endpoint, options.cacheDir);
+  const chat = chatOptions === undefined
+    ? undefined
+    : "gguf" in chatOptions || options.env === undefined
+    ? chatOptions
+    : { ...chatOptions, env: options.env };
+  const prompt = params.prompt ?? "neutral";
   const engineer = createEngineer(params.engineer, {
     ...(chat === undefined ? {} : { chat }),
+    prompt,
+    ...(endpoint?.response_format === undefined
+      ? {}
+      : { constrain: endpoint.response_format }),
     ...(params.reasks === undefined ? {} : { reasks: params.reasks }),
     ...(options.onEndpointError === undefined
       ? {}
@@ -174,10 +202,23 @@ export async function redesign(
       cut: context.json.cut,
     },
     usage: (proposal.usage ?? null) as Json,
-    prompt_digest: params.engineer === "llm" ? promptDigest() : null,
-    model: endpoint?.model ?? null,
+    llm: (proposal.llm ?? null) as Json,
+    prompt: params.engineer === "llm" ? prompt : null,
+    prompt_digest: params.engineer === "llm" ? promptDigest(prompt) : null,
+    model: endpoint === undefined ? null : modelLabel(endpoint),
   };
   return { config: next, rationale: proposal.rationale, report };
+}
+
+/**
+ * How a report names the model: the server's model name, or a GGUF file's
+ * name and digest prefix (`qwen.gguf sha256:3f2a...`).
+ */
+export function modelLabel(endpoint: LlmEndpoint): string {
+  if (endpoint.gguf === undefined) return endpoint.model ?? "";
+  return `${basename(endpoint.gguf)} sha256:${
+    ggufDigestSync(endpoint.gguf).slice(0, 12)
+  }`;
 }
 
 /** The redesign node kind. */
@@ -187,28 +228,38 @@ export const kind: NodeKind<RedesignParams, Json> = {
     "An environment engineer (fixed, random, rules, replay, llm) proposes the next training config from a diagnosis",
   params: RedesignParamsSchema,
   module: import.meta.url,
-  fingerprint(params) {
+  fingerprint(params, info) {
     // The llm engineer's prompts are files, not code: their digest enters the
-    // key, and so do a base URL and model read from the environment (never the
-    // API key). Matrix values are already substituted here.
-    const p = params as { engineer?: unknown; llm?: unknown } | null;
+    // key, and so do a base URL and model read from the environment and the
+    // sha256 of a GGUF model file (never the API key; never a path read from
+    // the environment). Matrix values are already substituted here.
+    const p = params as
+      | { engineer?: unknown; llm?: unknown; prompt?: unknown }
+      | null;
     if (p?.engineer !== "llm") return null;
+    const variant = p.prompt === "informed" ? "informed" : "neutral";
     const spec = v.safeParse(LlmEndpointSpecSchema, p.llm);
-    const env = spec.success &&
-        (spec.output.base_url_env !== undefined ||
-          spec.output.model_env !== undefined)
-      ? resolveLlmEndpoint(spec.output)
-      : undefined;
+    if (!spec.success) return { prompts: promptDigest(variant) };
+    const s = spec.output;
+    const fromEnv = s.base_url_env !== undefined ||
+      s.model_env !== undefined || s.gguf_env !== undefined;
+    const local = s.gguf !== undefined || s.gguf_env !== undefined;
+    let endpoint: Json | undefined;
+    if (fromEnv || local) {
+      const e = resolveLlmEndpoint(s, undefined, info.baseDir);
+      endpoint = e.gguf !== undefined
+        ? { gguf_sha256: ggufDigestSync(e.gguf) }
+        : { base_url: e.base_url ?? null, model: e.model ?? null };
+    }
     return {
-      prompts: promptDigest(),
-      ...(env
-        ? { endpoint: { base_url: env.base_url, model: env.model } }
-        : {}),
+      prompts: promptDigest(variant),
+      ...(endpoint === undefined ? {} : { endpoint }),
     };
   },
   async run(params, ctx) {
     const result = await redesign(params, params.seed ?? ctx.seed, {
       cacheDir: `${ctx.auxDir}/llm`,
+      baseDir: ctx.baseDir,
     });
     ctx.log(result.rationale);
     for (

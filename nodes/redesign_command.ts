@@ -5,7 +5,14 @@
  * deno task cli redesign --engineer rules --context full --preset easy --findings findings.json
  * deno task cli redesign --engineer llm --context failures --config cfg.yaml --findings findings.json \
  *   --base-url http://127.0.0.1:11434/v1 --model qwen3:4b [--api-key-env OPENAI_API_KEY]
+ * deno task cli redesign --engineer llm --context none --preset easy --gguf qwen2.5-0.5b-instruct-q8_0.gguf
+ * ENVSMITH_LLM_GGUF=model.gguf deno task cli redesign --engineer llm --context none --preset easy
  * ```
+ *
+ * The llm engineer's model: `--gguf FILE` (a local model run in-process,
+ * no server), or `--base-url URL --model M`; without either, the variable
+ * `ENVSMITH_LLM_GGUF`, else `ENVSMITH_LLM_BASE_URL` and `ENVSMITH_LLM_MODEL`
+ * (the variables the shipped experiments read).
  *
  * Prints the next config as JSON on stdout and the rationale (and events) on
  * stderr. The current config comes from `--preset`/`--config`, else from
@@ -26,6 +33,7 @@ import { LlmConfigError, LlmError } from "../llm/errors.ts";
 import { type AnyEnvConfig, PRESETS } from "../schemas/env_config.ts";
 import { FindingsError } from "../schemas/findings.ts";
 import { LlmEndpointSchema } from "../schemas/llm.ts";
+import { PROMPT_VARIANTS } from "../engineer/llm.ts";
 import * as v from "valibot";
 import {
   type CliIo,
@@ -88,6 +96,39 @@ export function redesignCommand(
     .option("--base-url <url>", "llm: OpenAI-compatible base URL")
     .option("--model <name>", "llm: model name")
     .option(
+      "--gguf <file>",
+      "llm: a local GGUF model file, run in-process (default: $ENVSMITH_LLM_GGUF)",
+    )
+    .option(
+      "--threads <n>",
+      "llm --gguf: CPU threads (default 1)",
+      intFlag("--threads", 1),
+    )
+    .option(
+      "--context-size <tokens>",
+      "llm --gguf: context size (default 8192)",
+      intFlag("--context-size", 256),
+    )
+    .option(
+      "--llm-seed <n>",
+      "llm: sampling seed (default 0)",
+      intFlag("--llm-seed", 0),
+    )
+    .option(
+      "--max-tokens <n>",
+      "llm: reply token limit (server default 4096; local: the rest of the context)",
+      intFlag("--max-tokens", 1),
+    )
+    .addOption(
+      new Option("--thinking <mode>", "llm: let a thinking model think")
+        .choices(["on", "off"] as const),
+    )
+    .addOption(
+      new Option("--prompt <variant>", "llm: prompt variant").choices(
+        PROMPT_VARIANTS,
+      ).default("neutral" as const),
+    )
+    .option(
       "--api-key-env <var>",
       "llm: NAME of the environment variable holding the API key",
     )
@@ -146,23 +187,47 @@ export function redesignCommand(
       }
       let llm: RedesignParams["llm"];
       if (o.engineer === "llm") {
+        const env = (n: string) => Deno.env.get(n) || undefined;
+        const gguf = o.gguf ??
+          (o.baseUrl === undefined ? env("ENVSMITH_LLM_GGUF") : undefined);
+        const remote = gguf === undefined
+          ? {
+            base_url: o.baseUrl ?? env("ENVSMITH_LLM_BASE_URL"),
+            model: o.model ?? env("ENVSMITH_LLM_MODEL"),
+            ...(o.apiKeyEnv === undefined
+              ? (o.baseUrl === undefined && env("ENVSMITH_LLM_API_KEY")
+                ? { api_key_env: "ENVSMITH_LLM_API_KEY" }
+                : {})
+              : { api_key_env: o.apiKeyEnv }),
+            ...(o.timeoutMs === undefined ? {} : { timeout_ms: o.timeoutMs }),
+            ...(o.maxRetries === undefined
+              ? {}
+              : { max_retries: o.maxRetries }),
+          }
+          : {
+            gguf,
+            ...(o.threads === undefined ? {} : { threads: o.threads }),
+            ...(o.contextSize === undefined
+              ? {}
+              : { context_size: o.contextSize }),
+          };
         const r = v.safeParse(LlmEndpointSchema, {
-          base_url: o.baseUrl,
-          model: o.model,
-          ...(o.apiKeyEnv === undefined ? {} : { api_key_env: o.apiKeyEnv }),
+          ...remote,
           ...(o.temperature === undefined
             ? {}
             : { temperature: o.temperature }),
-          ...(o.timeoutMs === undefined ? {} : { timeout_ms: o.timeoutMs }),
-          ...(o.maxRetries === undefined ? {} : { max_retries: o.maxRetries }),
+          ...(o.llmSeed === undefined ? {} : { seed: o.llmSeed }),
+          ...(o.maxTokens === undefined ? {} : { max_tokens: o.maxTokens }),
+          ...(o.thinking === undefined ? {} : { thinking: o.thinking }),
           ...(o.offline ? { offline: true } : {}),
         });
         if (!r.success) {
           throw new UserError(
-            `--engineer llm needs --base-url URL and --model M: ${
-              r.issues.map((i) => `${v.getDotPath(i) ?? ""} ${i.message}`).join(
-                "; ",
+            `--engineer llm needs a model: --gguf FILE (or ENVSMITH_LLM_GGUF=FILE), or --base-url URL and --model M: ${
+              r.issues.map((i) =>
+                `${v.getDotPath(i) ?? ""} ${i.message}`.trim()
               )
+                .join("; ")
             }`,
           );
         }
@@ -177,7 +242,7 @@ export function redesignCommand(
         ...(o.stage === undefined ? {} : { stage: o.stage }),
         ...(o.budget === undefined ? {} : { budget: o.budget }),
         ...(o.reasks === undefined ? {} : { reasks: o.reasks }),
-        ...(llm === undefined ? {} : { llm }),
+        ...(llm === undefined ? {} : { llm, prompt: o.prompt }),
       };
       let result;
       try {

@@ -1,7 +1,9 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { UserError } from "@envsmith/engine";
-import { startStubServer } from "../llm/mod.ts";
+import { startStubServer } from "../llm/stub_server.ts";
+import { disposeLocalModels } from "../llm/local.ts";
+import { writeRandomGguf } from "../llm/random_gguf.ts";
 import {
   configId,
   isMixture,
@@ -194,3 +196,63 @@ async function* walk(dir: string): AsyncGenerator<string> {
     else if (e.isFile) yield p;
   }
 }
+
+Deno.test("cli redesign: --gguf FILE and ENVSMITH_LLM_GGUF run a local model (no server) and print an in-bounds config", async () => {
+  await withTmp(async (dir) => {
+    const gguf = join(dir, "tiny.gguf");
+    await writeRandomGguf(gguf, { seed: 5 });
+    try {
+      const flag = await run([
+        "--engineer",
+        "llm",
+        "--context",
+        "none",
+        "--preset",
+        "easy",
+        "--gguf",
+        gguf,
+        "--temperature",
+        "1",
+        "--llm-seed",
+        "2",
+      ]);
+      assert.equal(flag.code, 0, flag.err);
+      parseEnvConfig(JSON.parse(flag.out));
+      assert.doesNotMatch(flag.err, /\[fallback\]/);
+      Deno.env.set("ENVSMITH_LLM_GGUF", gguf);
+      try {
+        const fromEnv = await run([
+          "--engineer",
+          "llm",
+          "--context",
+          "none",
+          "--preset",
+          "easy",
+          "--temperature",
+          "1",
+          "--llm-seed",
+          "2",
+        ]);
+        // Same file, same request: the reply comes from the reply cache.
+        assert.equal(fromEnv.out, flag.out);
+        assert.match(fromEnv.err, /\[cached\]/);
+      } finally {
+        Deno.env.delete("ENVSMITH_LLM_GGUF");
+      }
+      const missing = await run([
+        "--engineer",
+        "llm",
+        "--context",
+        "none",
+        "--preset",
+        "easy",
+        "--gguf",
+        join(dir, "missing.gguf"),
+      ]).catch((e) => e);
+      assert.ok(missing instanceof UserError);
+      assert.match(missing.message, /does not exist/);
+    } finally {
+      await disposeLocalModels();
+    }
+  });
+});

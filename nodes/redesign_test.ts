@@ -2,8 +2,15 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { compileExperiment, makePlan, runPlan, Store } from "@envsmith/engine";
 import type { NodeContext } from "@envsmith/engine";
-import { startStubServer } from "../llm/mod.ts";
-import { configId, isMixture, PRESETS } from "../schemas/mod.ts";
+import { startStubServer } from "../llm/stub_server.ts";
+import { disposeLocalModels, ggufDigest } from "../llm/local.ts";
+import { writeRandomGguf } from "../llm/random_gguf.ts";
+import {
+  configId,
+  isMixture,
+  parseEnvConfig,
+  PRESETS,
+} from "../schemas/env_config.ts";
 import { diagnose, promptDigest } from "../engineer/mod.ts";
 import {
   historyFrom,
@@ -220,3 +227,66 @@ async function* walk(dir: string): AsyncGenerator<string> {
     else if (e.isFile) yield p;
   }
 }
+
+Deno.test("redesign kind with a GGUF model file: the file's digest enters the key, never a path from the environment; the report tallies the llm", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "envsmith-redesign-gguf-" });
+  try {
+    const a = join(dir, "a.gguf"), copy = join(dir, "copy.gguf");
+    const b = join(dir, "b.gguf");
+    await writeRandomGguf(a, { seed: 1 });
+    await Deno.copyFile(a, copy);
+    await writeRandomGguf(b, { seed: 2 });
+    const fp = (path: string) => {
+      Deno.env.set("ENVSMITH_TEST_GGUF", path);
+      try {
+        return redesignKind.fingerprint!({
+          engineer: "llm",
+          llm: { gguf_env: "ENVSMITH_TEST_GGUF" },
+        }, { baseDir: dir });
+      } finally {
+        Deno.env.delete("ENVSMITH_TEST_GGUF");
+      }
+    };
+    assert.deepEqual(fp(a), fp(copy));
+    assert.notDeepEqual(fp(a), fp(b));
+    assert.ok(!JSON.stringify(fp(a)).includes(dir));
+    assert.deepEqual(fp(a), {
+      prompts: promptDigest("neutral"),
+      endpoint: { gguf_sha256: await ggufDigest(a) },
+    });
+    // The informed prompt is another key.
+    assert.notDeepEqual(
+      redesignKind.fingerprint!({ engineer: "llm", prompt: "informed" }, {
+        baseDir: dir,
+      }),
+      redesignKind.fingerprint!({ engineer: "llm" }, { baseDir: dir }),
+    );
+    // A relative `gguf:` resolves against the experiment file's directory.
+    const logs: string[] = [];
+    const params = v.parse(RedesignParamsSchema, {
+      engineer: "llm",
+      context: "none",
+      config: easy,
+      llm: { gguf: "a.gguf", temperature: 1, seed: 4, context_size: 8192 },
+      reasks: 0,
+    });
+    const out = await redesignKind.run(params, fakeCtx(dir, logs));
+    const report = out.report as Record<string, unknown>;
+    assert.equal(report.prompt, "neutral");
+    assert.match(String(report.model), /^a\.gguf sha256:[0-9a-f]{12}$/);
+    const llm = report.llm as Record<string, number>;
+    assert.equal(llm.calls, 1);
+    assert.equal(llm.requests, 1);
+    assert.equal(llm.reasks, 0);
+    // Random weights: the reply may ask for what the generator cannot
+    // realise; then the node keeps the current config and says so.
+    const events = (report.events as { type: string }[]).map((e) => e.type);
+    assert.equal(llm.fallback, events.includes("fallback") ? 1 : 0);
+    if (llm.fallback === 1) {
+      assert.equal(configId(parseEnvConfig(out.value)), configId(easy));
+    } else parseEnvConfig(out.value);
+  } finally {
+    await disposeLocalModels();
+    await Deno.remove(dir, { recursive: true });
+  }
+});

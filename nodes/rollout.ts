@@ -65,7 +65,7 @@ export async function runRollout(
   ctx: Parameters<NodeKind["run"]>[1],
   record: boolean,
 ): Promise<RolloutResult & { instances: number }> {
-  const llm = llmPolicyParams(p.policy);
+  const llm = llmPolicyParams(p.policy, ctx.baseDir);
   if (llm) {
     const instances = await readInstances(p.envs, ctx);
     const res = await llmRollout(instances, {
@@ -123,6 +123,7 @@ export const LlmPolicySchema = v.strictObject({
  */
 export function llmPolicyParams(
   x: unknown,
+  baseDir?: string,
 ): { endpoint: LlmEndpoint; concurrency: number } | undefined {
   if (typeof x !== "object" || x === null || !("llm" in x)) return undefined;
   const r = v.safeParse(LlmPolicySchema, x);
@@ -135,7 +136,7 @@ export function llmPolicyParams(
     );
   }
   return {
-    endpoint: resolveLlmEndpoint(r.output.llm),
+    endpoint: resolveLlmEndpoint(r.output.llm, undefined, baseDir),
     concurrency: r.output.concurrency ?? 4,
   };
 }

@@ -1,6 +1,7 @@
 /**
- * The LLM policy: a chat endpoint (OpenAI-compatible, through the shared
- * client in `llm/`) is shown each instance as text (mapf's benchmark prompt
+ * The LLM policy: a chat endpoint (an OpenAI-compatible server, or a local
+ * GGUF model file run in-process by node-llama-cpp, through the shared
+ * clients in `llm/`) is shown each instance as text (mapf's benchmark prompt
  * with our rules and answer format) and answers with a joint plan, one line
  * per agent (`Agent 0: R R D S`). The plan is parsed and executed by the
  * dynamics (`replayPlan`), so slip, holes and collisions apply exactly as for
@@ -14,12 +15,12 @@
  *
  * @module
  */
+import type { ChatMessage } from "../llm/client.ts";
 import {
-  ChatClient,
-  type ChatMessage,
-  type ChatOptions,
-} from "../llm/client.ts";
-import { chatOptionsFromEndpoint } from "../llm/endpoint.ts";
+  type AnyChatOptions,
+  chatOptionsFromEndpoint,
+  createChatClient,
+} from "../llm/endpoint.ts";
 import type { LlmEndpoint } from "../schemas/llm.ts";
 import type { Instance } from "../mapf/instance.ts";
 import {
@@ -39,8 +40,8 @@ import {
 
 /** Options of {@linkcode llmRollout}. */
 export interface LlmRolloutOptions {
-  /** The endpoint and sampling settings (see `llm/client.ts`); or give `endpoint`. */
-  chat?: ChatOptions;
+  /** The server or model file and sampling settings (see `llm/endpoint.ts`); or give `endpoint`. */
+  chat?: AnyChatOptions;
   /** The endpoint as experiment files write it (`LlmEndpointSchema`); used when `chat` is absent. */
   endpoint?: LlmEndpoint;
   /** Prompt/reply cache directory for `endpoint` (replays offline). */
@@ -49,7 +50,7 @@ export interface LlmRolloutOptions {
   episodes?: number;
   /** Seed of the slip draws. @default 0 */
   seed?: number;
-  /** Requests in flight at once. @default 4 */
+  /** Requests in flight at once (a local model answers one at a time). @default 4 */
   concurrency?: number;
   /** System message. @default a one-line role statement */
   system?: string;
@@ -157,7 +158,7 @@ export async function llmRollout(
   if (!chat) {
     throw new TypeError("llmRollout needs `chat` options or an `endpoint`");
   }
-  const client = new ChatClient(chat);
+  const client = createChatClient(chat);
   const total = instances.length * per;
   const results: EpisodeResult[] = new Array(total);
   const episodes: Episode[] = new Array(total);

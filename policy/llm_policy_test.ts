@@ -1,5 +1,8 @@
 import assert from "node:assert/strict";
-import { LlmUnreachableError, startStubServer } from "../llm/mod.ts";
+import { LlmUnreachableError } from "../llm/errors.ts";
+import { startStubServer } from "../llm/stub_server.ts";
+import { disposeLocalModels } from "../llm/local.ts";
+import { writeRandomGguf } from "../llm/random_gguf.ts";
 import {
   decodeTrajectories,
   type Instance,
@@ -112,4 +115,30 @@ Deno.test("parseLlmPlan ignores think blocks and rejects unknown moves", () => {
     () => parseLlmPlan("Agent 3: U", 1),
     /names agent 3, but there are 1/,
   );
+});
+
+Deno.test("llm policy on a local GGUF model: one request per instance, answered in turn; noise is invalid_plan", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "envsmith-llm-policy-" });
+  try {
+    const gguf = `${dir}/tiny.gguf`;
+    await writeRandomGguf(gguf, { seed: 3 });
+    const instances = [
+      inst("a"),
+      inst("b", { horizon: 5 }),
+      inst("c", { goals: [[1, 2], [0, 2]] }),
+    ];
+    const res = await llmRollout(instances, {
+      chat: { gguf, maxTokens: 12, temperature: 1, seed: 1 },
+      concurrency: 3, // the local model answers one request at a time
+      episodes: 2,
+    });
+    assert.equal(res.episodes.length, 6);
+    assert.equal(res.info.filter((i) => !i.cached).length, 6);
+    assert.equal(new Set(res.info.map((i) => i.request)).size, 3);
+    // Random weights write no plan: every episode is invalid_plan, none crashes.
+    assert.equal(res.summary.outcome_rates.invalid_plan, 1);
+  } finally {
+    await disposeLocalModels();
+    await Deno.remove(dir, { recursive: true });
+  }
 });
