@@ -6,7 +6,6 @@
  * @module
  */
 import { Command, CommanderError, Option } from "@commander-js/extra-typings";
-import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import {
   commands as domainCommands,
@@ -24,6 +23,7 @@ import {
   consoleOutput,
   ExperimentError,
   ExperimentSyntaxError,
+  importResultsBundle,
   loadKindModules,
   type NodeKind,
   type Output,
@@ -31,6 +31,7 @@ import {
   type Reporter,
   runCommand,
   runNodeCommand,
+  SHIPPED_BUNDLE,
   showCommand,
   statusCommand,
   tablesCommand,
@@ -327,20 +328,15 @@ function _addTableCommands(program: Command, { ctxOf, setCode }: _Env): void {
     .option("--out <dir>", "where CSV/JSON go (default: .envsmith/tables)")
     .option(
       "--import <bundle>",
-      "first import this results bundle into the cache (a missing file is skipped; nothing cached is overwritten)",
+      `first import this results bundle into the cache (a missing file is skipped; nothing cached is overwritten); \`deno task tables\` imports ${SHIPPED_BUNDLE}`,
     )
     .addHelpText(
       "after",
-      "\nExamples:\n  deno task tables experiments/ablate-context.yaml --out results/\n  deno task cli tables --import results/tables.esb",
+      `\nExamples:\n  deno task tables                                   # every experiment, with the shipped results\n  deno task cli tables experiments/quick.yaml --out results/\n  deno task cli tables --import ${SHIPPED_BUNDLE}`,
     )
     .action(async (files, o, cmd) => {
       const ctx = await ctxOf(cmd as unknown as Command);
-      if (o.import !== undefined) {
-        if (existsSync(o.import)) await cacheImportCommand(ctx, o.import);
-        else {ctx.output.err(
-            `no results bundle at ${o.import}; using the cache only`,
-          );}
-      }
+      if (o.import !== undefined) await importResultsBundle(ctx, o.import);
       setCode(
         await tablesCommand(ctx, files, o.out ? { out: o.out } : {}),
       );

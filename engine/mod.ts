@@ -226,6 +226,8 @@ export {
   buildTables,
   DEFAULT_TABLES_DIR,
   experimentsWithTables,
+  importResultsBundle,
+  SHIPPED_BUNDLE,
   tablesCommand,
 } from "./tables_command.ts";
 export {

@@ -21,8 +21,10 @@ import {
   type CommandContext,
   consoleOutput,
   experimentsWithTables,
+  importResultsBundle,
   loadKindModules,
   type NodeKind,
+  SHIPPED_BUNDLE,
   UserError,
 } from "@envsmith/engine";
 import { buildReport, DEFAULT_REPORT_FILE, secretEnvValues } from "./report.ts";
@@ -34,6 +36,8 @@ export interface RunReportOptions {
   readonly out?: string;
   /** Failure cases per variant and source. @default 2 */
   readonly cases?: number;
+  /** A results bundle to import into the cache first (skipped with a note when the file does not exist). */
+  readonly import?: string;
 }
 
 /**
@@ -50,6 +54,9 @@ export async function runReport(
     throw new UserError(
       "report: no experiment file given and no experiments/*.yaml has tables; e.g. deno task report experiments/quick.yaml",
     );
+  }
+  if (options.import !== undefined) {
+    await importResultsBundle(ctx, options.import);
   }
   const out = options.out ?? DEFAULT_REPORT_FILE;
   const { html, experiments } = await buildReport(ctx, list, {
@@ -102,9 +109,13 @@ export function reportCommand(kinds: readonly NodeKind[]) {
       "failure cases per variant and source (default 2)",
       intFlag("--cases", 0),
     )
+    .option(
+      "--import <bundle>",
+      `first import this results bundle into the cache (a missing file is skipped; nothing cached is overwritten); \`deno task report\` imports ${SHIPPED_BUNDLE}`,
+    )
     .addHelpText(
       "after",
-      "\nExample:\n  deno task report experiments/quick.yaml --out quick.html",
+      `\nExamples:\n  deno task report                                   # every experiment, with the shipped results\n  deno task cli report experiments/quick.yaml --out quick.html`,
     )
     .action(async (files, o, cmd) => {
       const g = cmd.optsWithGlobals() as {
@@ -123,6 +134,7 @@ export function reportCommand(kinds: readonly NodeKind[]) {
       Deno.exitCode = await runReport(ctx, files, {
         ...(o.out ? { out: o.out } : {}),
         ...(o.cases !== undefined ? { cases: o.cases } : {}),
+        ...(o.import !== undefined ? { import: o.import } : {}),
       });
     });
 }

@@ -3,11 +3,13 @@ import { join } from "node:path";
 import {
   buildTables,
   builtinKinds,
+  cacheExportCommand,
   type CommandContext,
   computeKeys,
   formatCell,
   loadExperiment,
   runCommand,
+  SHIPPED_BUNDLE,
   SilentReporter,
   Store,
 } from "@envsmith/engine";
@@ -490,6 +492,74 @@ Deno.test("report: the CLI writes the page and exits 0 when complete", async () 
     output: { out: (l) => lines.push(l), err: (l) => lines.push(l) },
   });
   assert.equal(bad, 2, "a missing file is a user error");
+});
+
+Deno.test("report --import: a fresh cache shows the results of a bundle, as `deno task report` shows the shipped one", async () => {
+  const { dir, file, cache } = await fixture();
+  // A bundle like the shipped one: only the entries the tables read.
+  const bundle = join(dir, "scores.esb.gz");
+  const ex = await cacheExportCommand(ctxOf(cache), bundle, {
+    jsonOnly: true,
+    filter: ["score"],
+    experiments: [file],
+  });
+  assert.equal(ex, 0);
+  const fresh = join(dir, "cache-fresh");
+  const without = join(dir, "without.html");
+  assert.equal(await runReport(ctxOf(fresh), [file], { out: without }), 1);
+  assert.match(
+    Deno.readTextFileSync(without),
+    /<td class="missing[^"]*" data-row="full" data-col="mean">missing<\/td>/,
+  );
+  const errs: string[] = [];
+  const out = join(dir, "with.html");
+  const ctx = {
+    ...ctxOf(fresh),
+    output: { out: () => {}, err: (l: string) => errs.push(l) },
+  };
+  await runReport(ctx, [file], { out, import: bundle });
+  assert.match(errs.join("\n"), /imported .*scores\.esb\.gz .*: 2 entries/);
+  const page = Deno.readTextFileSync(out);
+  const want = formatCell(
+    (await buildTables(ctxOf(cache), file))[0]!,
+    (await buildTables(ctxOf(cache), file))[0]!.cells.find((c) =>
+      c.row === "full" && c.column === "mean"
+    )!,
+  );
+  assert.match(
+    page,
+    new RegExp(
+      `data-row="full" data-col="mean"[^>]*><span class="m">${
+        want.split(" ")[0]!.replace(".", "\\.")
+      }</span>`,
+    ),
+  );
+  assert.match(
+    page,
+    /<td class="skipped[^"]*" data-row="behavior" data-col="mean">not run: ENVSMITH_REPORT_TEST_NEVER_SET not set<\/td>/,
+  );
+  // A bundle that is not there is a note, not an error.
+  errs.length = 0;
+  await runReport(ctx, [file], { out, import: join(dir, "nope.esb.gz") });
+  assert.match(
+    errs.join("\n"),
+    /no results bundle at .*nope\.esb\.gz; using the cache only/,
+  );
+});
+
+Deno.test("deno task tables and deno task report import the shipped bundle", () => {
+  const tasks = (JSON.parse(
+    Deno.readTextFileSync(new URL("../deno.json", import.meta.url)),
+  ) as { tasks: Record<string, string> }).tasks;
+  for (const t of ["tables", "report"]) {
+    assert.ok(
+      tasks[t]!.endsWith(` ${t} --import ${SHIPPED_BUNDLE}`),
+      `${t}: ${tasks[t]}`,
+    );
+  }
+  assert.ok(
+    Deno.statSync(new URL(`../${SHIPPED_BUNDLE}`, import.meta.url)).isFile,
+  );
 });
 
 const CHROMIUM = _exists("/usr/bin/chromium");
