@@ -99,7 +99,12 @@ export {
   sha256Hex,
   UnhashableError,
 } from "./canonical.ts";
-export { didYouMean, editDistance, suggest } from "./suggest.ts";
+export {
+  didYouMean,
+  editDistance,
+  missingFileMessage,
+  suggest,
+} from "./suggest.ts";
 export {
   clearDigestCache,
   type CodeDigest,

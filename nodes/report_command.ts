@@ -23,7 +23,9 @@ import {
   experimentsWithTables,
   importResultsBundle,
   loadKindModules,
+  missingFileMessage,
   type NodeKind,
+  type Output,
   SHIPPED_BUNDLE,
   UserError,
 } from "@envsmith/engine";
@@ -94,7 +96,10 @@ export async function runReport(
  * The `report` subcommand; `kinds` are the domain kinds (the engine's
  * built-in kinds and `--kinds` modules are added).
  */
-export function reportCommand(kinds: readonly NodeKind[]) {
+export function reportCommand(
+  kinds: readonly NodeKind[],
+  output: Output = consoleOutput,
+) {
   return new Command("report")
     .description(
       "write a self-contained HTML report (tables, learning curves, config trajectories, failure cases) from the cache",
@@ -102,6 +107,11 @@ export function reportCommand(kinds: readonly NodeKind[]) {
     .argument(
       "[files...]",
       "experiment files (default: every experiments/*.yaml with tables)",
+      (v: string, prev: string[] | undefined) => {
+        const problem = missingFileMessage(v, "experiment file");
+        if (problem !== null) throw new UserError(problem);
+        return [...(prev ?? []), v];
+      },
     )
     .option("--out <path>", `output file (default: ${DEFAULT_REPORT_FILE})`)
     .option(
@@ -129,9 +139,9 @@ export function reportCommand(kinds: readonly NodeKind[]) {
           ...await loadKindModules(g.kinds ?? []),
         ],
         cache: cacheDir(g.cache),
-        output: consoleOutput,
+        output,
       };
-      Deno.exitCode = await runReport(ctx, files, {
+      Deno.exitCode = await runReport(ctx, files ?? [], {
         ...(o.out ? { out: o.out } : {}),
         ...(o.cases !== undefined ? { cases: o.cases } : {}),
         ...(o.import !== undefined ? { import: o.import } : {}),

@@ -60,8 +60,9 @@ export interface LineChartOptions {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { niceTicks } from "./report_svg_charts.ts";
- * console.log(niceTicks(0, 1, 5)); // [0, 0.2, 0.4, 0.6, 0.8, 1]
+ * assert.deepEqual(niceTicks(0, 1, 5), [0, 0.2, 0.4, 0.6, 0.8, 1]);
  * ```
  */
 export function niceTicks(lo: number, hi: number, count = 5): number[] {
@@ -82,8 +83,9 @@ export function niceTicks(lo: number, hi: number, count = 5): number[] {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { shortNumber } from "./report_svg_charts.ts";
- * console.log(shortNumber(125000)); // 125k
+ * assert.equal(shortNumber(125000), "125k");
  * ```
  */
 export function shortNumber(x: number): string {
