@@ -200,6 +200,18 @@ export {
   TtyReporter,
 } from "./progress.ts";
 export {
+  estimateNode,
+  formatRunSnapshot,
+  type NodeTimes,
+  nodeTimes,
+  type OutlineNode,
+  progressBar,
+  type RunOutline,
+  runOutline,
+  RunProgress,
+  type RunSnapshot,
+} from "./run_progress.ts";
+export {
   type CommandContext,
   consoleOutput,
   load,
