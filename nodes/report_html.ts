@@ -68,6 +68,7 @@ table.results td.bar{background:rgba(11,92,173,calc(var(--v)*.16))}
 table.results .agg{border-right:2px solid #c9d1db;font-weight:650}
 table.results tbody th{position:sticky;left:0;background:#fff;z-index:1}
 td .m{display:block}
+td .imported{color:var(--muted);font-size:11px;vertical-align:top;margin-left:2px}
 td .sd,td .n{display:block;color:var(--muted);font-size:11.5px;font-weight:400;line-height:1.2}
 td.missing{color:var(--bad);font-style:italic}
 td.skipped{color:var(--muted);font-style:italic;white-space:normal;min-width:12em;overflow-wrap:anywhere;text-align:left}
@@ -150,8 +151,11 @@ function _cellHtml(t: Table, r: string, col: string, numeric: boolean): string {
     }${agg}"${attrs}>${esc(text)}</td>`;
   }
   const m = /^(\S+)( ± \S+)?( \(n=\d+\))?$/.exec(text);
+  const mark = _imported(c)
+    ? `<span class="imported" title="from an imported results bundle (computed elsewhere)">†</span>`
+    : "";
   const inner = m
-    ? `<span class="m">${esc(m[1]!)}</span>${
+    ? `<span class="m">${esc(m[1]!)}${mark}</span>${
       m[2] ? `<span class="sd">${esc(m[2])}</span>` : ""
     }${m[3] ? `<span class="n">${esc(m[3])}</span>` : ""}`
     : esc(text);
@@ -159,6 +163,15 @@ function _cellHtml(t: Table, r: string, col: string, numeric: boolean): string {
   return `<td class="${
     numeric ? "bar" : ""
   }${agg}"${attrs}${bar}>${inner}</td>`;
+}
+
+/**
+ * Whether a cell's numbers come from entries imported from a bundle rather
+ * than computed in this cache. The engine's cells carry no such flag yet
+ * (issue 12 adds `imported`); this reads it once they do.
+ */
+function _imported(c: Table["cells"][number]): boolean {
+  return (c as { imported?: unknown }).imported === true;
 }
 
 /** The `<table>` of a built table: rows, the aggregate column first, cells as `deno task tables` prints them. */
@@ -209,6 +222,9 @@ export function resultsTableHtml(t: Table): string {
 /** What a table's numbers are, its problems and what is missing, as a caption. */
 export function tableCaptionHtml(t: Table): string {
   const notes = tableNotes(t);
+  if (t.cells.some(_imported)) {
+    notes.push("† from an imported results bundle (computed elsewhere)");
+  }
   const probs = [...new Set(t.cells.flatMap((c) => c.notes))];
   if (probs.length) {
     notes.push(`problems: ${probs.slice(0, 10).join("; ")}`);

@@ -22,7 +22,7 @@ import { buildReport, secretEnvValues } from "./report.ts";
 import { runReport } from "./report_command.ts";
 import type { ConfigTrajectory } from "./report_data.ts";
 import { escapeHtml } from "./report_escape.ts";
-import { curvesHtml, renderReportHtml } from "./report_html.ts";
+import { curvesHtml, renderReportHtml, tableHtml } from "./report_html.ts";
 import { niceTicks, shortNumber } from "./report_svg_charts.ts";
 
 // A tiny experiment: 2 stages of a few updates, two context variants run and a
@@ -556,6 +556,49 @@ Deno.test("report: one line per variant with a ± 1 std band over its seeds; the
   ];
   assert.equal(stamps.length, 1, "one time stamp");
   assert.match(page, /<span class="computed"[^>]*>results computed /);
+});
+
+Deno.test("report: cells from an imported bundle are marked † once the engine flags them (issue 12's `imported`)", () => {
+  const cell = (column: string, imported: boolean) => ({
+    row: "rules",
+    column,
+    mean: 0.5,
+    std: 0.1,
+    n: 3,
+    samples: [],
+    missing: [],
+    notes: [],
+    ...(imported ? { imported: true } : {}),
+  });
+  const t: Table = {
+    name: "t",
+    title: "t",
+    experiment: "x",
+    file: "x.yaml",
+    rowsAxis: "method",
+    rows: ["rules"],
+    columns: ["base", "mean"],
+    aggregate: "mean",
+    over: { axis: "seed", values: ["1", "2", "3"] },
+    cells: [cell("base", true), cell("mean", false)],
+    missing: [],
+    digits: 3,
+  };
+  const html = tableHtml(t);
+  assert.match(
+    html,
+    /data-col="base"[^>]*><span class="m">0\.500<span class="imported" title="from an imported results bundle \(computed elsewhere\)">†<\/span><\/span>/,
+  );
+  assert.match(html, /data-col="mean"[^>]*><span class="m">0\.500<\/span>/);
+  assert.match(
+    html,
+    /† from an imported results bundle \(computed elsewhere\)\.<\/figcaption>/,
+  );
+  const plain = tableHtml({
+    ...t,
+    cells: [cell("base", false), cell("mean", false)],
+  });
+  assert.ok(!plain.includes("†"));
 });
 
 Deno.test("report --import: a fresh cache shows the results of a bundle, as `deno task report` shows the shipped one", async () => {
