@@ -130,7 +130,7 @@ export type TableColumn = string | {
   readonly node?: string | undefined;
 };
 
-/** A parsed `tables:` entry (see the README's Tables section). */
+/** A parsed `tables:` entry (see docs/experiments.md, Tables). */
 export interface TableSpec {
   /** File name of the CSV/JSON output. */
   readonly name: string;

@@ -99,7 +99,12 @@ export {
   sha256Hex,
   UnhashableError,
 } from "./canonical.ts";
-export { didYouMean, editDistance, suggest } from "./suggest.ts";
+export {
+  didYouMean,
+  editDistance,
+  missingFileMessage,
+  suggest,
+} from "./suggest.ts";
 export {
   clearDigestCache,
   type CodeDigest,
@@ -195,6 +200,18 @@ export {
   TtyReporter,
 } from "./progress.ts";
 export {
+  estimateNode,
+  formatRunSnapshot,
+  type NodeTimes,
+  nodeTimes,
+  type OutlineNode,
+  progressBar,
+  type RunOutline,
+  runOutline,
+  RunProgress,
+  type RunSnapshot,
+} from "./run_progress.ts";
+export {
   type CommandContext,
   consoleOutput,
   load,
@@ -226,6 +243,8 @@ export {
   buildTables,
   DEFAULT_TABLES_DIR,
   experimentsWithTables,
+  importResultsBundle,
+  SHIPPED_BUNDLE,
   tablesCommand,
 } from "./tables_command.ts";
 export {

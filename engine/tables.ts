@@ -202,6 +202,7 @@ export function buildTable(
       cells.push(_cell(b, row, col, overValues, perOver, missing));
     }
     if (aggLabel !== undefined) {
+      const rowNodes = b.nodes.filter((n) => n.variant[spec.rows] === row);
       cells.push(
         _aggregateCell(
           row,
@@ -210,6 +211,14 @@ export function buildTable(
           overValues,
           perOver,
           cells,
+          {
+            missing: rowNodes.filter((n) => b.look(n).status === "missing")
+              .map((n) => n.id),
+            skipped: rowNodes.length > 0 &&
+                rowNodes.every((n) => b.look(n).status === "skipped")
+              ? (b.look(rowNodes[0]!) as { why: string }).why
+              : undefined,
+          },
         ),
       );
     }
@@ -470,6 +479,7 @@ function _aggregateCell(
   overValues: readonly string[],
   perOver: ReadonlyMap<string, (number | null)[]>,
   cells: readonly Cell[],
+  rowState: { missing: readonly string[]; skipped: string | undefined },
 ): Cell {
   const samples: Sample[] = [];
   for (const over of overValues) {
@@ -485,16 +495,20 @@ function _aggregateCell(
   }
   const xs = samples.map((s) => s.value as number);
   const rowCells = cells.filter((c) => c.row === row);
-  const skipped = rowCells.length > 0 && rowCells.every((c) => c.skipped)
-    ? rowCells[0]!.skipped
-    : undefined;
+  // With no column laid out yet (a `*` column whose nodes are all missing or
+  // skipped), the row's own nodes say whether it is missing or not run.
+  const skipped = rowCells.length > 0
+    ? rowCells.every((c) => c.skipped) ? rowCells[0]!.skipped : undefined
+    : rowState.skipped;
   return {
     row,
     column: label,
     ..._stats(xs),
     n: xs.length,
     samples,
-    missing: [],
+    missing: xs.length < overValues.length && !skipped
+      ? [...rowState.missing]
+      : [],
     ...(skipped ? { skipped } : {}),
     notes: [],
   };
