@@ -10,6 +10,7 @@ import { CorruptEntryError, UserError } from "./errors.ts";
 import { computeKeys } from "./keys.ts";
 import { Store } from "./store.ts";
 import { buildTable, type Table, tableCsv, tableMarkdown } from "./tables.ts";
+import { comparisonCsv } from "./table_compare.ts";
 
 /** Default directory of table files. */
 export const DEFAULT_TABLES_DIR = ".envsmith/tables";
@@ -101,6 +102,12 @@ export async function tablesCommand(
       ctx.output.out(tableMarkdown(t));
       Deno.mkdirSync(out, { recursive: true });
       Deno.writeTextFileSync(join(out, `${t.name}.csv`), tableCsv(t));
+      if (t.comparison) {
+        Deno.writeTextFileSync(
+          join(out, `${t.name}.compare.csv`),
+          comparisonCsv(t.comparison),
+        );
+      }
       Deno.writeTextFileSync(
         join(out, `${t.name}.json`),
         JSON.stringify(t, null, 2) + "\n",
