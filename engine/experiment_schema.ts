@@ -127,7 +127,15 @@ export const TableSchema = v.strictObject({
     ]),
   ),
   where: v.optional(
-    v.record(v.string(), v.union([v.string(), v.number(), v.boolean()])),
+    v.record(
+      v.string(),
+      v.union([
+        v.string(),
+        v.number(),
+        v.boolean(),
+        v.array(v.union([v.string(), v.number(), v.boolean()])),
+      ]),
+    ),
   ),
   compare: v.optional(TableCompareSchema),
   digits: v.optional(
@@ -175,9 +183,14 @@ export interface TableSpec {
     | "mean"
     | { readonly label: string; readonly of: "mean" }
     | undefined;
-  /** Fixes other axes the node varies with. */
+  /** Fixes other axes the node varies with; a list on the rows axis keeps those rows. */
   readonly where?:
-    | Readonly<Record<string, string | number | boolean>>
+    | Readonly<
+      Record<
+        string,
+        string | number | boolean | readonly (string | number | boolean)[]
+      >
+    >
     | undefined;
   /** Digits after the point. */
   readonly digits?: number | undefined;

@@ -146,3 +146,31 @@ Deno.test("compare: a baseline that is not a row, or a table without over, is an
     /compare\.paired_by must be the table's over axis \(seed\)/,
   );
 });
+
+Deno.test("tables: a list in where on the rows axis keeps those rows; on another axis it is an error", () => {
+  const exp = compileExperiment(
+    "w.yaml",
+    `experiment: w
+seed: 1
+matrix:
+  method: [base, better, worse]
+  seed: [1, 2]
+nodes:
+  score: { kind: test.sleep, with: { ms: 0, value: [$matrix.method, $seed] } }
+tables:
+  - { name: two, node: score, rows: method, columns: value.suites.*.success, over: seed, where: { method: [worse, base] } }
+`,
+    { kinds, env: () => undefined },
+  );
+  const t = buildTable(exp, exp.tables[0]!, lookup, cmd);
+  assert.deepEqual(t.rows, ["base", "worse"]);
+  assert.throws(
+    () =>
+      compileExperiment(
+        "w.yaml",
+        `experiment: w\nseed: 1\nmatrix:\n  method: [a, b]\n  seed: [1, 2]\nnodes:\n  s: { kind: test.sleep, with: { ms: 0, value: [$matrix.method, $seed] } }\ntables:\n  - { name: x, node: s, rows: method, columns: value.v, where: { seed: [1, 3] } }\n`,
+        { kinds, env: () => undefined },
+      ),
+    /a list in where selects rows, so it is for the rows axis \(method\) only/,
+  );
+});

@@ -282,14 +282,23 @@ function _checkWhere(t: _Table): void {
         }`,
         true,
       );
-    } else if (!axis.values.some((x) => x.label === String(val))) {
+    } else if (Array.isArray(val) && a !== spec.rows) {
       c.diags.report(
         "table",
         [...at, "where", a],
-        `table ${spec.name}: axis ${a} has no value "${val}"${
-          didYouMean(String(val), axis.values.map((x) => x.label))
-        }`,
+        `table ${spec.name}: a list in where selects rows, so it is for the rows axis (${spec.rows}) only; fix ${a} to one value`,
       );
+    } else {
+      for (const one of Array.isArray(val) ? val : [val]) {
+        if (axis.values.some((x) => x.label === String(one))) continue;
+        c.diags.report(
+          "table",
+          [...at, "where", a],
+          `table ${spec.name}: axis ${a} has no value "${one}"${
+            didYouMean(String(one), axis.values.map((x) => x.label))
+          }`,
+        );
+      }
     }
   }
 }

@@ -279,7 +279,8 @@ function _build(exp: Experiment, spec: TableSpec, lookup: Lookup): _Build {
     exp.axes.find((a) => a.name === name)?.values.map((v) => v.label) ?? [];
   let nodes = exp.nodes.filter((n) => n.plain === plain);
   for (const [a, val] of Object.entries(spec.where ?? {})) {
-    nodes = nodes.filter((n) => n.variant[a] === String(val));
+    const keep = (Array.isArray(val) ? val : [val]).map(String);
+    nodes = nodes.filter((n) => keep.includes(n.variant[a]!));
   }
   const results = new Map<string, ReturnType<Lookup>>();
   const ups = new Map<number, Set<number>>();
