@@ -72,6 +72,7 @@ export {
   EXPERIMENT_KEYS,
   TABLE_KEYS,
   type TableColumn,
+  type TableCompare,
   type TableSpec,
 } from "./experiment_schema.ts";
 export { type FieldPath, getField, InputRef, type Resolvable } from "./refs.ts";
@@ -272,3 +273,20 @@ import type { NodeKind as _NodeKind } from "./types.ts";
 /** The kinds built into the engine (`exec`). */
 // deno-lint-ignore no-explicit-any
 export const builtinKinds: readonly _NodeKind<any>[] = [_exec];
+export {
+  type CompareCell,
+  type Comparison,
+  comparisonCsv,
+  comparisonMarkdown,
+  formatDifference,
+  formatPValues,
+} from "./table_compare.ts";
+export {
+  type CompareOptions,
+  comparePaired,
+  holm,
+  minSignFlipP,
+  type Pair,
+  type PairedComparison,
+  signFlipP,
+} from "./paired_stats.ts";

@@ -136,6 +136,7 @@ Deno.test("tty reporter: the run-wide bar under the node lines; no colour with N
   );
   out.length = 0;
   r.end("a", "done", 2_000);
+  // deno-lint-ignore no-control-regex
   assert.match(out[0]!, /^\x1b\[2F\x1b\[J✓ a \(2\.0s\)\n\[█+░+\] 1\/2 nodes/);
   r.close();
 });

@@ -10,6 +10,11 @@
 import type { TableSpec } from "./experiment_schema.ts";
 import type { Experiment, GraphNode } from "./experiment.ts";
 import { getField } from "./refs.ts";
+import {
+  compareRows,
+  type Comparison,
+  comparisonMarkdown,
+} from "./table_compare.ts";
 import type { Json } from "./types.ts";
 
 /** What the cache has for one node. */
@@ -78,6 +83,8 @@ export interface Table {
   readonly command?: string;
   /** Digits after the point. */
   readonly digits: number;
+  /** Paired comparisons against a baseline row (`compare:`). */
+  readonly comparison?: Comparison;
   /** Columns read from another node: label -> the node as written (e.g. `curriculum.*.config`). */
   readonly sources?: Readonly<Record<string, string>>;
 }
@@ -223,6 +230,30 @@ export function buildTable(
       );
     }
   }
+  const columnLabels = [
+    ...columns.map((c) => c.label),
+    ...(aggLabel !== undefined ? [aggLabel] : []),
+  ];
+  const comparison = spec.compare && spec.over
+    ? compareRows(
+      exp,
+      {
+        rows,
+        // columns read from other nodes (e.g. fallback rates) are not compared
+        columns: columnLabels.filter((l) =>
+          !columns.some((c) => c.plains && c.label === l)
+        ),
+        ...(aggLabel !== undefined ? { aggregate: aggLabel } : {}),
+        cells,
+      },
+      spec.compare,
+      spec.over,
+      (n) => {
+        const r = b.look(n);
+        return r.status === "ok" ? r.value : undefined;
+      },
+    )
+    : undefined;
   return {
     name: spec.name,
     title: spec.title ?? spec.name,
@@ -230,10 +261,7 @@ export function buildTable(
     file: exp.file,
     rowsAxis: spec.rows,
     rows,
-    columns: [
-      ...columns.map((c) => c.label),
-      ...(aggLabel !== undefined ? [aggLabel] : []),
-    ],
+    columns: columnLabels,
     ...(aggLabel !== undefined ? { aggregate: aggLabel } : {}),
     ...(spec.over ? { over: { axis: spec.over, values: overValues } } : {}),
     cells,
@@ -241,6 +269,7 @@ export function buildTable(
     ...(missing.length ? { command: runCommand(missing) } : {}),
     digits: spec.digits ?? 3,
     ...(columns.some((c) => c.plains) ? { sources: _sources(spec) } : {}),
+    ...(comparison ? { comparison } : {}),
   };
 }
 
@@ -259,7 +288,8 @@ function _build(exp: Experiment, spec: TableSpec, lookup: Lookup): _Build {
     exp.axes.find((a) => a.name === name)?.values.map((v) => v.label) ?? [];
   let nodes = exp.nodes.filter((n) => n.plain === plain);
   for (const [a, val] of Object.entries(spec.where ?? {})) {
-    nodes = nodes.filter((n) => n.variant[a] === String(val));
+    const keep = (Array.isArray(val) ? val : [val]).map(String);
+    nodes = nodes.filter((n) => keep.includes(n.variant[a]!));
   }
   const results = new Map<string, ReturnType<Lookup>>();
   const ups = new Map<number, Set<number>>();
@@ -576,6 +606,18 @@ export function tableMarkdown(t: Table): string {
     lines.push(
       `_${notes.join("; ")}. Experiment ${t.experiment} (${t.file})._`,
       "",
+    );
+  }
+  if (t.comparison) {
+    lines.push(
+      comparisonMarkdown(
+        t.comparison,
+        t.columns.filter((col) =>
+          t.comparison!.cells.some((c) => c.column === col)
+        ),
+        t.rowsAxis,
+        t.digits,
+      ),
     );
   }
   if (t.missing.length) {

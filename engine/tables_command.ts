@@ -12,6 +12,7 @@ import { CorruptEntryError, UserError } from "./errors.ts";
 import { computeKeys } from "./keys.ts";
 import { Store } from "./store.ts";
 import { buildTable, type Table, tableCsv, tableMarkdown } from "./tables.ts";
+import { comparisonCsv } from "./table_compare.ts";
 
 /** The results bundle shipped with the project (`deno task tables` and `deno task report` import it). */
 export const SHIPPED_BUNDLE = "results/tables.esb.gz";
@@ -120,6 +121,12 @@ export async function tablesCommand(
       ctx.output.out(tableMarkdown(t));
       Deno.mkdirSync(out, { recursive: true });
       Deno.writeTextFileSync(join(out, `${t.name}.csv`), tableCsv(t));
+      if (t.comparison) {
+        Deno.writeTextFileSync(
+          join(out, `${t.name}.compare.csv`),
+          comparisonCsv(t.comparison),
+        );
+      }
       Deno.writeTextFileSync(
         join(out, `${t.name}.json`),
         JSON.stringify(t, null, 2) + "\n",

@@ -40,21 +40,22 @@ export const kinds: readonly NodeKind<any>[] = [
   redesign,
 ];
 
+// deno-lint-ignore no-explicit-any
+type _AnyCommand = Command<any, any, any>;
+
 /**
  * Factories of the domain subcommands (`deno task cli generate ...`); the
  * CLI passes its output (stdout/stderr, or a test's capture).
  */
-// deno-lint-ignore no-explicit-any
-export const commands:
-  readonly ((output?: Output) => Command<any, any, any>)[] = [
-    // one line per subcommand factory, e.g. `generateCommand,` from "./generate_command.ts"
-    () => generateCommand(),
-    () => renderCommand(),
-    () => solveCommand(),
-    () => trainCommand(),
-    () => evaluateCommand(),
-    () => importCommand(),
-    () => diagnoseCommand(),
-    () => redesignCommand(),
-    (output) => reportCommand(kinds, output),
-  ];
+export const commands: readonly ((output?: Output) => _AnyCommand)[] = [
+  // one line per subcommand factory, e.g. `generateCommand,` from "./generate_command.ts"
+  () => generateCommand(),
+  () => renderCommand(),
+  () => solveCommand(),
+  () => trainCommand(),
+  () => evaluateCommand(),
+  () => importCommand(),
+  () => diagnoseCommand(),
+  () => redesignCommand(),
+  (output) => reportCommand(kinds, output),
+];
