@@ -5,7 +5,14 @@
  *
  * @module
  */
-import { formatCell, type Table, tableNotes } from "@envsmith/engine";
+import {
+  type CompareCell,
+  formatCell,
+  formatDifference,
+  formatPValues,
+  type Table,
+  tableNotes,
+} from "@envsmith/engine";
 import { escapeHtml as esc } from "./report_escape.ts";
 import type {
   ConfigTrajectory,
@@ -71,6 +78,9 @@ td .m{display:block}
 td .imported{color:var(--muted);font-size:11px;vertical-align:top;margin-left:2px}
 td .sd,td .n{display:block;color:var(--muted);font-size:11.5px;font-weight:400;line-height:1.2}
 td.missing{color:var(--bad);font-style:italic}
+table.compare caption{font-weight:500;font-size:13.5px}
+table.compare td.sig .m{font-weight:700}
+table.compare td .ci,table.compare td .p{display:block;color:var(--muted);font-size:11.5px;font-weight:400;line-height:1.2}
 td.skipped{color:var(--muted);font-style:italic;white-space:normal;min-width:12em;overflow-wrap:anywhere;text-align:left}
 .scroll{overflow-x:auto}
 .chart{max-width:100%;height:auto;display:block}
@@ -219,6 +229,69 @@ export function resultsTableHtml(t: Table): string {
   return out.join("\n");
 }
 
+/**
+ * The paired comparisons of a table (`compare:`), in the results table's
+ * column order: per cell the difference (bold when its 95 % interval
+ * excludes 0, with `*` as in markdown), the interval, and the exact /
+ * Holm-adjusted p-values; empty for a table without `compare:`.
+ */
+export function comparisonHtml(t: Table): string {
+  const cmp = t.comparison;
+  if (!cmp) return "";
+  const cols = displayColumns(t).filter((c) =>
+    cmp.cells.some((x) => x.column === c)
+  );
+  const cell = (c: CompareCell | undefined, col: string) => {
+    const agg = col === t.aggregate ? " agg" : "";
+    if (!c || c.diff === null) return `<td class="none${agg}">—</td>`;
+    const d = formatDifference(c, t.digits);
+    const m = /^(\S+) (\[.*\])(\*?)$/.exec(d);
+    return `<td class="${c.excludesZero ? "sig" : ""}${agg}" data-row="${
+      esc(c.row)
+    }" data-col="${esc(col)}"><span class="m">${esc(m?.[1] ?? d)}${
+      m?.[3] ?? ""
+    }</span><span class="ci">${esc(m?.[2] ?? "")}</span><span class="p">p ${
+      esc(formatPValues(c))
+    }</span></td>`;
+  };
+  const out = [
+    `<div class="scroll"><table class="results compare" data-compare="${
+      esc(t.name)
+    }">`,
+    `<caption>Paired differences against ${esc(cmp.against)} (${
+      esc(cmp.pairedBy)
+    }-paired): mean, [95 % bootstrap interval${
+      cmp.cells.some((c) => c.instanceLevel)
+        ? ` over ${esc(cmp.pairedBy)}s and instances`
+        : ""
+    }], p exact / Holm over the ${cmp.rows.length} rows; bold and * when the interval excludes 0</caption>`,
+    `<thead><tr><th scope="col">${esc(t.rowsAxis)}</th><th scope="col">n</th>${
+      cols.map((c) =>
+        `<th scope="col"${c === t.aggregate ? ` class="agg"` : ""}>${
+          esc(c)
+        }</th>`
+      ).join("")
+    }</tr></thead><tbody>`,
+  ];
+  for (const r of cmp.rows) {
+    const cells = cmp.cells.filter((c) => c.row === r);
+    const ns = [...new Set(cells.map((c) => c.n))];
+    out.push(
+      `<tr><th scope="row">${esc(r)} − ${esc(cmp.against)}</th><td>${
+        ns.join("–")
+      }</td>${
+        cols.map((col) => cell(cells.find((c) => c.column === col), col))
+          .join("")
+      }</tr>`,
+    );
+  }
+  out.push("</tbody></table></div>");
+  if (cmp.tooFewPairs) {
+    out.push(`<p class="empty">Note: ${esc(cmp.tooFewPairs)}.</p>`);
+  }
+  return out.join("\n");
+}
+
 /** What a table's numbers are, its problems and what is missing, as a caption. */
 export function tableCaptionHtml(t: Table): string {
   const notes = tableNotes(t);
@@ -251,6 +324,7 @@ export function tableHtml(t: Table): string {
   return [
     `<figure class="table-card">`,
     resultsTableHtml(t),
+    comparisonHtml(t),
     tableCaptionHtml(t),
     "</figure>",
   ].filter((x) => x !== "").join("\n");

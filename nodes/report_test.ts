@@ -877,3 +877,79 @@ Deno.test("report: ticks, short numbers, escaping and secret lookup", () => {
     [],
   );
 });
+
+Deno.test("report: a table's paired comparisons in its column order, the mean first, significant cells bold with *", () => {
+  const cell = (row: string, column: string, mean: number) => ({
+    row,
+    column,
+    mean,
+    std: 0.01,
+    n: 10,
+    samples: [],
+    missing: [],
+    notes: [],
+  });
+  const cmpCell = (column: string, diff: number, lo: number, hi: number) => ({
+    row: "full",
+    column,
+    n: 10,
+    diff,
+    lo,
+    hi,
+    p: 0.001953125,
+    pHolm: 0.0039,
+    exact: true,
+    instanceLevel: true,
+    excludesZero: lo > 0 || hi < 0,
+  });
+  const t: Table = {
+    name: "ab",
+    title: "ab",
+    experiment: "x",
+    file: "x.yaml",
+    rowsAxis: "variant",
+    rows: ["none", "full"],
+    columns: ["base", "mean"],
+    aggregate: "mean",
+    over: { axis: "seed", values: ["1"] },
+    cells: [
+      cell("none", "base", 0.8),
+      cell("none", "mean", 0.46),
+      cell("full", "base", 0.9),
+      cell("full", "mean", 0.58),
+    ],
+    missing: [],
+    digits: 3,
+    comparison: {
+      against: "none",
+      pairedBy: "seed",
+      level: 0.95,
+      resamples: 2000,
+      rows: ["full"],
+      cells: [
+        cmpCell("base", 0.1, -0.01, 0.2),
+        cmpCell("mean", 0.118, 0.098, 0.135),
+      ],
+      minPairs: 10,
+    },
+  };
+  const html = tableHtml(t);
+  const compare = html.slice(html.indexOf('data-compare="ab"'));
+  // the mean column first, as in the results table
+  assert.ok(compare.indexOf(">mean</th>") < compare.indexOf(">base</th>"));
+  assert.match(
+    compare,
+    /<td class="sig agg" data-row="full" data-col="mean"><span class="m">\+0\.118\*<\/span><span class="ci">\[\+0\.098, \+0\.135\]<\/span><span class="p">p 0\.002 \/ 0\.004<\/span><\/td>/,
+  );
+  assert.match(
+    compare,
+    /<td class="" data-row="full" data-col="base"><span class="m">\+0\.100<\/span>/,
+  );
+  assert.match(compare, /<th scope="row">full − none<\/th><td>10<\/td>/);
+  assert.match(compare, /over seeds and instances/);
+  assert.ok(
+    !tableHtml((({ comparison: _, ...rest }) => rest)(t)).includes(
+      "data-compare",
+    ),
+  );
+});
