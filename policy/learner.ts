@@ -156,6 +156,25 @@ export interface UpdateStats {
   gradNorm: number;
 }
 
+/** Learner options with their defaults filled in (shared by both kernels). */
+export function learnerOptions(
+  options: LearnerOptions = {},
+): Required<LearnerOptions> {
+  return {
+    lr: 3e-4,
+    epochs: 4,
+    minibatch: 512,
+    maxGradNorm: 0.5,
+    normalizeAdvantages: true,
+    targetKl: 0,
+    clip: 0.2,
+    valueCoef: 0.5,
+    entropyCoef: 0.01,
+    clipValue: false,
+    ...options,
+  };
+}
+
 /**
  * Holds the network, its optimiser and the value normaliser, and turns sample
  * buffers into parameter updates.
@@ -187,19 +206,7 @@ export class Learner implements PolicyLearner {
     options: LearnerOptions = {},
     valueNorm = new RunningMeanStd(),
   ) {
-    this.options = {
-      lr: 3e-4,
-      epochs: 4,
-      minibatch: 512,
-      maxGradNorm: 0.5,
-      normalizeAdvantages: true,
-      targetKl: 0,
-      clip: 0.2,
-      valueCoef: 0.5,
-      entropyCoef: 0.01,
-      clipValue: false,
-      ...options,
-    };
+    this.options = learnerOptions(options);
     this.net = net;
     this.adam = new Adam(net.size, { lr: this.options.lr });
     this.valueNorm = valueNorm;

@@ -17,7 +17,7 @@ import type {
   PolicyLearner,
   UpdateStats,
 } from "./learner.ts";
-import { SampleBuffer, sampleFromLogProbs } from "./learner.ts";
+import { learnerOptions, SampleBuffer, sampleFromLogProbs } from "./learner.ts";
 import type { Mlp } from "./mlp.ts";
 import { RunningMeanStd } from "./ppo_loss.ts";
 import { pad4, SimdMlp } from "./simd_mlp.ts";
@@ -87,19 +87,7 @@ export class SimdLearner implements PolicyLearner {
     options: LearnerOptions = {},
     valueNorm: RunningMeanStd = new RunningMeanStd(),
   ) {
-    this.options = {
-      lr: 3e-4,
-      epochs: 4,
-      minibatch: 512,
-      maxGradNorm: 0.5,
-      normalizeAdvantages: true,
-      targetKl: 0,
-      clip: 0.2,
-      valueCoef: 0.5,
-      entropyCoef: 0.01,
-      clipValue: false,
-      ...options,
-    };
+    this.options = learnerOptions(options);
     this.net = net;
     this.valueNorm = valueNorm;
     const arena = sizes.arena ?? new KernelArena();
