@@ -24,9 +24,11 @@ import {
   consoleOutput,
   ExperimentError,
   ExperimentSyntaxError,
+  LIMITS,
   loadKindModules,
   type NodeKind,
   type Output,
+  parseLimits,
   planCommand,
   type Reporter,
   runCommand,
@@ -92,11 +94,16 @@ function _int(name: string) {
   };
 }
 
+/** The global options. */
+interface _Globals {
+  cache?: string | undefined;
+  kinds?: string[] | undefined;
+  limit?: string[] | undefined;
+}
+
 /** Builds the commander program; `run` receives the context of each invocation. */
 export function createProgram(
-  makeContext: (
-    globals: { cache?: string | undefined; kinds?: string[] | undefined },
-  ) => Promise<CommandContext>,
+  makeContext: (globals: _Globals) => Promise<CommandContext>,
   setCode: (code: number) => void,
 ): Command {
   const program = new Command()
@@ -119,6 +126,19 @@ export function createProgram(
           prev: string[] | undefined,
         ) => [...(prev ?? []), ...v.split(",").filter((x) => x)]),
     )
+    .addOption(
+      new Option(
+        "--limit <name=n>",
+        `raise a resource limit of experiment files (repeatable; env: comma-separated); names: ${
+          LIMITS.map((l) => l.name).join(", ")
+        }`,
+      )
+        .env("ENVSMITH_LIMITS")
+        .argParser((
+          v: string,
+          prev: string[] | undefined,
+        ) => [...(prev ?? []), ...v.split(",").filter((x) => x)]),
+    )
     .showHelpAfterError()
     .addHelpText(
       "after",
@@ -130,10 +150,7 @@ Examples:
     );
 
   const env: _Env = {
-    ctxOf: (cmd: Command) =>
-      makeContext(
-        cmd.optsWithGlobals() as { cache?: string; kinds?: string[] },
-      ),
+    ctxOf: (cmd: Command) => makeContext(cmd.optsWithGlobals() as _Globals),
     setCode,
   };
   _addRunCommands(program, env);
@@ -530,9 +547,7 @@ export async function main(
   let code = 0;
   const controller = new AbortController();
   const stopListening = _listenForInterrupts(output, controller);
-  const makeContext = async (
-    g: { cache?: string | undefined; kinds?: string[] | undefined },
-  ): Promise<CommandContext> => {
+  const makeContext = async (g: _Globals): Promise<CommandContext> => {
     const kinds = await _kinds(options, g.kinds ?? []);
     const builtin = new Set(
       [...builtinKinds, ...domainKinds].map((k) => k.module),
@@ -546,6 +561,7 @@ export async function main(
     return {
       kinds,
       cache: cacheDir(g.cache),
+      ...(g.limit ? { limits: parseLimits(g.limit.join(",")) } : {}),
       output,
       signal: controller.signal,
       command: _cliCommand(extraModules),

@@ -29,6 +29,7 @@ import type { NodeKind } from "./types.ts";
 import { UserError } from "./errors.ts";
 import { getField } from "./refs.ts";
 import { didYouMean } from "./suggest.ts";
+import type { Limits } from "./limits.ts";
 
 /** Where command output goes. */
 export interface Output {
@@ -72,6 +73,11 @@ export interface CommandContext {
    */
   // deno-lint-ignore no-explicit-any
   readonly executors?: readonly ExecutorKind<any>[];
+  /**
+   * Resource limits of experiment files (`--limit NAME=N`), over the
+   * defaults of `limits.ts`.
+   */
+  readonly limits?: Partial<Limits>;
 }
 
 /** The command that reruns `ids` of `file` (with `extra` flags, e.g. `--executor slurm`). */
@@ -93,7 +99,15 @@ export function load(ctx: CommandContext, file: string): Promise<Experiment> {
     kinds: ctx.kinds,
     ...(ctx.executors ? { executors: ctx.executors } : {}),
     ...(ctx.env ? { env: ctx.env } : {}),
+    ...(ctx.limits ? { limits: ctx.limits } : {}),
   });
+}
+
+/** Width of the id column: the longest id, between 4 and 48 (no spread: a plan may be large). */
+function _idWidth(items: readonly PlanItem[]): number {
+  let w = 4;
+  for (const it of items) if (it.node.id.length > w) w = it.node.id.length;
+  return Math.min(48, w);
 }
 
 function _counts(items: readonly PlanItem[]): string {
@@ -151,10 +165,7 @@ export async function planCommand(
       _counts(plan.items)
     }`,
   );
-  const width = Math.min(
-    48,
-    Math.max(...plan.items.map((it) => it.node.id.length), 4),
-  );
+  const width = _idWidth(plan.items);
   for (const it of plan.items) {
     if (it.status === "cached" && options.all === false) continue;
     let why = it.why.join("; ");
@@ -301,10 +312,7 @@ export async function statusCommand(
         Object.entries(c).map(([k, n]) => `${n} ${k}`).join(", "),
     );
   } else ctx.output.out("no run recorded in this cache");
-  const width = Math.min(
-    48,
-    Math.max(...plan.items.map((it) => it.node.id.length), 4),
-  );
+  const width = _idWidth(plan.items);
   for (const it of plan.items) {
     const l = lastById.get(it.node.id);
     let extra = "";

@@ -76,6 +76,14 @@ export {
 } from "./experiment_schema.ts";
 export { type FieldPath, getField, InputRef, type Resolvable } from "./refs.ts";
 export {
+  DEFAULT_LIMITS,
+  type LimitInfo,
+  LIMITS,
+  type Limits,
+  parseLimits,
+  resolveLimits,
+} from "./limits.ts";
+export {
   CorruptEntryError,
   type Diagnostic,
   type DiagnosticCode,
