@@ -27,7 +27,7 @@
  */
 import { Command } from "@commander-js/extra-typings";
 import * as v from "valibot";
-import { cacheDir, UserError } from "@envsmith/engine";
+import { UserError } from "@envsmith/engine";
 import { LlmEndpointSchema } from "../schemas/llm.ts";
 import type { Instance } from "../mapf/instance.ts";
 import { PolicyContractError } from "../policy/errors.ts";
@@ -35,7 +35,7 @@ import { llmRollout } from "../policy/llm_policy.ts";
 import { obsSize } from "../policy/observation.ts";
 import { OnnxPolicy } from "../policy/onnx_policy.ts";
 import { onnxRunner, rollout, type RolloutResult } from "../policy/rollout.ts";
-import { configFromFlags, intFlag, splitFlag } from "./_cli_io.ts";
+import { cacheOf, configFromFlags, intFlag, splitFlag } from "./_cli_io.ts";
 import {
   generateOrExplain,
   numberFlag,
@@ -116,7 +116,7 @@ export function evaluateCommand(io: PolicyCliIo = policyIo) {
     )
     .option("--greedy", "take the most likely action instead of sampling")
     .option("--json", "print the metrics as one JSON object")
-    .action((o) => _evaluate(io, o));
+    .action((o, cmd) => _evaluate(io, o, cacheOf(io, cmd)));
 }
 
 /** The flags of `evaluate`. */
@@ -142,7 +142,11 @@ interface _EvalFlags {
   readonly json?: true | undefined;
 }
 
-async function _evaluate(io: PolicyCliIo, o: _EvalFlags): Promise<void> {
+async function _evaluate(
+  io: PolicyCliIo,
+  o: _EvalFlags,
+  cache: string,
+): Promise<void> {
   const { instances, what } = await _instances(o);
   const given = [o.policy, o.baseUrl, o.gguf].filter((x) => x !== undefined)
     .length;
@@ -152,7 +156,7 @@ async function _evaluate(io: PolicyCliIo, o: _EvalFlags): Promise<void> {
     );
   }
   if (o.baseUrl !== undefined || o.gguf !== undefined) {
-    const res = await _llmEvaluation(io, o, instances);
+    const res = await _llmEvaluation(io, o, instances, cache);
     report(
       io,
       o.gguf ?? `${o.model} at ${o.baseUrl}`,
@@ -219,6 +223,7 @@ async function _llmEvaluation(
   io: PolicyCliIo,
   o: _EvalFlags,
   instances: Instance[],
+  cache: string,
 ): Promise<RolloutResult> {
   const ep = v.safeParse(LlmEndpointSchema, {
     ...(o.gguf !== undefined
@@ -240,7 +245,7 @@ async function _llmEvaluation(
   try {
     res = await llmRollout(instances, {
       endpoint: ep.output,
-      cacheDir: `${cacheDir()}/aux/evaluate/llm`,
+      cacheDir: `${cache}/aux/evaluate/llm`,
       episodes: o.episodes,
       seed: o.seed,
       concurrency: o.concurrency,
