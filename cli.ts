@@ -22,8 +22,10 @@ import {
   cacheVerifyCommand,
   type CommandContext,
   consoleOutput,
+  CorruptEntryError,
   ExperimentError,
   ExperimentSyntaxError,
+  fsProblem,
   LIMITS,
   loadKindModules,
   type NodeKind,
@@ -442,7 +444,14 @@ function _addCacheCommands(program: Command, { ctxOf, setCode }: _Env): void {
     });
 }
 
-/** Interrupts (SIGINT, SIGTERM) abort `controller`; a second one exits at once. Returns the function that stops listening. */
+/**
+ * Interrupts (SIGINT, SIGTERM) abort `controller`; a second one exits at
+ * once. Returns the function that stops listening (and gives the signals
+ * back their default action: ending the process at once). Commands call it
+ * only around phases that stop cleanly on the abort (a run's scheduler), so
+ * an interrupt during loading or planning, which do not yield to the event
+ * loop, is never held back until they finish.
+ */
 function _listenForInterrupts(
   output: Output,
   controller: AbortController,
@@ -546,7 +555,6 @@ export async function main(
   const output = options.output ?? consoleOutput;
   let code = 0;
   const controller = new AbortController();
-  const stopListening = _listenForInterrupts(output, controller);
   const makeContext = async (g: _Globals): Promise<CommandContext> => {
     const kinds = await _kinds(options, g.kinds ?? []);
     const builtin = new Set(
@@ -564,6 +572,7 @@ export async function main(
       ...(g.limit ? { limits: parseLimits(g.limit.join(",")) } : {}),
       output,
       signal: controller.signal,
+      interruptible: () => _listenForInterrupts(output, controller),
       command: _cliCommand(extraModules),
       ...(options.reporter ? { reporter: options.reporter } : {}),
     };
@@ -583,12 +592,26 @@ export async function main(
     ) {
       output.err(e.message);
       code = 2;
+    } else if (e instanceof CorruptEntryError) {
+      output.err(
+        `${e.message}; the next run recomputes it (deno task cli cache verify checks every entry)`,
+      );
+      code = 1;
+    } else if (fsProblem(e) !== null) {
+      // A full, read-only or forbidden file system outside the places that
+      // name their path and advice already: still one line, no stack.
+      output.err(
+        `${(e as Error).message}: ${
+          fsProblem(e) === "full"
+            ? "free some space"
+            : "check that the path is writable"
+        } (use --cache DIR for another cache directory)`,
+      );
+      code = 2;
     } else {
       output.err(`internal error: ${(e as Error)?.stack ?? String(e)}`);
       code = 3;
     }
-  } finally {
-    stopListening();
   }
   return code;
 }

@@ -30,6 +30,7 @@ import { UserError } from "./errors.ts";
 import { getField } from "./refs.ts";
 import { didYouMean } from "./suggest.ts";
 import type { Limits } from "./limits.ts";
+import { FileSystemError } from "./fs_errors.ts";
 
 /** Where command output goes. */
 export interface Output {
@@ -78,6 +79,16 @@ export interface CommandContext {
    * defaults of `limits.ts`.
    */
   readonly limits?: Partial<Limits>;
+  /**
+   * Called when a command enters a phase that stops cleanly when `signal`
+   * aborts (a run's scheduler: nodes are cancelled, locks released, the
+   * manifest written); returns the function that ends the phase. The CLI
+   * listens for SIGINT and SIGTERM only inside such phases: elsewhere
+   * (loading, planning, building tables, which run without yielding to the
+   * event loop) an interrupt ends the process at once, as its default
+   * action, which the cache survives like any kill.
+   */
+  readonly interruptible?: () => () => void;
 }
 
 /** The command that reruns `ids` of `file` (with `extra` flags, e.g. `--executor slurm`). */
@@ -233,37 +244,55 @@ export async function runCommand(
 ): Promise<{ code: number; result: RunResult; plan: Plan }> {
   const exp = await load(ctx, file);
   const store = new Store(ctx.cache);
-  const plan = makePlan(exp, store, options.only ? { only: options.only } : {});
+  // A read-only, full or foreign cache stops here, before anything runs.
+  store.ensureWritable();
   const reporter = ctx.reporter ?? defaultReporter();
+  const left = store.cleanLeftovers();
+  if (left.removed > 0) {
+    reporter.info(
+      `removed ${left.removed} leftover${
+        left.removed > 1 ? "s" : ""
+      } of killed runs from ${store.root}/tmp (${
+        (left.bytes / 1e6).toFixed(1)
+      } MB)`,
+    );
+  }
+  const plan = makePlan(exp, store, options.only ? { only: options.only } : {});
   for (const n of plan.notes) reporter.info(`warning: ${n}`);
   reporter.info(
     `run ${exp.name}: ${plan.items.length} nodes: ${_counts(plan.items)}`,
   );
   const t0 = performance.now();
   const runId = newRunId();
-  const executor = createExecutor(ctx.executors ?? builtinExecutors, {
-    exp,
-    store,
-    runId,
-    ...(options.jobs !== undefined ? { jobs: options.jobs } : {}),
-    ...(ctx.command ? { command: ctx.command } : {}),
-  }, options.executor);
-  if (executor.name !== "local") reporter.info(executor.describe());
-  const resumeFlags = executor.name !== (exp.executor?.type ?? "local")
-    ? ["--executor", executor.name]
-    : [];
+  const endInterruptible = ctx.interruptible?.() ?? (() => {});
   let result: RunResult;
+  let resumeFlags: string[];
   try {
-    result = await runPlan(plan, store, {
-      reporter,
-      ...(executor.jobs !== undefined ? { jobs: executor.jobs } : {}),
+    const executor = createExecutor(ctx.executors ?? builtinExecutors, {
+      exp,
+      store,
       runId,
-      runner: executor.run,
-      executorName: executor.name,
-      ...(ctx.signal ? { signal: ctx.signal } : {}),
-    });
+      ...(options.jobs !== undefined ? { jobs: options.jobs } : {}),
+      ...(ctx.command ? { command: ctx.command } : {}),
+    }, options.executor);
+    if (executor.name !== "local") reporter.info(executor.describe());
+    resumeFlags = executor.name !== (exp.executor?.type ?? "local")
+      ? ["--executor", executor.name]
+      : [];
+    try {
+      result = await runPlan(plan, store, {
+        reporter,
+        ...(executor.jobs !== undefined ? { jobs: executor.jobs } : {}),
+        runId,
+        runner: executor.run,
+        executorName: executor.name,
+        ...(ctx.signal ? { signal: ctx.signal } : {}),
+      });
+    } finally {
+      await executor.close();
+    }
   } finally {
-    await executor.close();
+    endInterruptible();
   }
   const c = result.manifest.counts;
   const summary =
@@ -272,10 +301,29 @@ export async function runCommand(
     } failed, ` +
     `${c.blocked ?? 0} blocked, ${c.skipped ?? 0} skipped in ${
       formatDuration(performance.now() - t0)
-    } (manifest ${result.manifestPath})`;
+    } (${
+      result.manifestError
+        ? "manifest not written"
+        : `manifest ${result.manifestPath}`
+    })`;
   ctx.output.err(summary);
+  const fsFailed = result.failures.filter((f) =>
+    f.cause instanceof FileSystemError
+  );
+  const failures = result.failures.filter((f) => !fsFailed.includes(f));
+  if (failures.length > 0) printFailures(ctx, plan, failures, resumeFlags);
+  if (result.cacheError) {
+    // One line for the cause, not a failure block per node it stopped.
+    ctx.output.err(`error: ${result.cacheError.message}`);
+    if (fsFailed.length > 0) {
+      ctx.output.err(
+        `not stored: ${fsFailed.slice(0, 10).map((f) => f.id).join(", ")}${
+          fsFailed.length > 10 ? ` and ${fsFailed.length - 10} more` : ""
+        } (they run again next time)`,
+      );
+    }
+  }
   if (result.failures.length > 0) {
-    printFailures(ctx, plan, result.failures, resumeFlags);
     ctx.output.err(
       `${result.failures.length} node${
         result.failures.length > 1 ? "s" : ""
@@ -376,11 +424,17 @@ export async function runNodeCommand(
       ctx.output.err(`${b} is cached (key ${it.key.key})`);
       return 0;
     }
-    const r = await runPlan(plan, store, {
-      reporter,
-      jobs: 1,
-      ...(ctx.signal ? { signal: ctx.signal } : {}),
-    });
+    const endInterruptible = ctx.interruptible?.() ?? (() => {});
+    let r;
+    try {
+      r = await runPlan(plan, store, {
+        reporter,
+        jobs: 1,
+        ...(ctx.signal ? { signal: ctx.signal } : {}),
+      });
+    } finally {
+      endInterruptible();
+    }
     if (r.failures.length > 0) {
       printFailures(ctx, plan, r.failures);
       return 1;
@@ -388,6 +442,7 @@ export async function runNodeCommand(
     return 0;
   }
   reporter.start(job.id);
+  const endInterruptible = ctx.interruptible?.() ?? (() => {});
   try {
     const r = await executeJob(job, store, {
       reporter,
@@ -406,6 +461,8 @@ export async function runNodeCommand(
       }\n  resume  run-node ${job.key}`,
     );
     return 1;
+  } finally {
+    endInterruptible();
   }
 }
 

@@ -127,7 +127,7 @@ Deno.test("limits: file size, alias bombs, depth and long strings each get one l
   const size = refused(big, 500);
   assert.match(
     size.message,
-    /the file is 5\.0 MB; experiment files are limited to 4\.0 MB .*--limit file-bytes=N/,
+    /the file is 5\.0 MB; experiment files are limited to 1\.0 MB .*--limit file-bytes=N/,
   );
   const bomb = HEAD + "nodes: {}\n" +
     ["a: &a [x, x, x, x, x, x, x, x, x]"].concat(
@@ -240,7 +240,7 @@ Deno.test("loadExperiment refuses a file over the size limit before reading it",
       () => loadExperiment(file, { kinds }),
       (e) =>
         e instanceof ExperimentError &&
-        /big\.yaml:1:1: the file is 60\.0 MB; experiment files are limited to 4\.0 MB/
+        /big\.yaml:1:1: the file is 60\.0 MB; experiment files are limited to 1\.0 MB/
           .test(e.message),
     );
     assert.ok(performance.now() - t0 < 500);

@@ -76,6 +76,14 @@ export {
 } from "./experiment_schema.ts";
 export { type FieldPath, getField, InputRef, type Resolvable } from "./refs.ts";
 export {
+  asFileSystemError,
+  cacheAdvice,
+  FileSystemError,
+  type FsProblem,
+  fsProblem,
+  onDisk,
+} from "./fs_errors.ts";
+export {
   DEFAULT_LIMITS,
   type LimitInfo,
   LIMITS,
@@ -120,6 +128,8 @@ export {
   DEFAULT_CACHE,
   type Entry,
   Store,
+  tmpName,
+  tmpOwner,
 } from "./store.ts";
 export {
   latestManifest,

@@ -220,7 +220,11 @@ function _probe(p: _Planning, i: number): PlanItem {
     }
   } catch (e) {
     if (!(e instanceof CorruptEntryError)) throw e;
-    p.notes.push(`${e.message}; moved aside, ${node.id} will be recomputed`);
+    p.notes.push(
+      _exists(e.file)
+        ? `${e.message}; it could not be moved aside (a read-only cache?): ${node.id} will be recomputed by a run on a writable cache`
+        : `${e.message}; moved aside, ${node.id} will be recomputed`,
+    );
     item.why.push(`its cache entry was corrupt (${e.message})`);
     return item;
   }
@@ -362,5 +366,14 @@ function _checkExact(exp: Experiment, items: readonly PlanItem[]): void {
         it.waitingFor.join(" ")
       })`,
     );
+  }
+}
+
+function _exists(path: string): boolean {
+  try {
+    Deno.statSync(path);
+    return true;
+  } catch {
+    return false;
   }
 }

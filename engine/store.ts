@@ -26,15 +26,18 @@
  *
  * @module
  */
+import { hostname } from "node:os";
 import { join } from "node:path";
 import { sha256Hex } from "./canonical.ts";
 import { CorruptEntryError } from "./errors.ts";
+import { onDisk } from "./fs_errors.ts";
 import type { KeyComponents } from "./keys.ts";
 import {
   type Lock,
   lockHolder,
   type LockInfo,
   type LockOptions,
+  processAlive,
   tryLock,
 } from "./lock.ts";
 import type { BlobRef, Json } from "./types.ts";
@@ -78,6 +81,24 @@ export function cacheDir(flag?: string): string {
   return flag ?? Deno.env.get("ENVSMITH_CACHE") ?? DEFAULT_CACHE;
 }
 
+const _HOST = hostname();
+
+/**
+ * A name for a temporary file or directory of this process,
+ * `PREFIX@HOST~PID~RANDOM`: a process killed before removing it leaves a
+ * name that says whose it was, so the next run on this host removes it at
+ * once when that process is gone ({@linkcode Store.cleanLeftovers}).
+ */
+export function tmpName(prefix: string): string {
+  return `${prefix}@${_HOST}~${Deno.pid}~${crypto.randomUUID().slice(0, 8)}`;
+}
+
+/** Host and pid of a {@linkcode tmpName}, or null for another name. */
+export function tmpOwner(name: string): { host: string; pid: number } | null {
+  const m = /@([A-Za-z0-9._-]+)~(\d+)~[0-9a-f]{8}$/.exec(name);
+  return m ? { host: m[1]!, pid: Number(m[2]) } : null;
+}
+
 /** Every BlobRef inside a JSON value. */
 export function blobsIn(
   value: Json | undefined,
@@ -113,7 +134,11 @@ export class Store {
   #dir(...parts: string[]): string {
     const d = join(this.root, ...parts);
     if (!this.#made.has(d)) {
-      Deno.mkdirSync(d, { recursive: true });
+      onDisk(
+        d,
+        "create the directory",
+        () => Deno.mkdirSync(d, { recursive: true }),
+      );
       this.#made.add(d);
     }
     return d;
@@ -135,14 +160,74 @@ export class Store {
   auxDir(kind: string): string {
     return this.#dir("aux", kind.replace(/[^A-Za-z0-9_.-]/g, "_"));
   }
-  /** A fresh private directory for one execution. */
+  /** A fresh private directory for one execution (in `tmp/`, named by {@linkcode tmpName}). */
   workDir(key: string): string {
-    const d = join(
-      this.#dir("tmp"),
-      `work-${key.slice(0, 16)}-${Deno.pid}-${crypto.randomUUID().slice(0, 8)}`,
-    );
-    Deno.mkdirSync(d, { recursive: true });
+    const d = join(this.#dir("tmp"), tmpName(`work-${key.slice(0, 16)}`));
+    onDisk(d, "create the directory", () => Deno.mkdirSync(d));
     return d;
+  }
+  /**
+   * A fresh temporary path in `tmp/` (same file system as the cache, so a
+   * rename moves it into place atomically); a killed process's leftovers
+   * are removed by {@linkcode Store.cleanLeftovers}.
+   */
+  tmpPath(prefix: string): string {
+    return join(this.#dir("tmp"), tmpName(prefix));
+  }
+
+  /**
+   * Checks that the cache can be written (creates it, writes and removes a
+   * small file in `tmp/`), so a run on a read-only, full or foreign cache
+   * stops before anything runs.
+   *
+   * @throws {FileSystemError} naming the path and what to do.
+   */
+  ensureWritable(): void {
+    const probe = this.tmpPath("probe");
+    onDisk(probe, "write", () => {
+      Deno.writeFileSync(probe, new Uint8Array(64));
+      Deno.removeSync(probe);
+    });
+  }
+
+  /**
+   * Removes what killed processes left in `tmp/` (work directories,
+   * half-written files): at once when the owner ran on this host and is
+   * gone, otherwise (another host, or an older name) when older than
+   * `maxAgeMs`. Never touches a live process's files. Returns how many
+   * files or directories were removed and their bytes.
+   */
+  cleanLeftovers(maxAgeMs = 86_400_000): { removed: number; bytes: number } {
+    let removed = 0, bytes = 0;
+    let list: Deno.DirEntry[];
+    const dir = join(this.root, "tmp");
+    try {
+      list = [...Deno.readDirSync(dir)];
+    } catch {
+      return { removed, bytes };
+    }
+    for (const e of list) {
+      const p = join(dir, e.name);
+      const owner = tmpOwner(e.name);
+      let stale: boolean;
+      let size = 0;
+      try {
+        const st = Deno.statSync(p);
+        size = st.isFile ? st.size : 0;
+        stale = owner !== null && owner.host === _HOST
+          ? owner.pid !== Deno.pid && !processAlive(owner.pid)
+          : Date.now() - (st.mtime?.getTime() ?? Date.now()) > maxAgeMs;
+      } catch {
+        continue; // removed meanwhile
+      }
+      if (!stale) continue;
+      try {
+        Deno.removeSync(p, { recursive: true });
+        removed++;
+        bytes += size;
+      } catch { /* removed meanwhile, or not ours to remove */ }
+    }
+    return { removed, bytes };
   }
   /** Directory of the run manifests of an experiment. */
   runsDir(experiment: string): string {
@@ -160,40 +245,50 @@ export class Store {
   /** Writes `bytes` to `final` atomically and write-once (tmp + link). Returns false if it already existed. */
   #writeOnce(final: string, bytes: Uint8Array, dirParts: string[]): boolean {
     this.#dir(...dirParts);
-    const tmp = join(this.#dir("tmp"), `w-${Deno.pid}-${crypto.randomUUID()}`);
-    Deno.writeFileSync(tmp, bytes);
-    try {
-      Deno.linkSync(tmp, final);
-      return true;
-    } catch (e) {
-      if (e instanceof Deno.errors.AlreadyExists) return false;
-      // No hard links here: rename (atomic; last writer wins with identical content).
+    const tmp = this.tmpPath("w");
+    return onDisk(final, "write", () => {
       try {
-        Deno.statSync(final);
-        return false;
-      } catch {
-        Deno.renameSync(tmp, final);
-        return true;
+        Deno.writeFileSync(tmp, bytes);
+        try {
+          Deno.linkSync(tmp, final);
+          return true;
+        } catch (e) {
+          if (e instanceof Deno.errors.AlreadyExists) return false;
+          // No hard links here: rename (atomic; last writer wins with identical content).
+          try {
+            Deno.statSync(final);
+            return false;
+          } catch {
+            Deno.renameSync(tmp, final);
+            return true;
+          }
+        }
+      } finally {
+        try {
+          Deno.removeSync(tmp);
+        } catch { /* renamed, or never written */ }
       }
-    } finally {
-      try {
-        Deno.removeSync(tmp);
-      } catch { /* renamed */ }
-    }
+    });
   }
 
-  /** Moves a bad file to `corrupt/` so it is never read again. */
-  quarantine(file: string): string {
-    const dest = join(
-      this.#dir("corrupt"),
-      `${file.split("/").pop()}.${Date.now()}-${
-        crypto.randomUUID().slice(0, 6)
-      }`,
-    );
+  /**
+   * Moves a bad file to `corrupt/` so it is never read again; returns where
+   * it went, or null when it could not be moved (gone already, or a
+   * read-only cache: then it stays, and is reported again next time).
+   */
+  quarantine(file: string): string | null {
     try {
+      const dest = join(
+        this.#dir("corrupt"),
+        `${file.split("/").pop()}.${Date.now()}-${
+          crypto.randomUUID().slice(0, 6)
+        }`,
+      );
       Deno.renameSync(file, dest);
-    } catch { /* already moved by another process */ }
-    return dest;
+      return dest;
+    } catch {
+      return null; // moved by another process, or cannot be moved
+    }
   }
 
   /** Whether an entry file exists for `key` (not verified). */
@@ -385,17 +480,23 @@ export class Store {
     return entry;
   }
 
-  /** Reads (hash-verifying) every blob of an entry; a missing one makes the entry corrupt. */
+  /**
+   * Reads (hash-verifying) every blob of an entry; a missing one makes the
+   * entry corrupt, and the entry file is moved aside (so it is recomputed,
+   * and reported once, not on every run).
+   */
   #verifyBlobs(key: string, blobs: readonly string[]): void {
     for (const b of blobs) {
       try {
         this.readBlob({ $blob: b });
       } catch (e) {
         if (e instanceof Deno.errors.NotFound) {
+          const file = this.entryPath(key);
+          this.quarantine(file);
           throw new CorruptEntryError(
             key,
-            this.blobPath(b),
-            `blob ${b} of this entry is missing`,
+            file,
+            `its blob ${b} is missing`,
           );
         }
         throw e;
@@ -415,7 +516,8 @@ export class Store {
 
   /** Tries to lock `key` for computing; the lock or the live holder's info. */
   lock(key: string, note: string, options?: LockOptions): Lock | LockInfo {
-    return tryLock(join(this.#dir("locks"), `${key}.lock`), note, options);
+    const path = join(this.#dir("locks"), `${key}.lock`);
+    return onDisk(path, "create the lock", () => tryLock(path, note, options));
   }
 
   /** Who computes `key` right now (a live, fresh lock), without locking; `null` when nobody. */

@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { type CommandContext, load, resumeCommand } from "./commands.ts";
 import { CorruptEntryError, UserError } from "./errors.ts";
 import { computeKeys } from "./keys.ts";
+import { onDisk } from "./fs_errors.ts";
 import { Store } from "./store.ts";
 import { buildTable, type Table, tableCsv, tableMarkdown } from "./tables.ts";
 
@@ -99,12 +100,8 @@ export async function tablesCommand(
     for (const t of tables) {
       count++;
       ctx.output.out(tableMarkdown(t));
-      Deno.mkdirSync(out, { recursive: true });
-      Deno.writeTextFileSync(join(out, `${t.name}.csv`), tableCsv(t));
-      Deno.writeTextFileSync(
-        join(out, `${t.name}.json`),
-        JSON.stringify(t, null, 2) + "\n",
-      );
+      _writeOut(out, `${t.name}.csv`, tableCsv(t));
+      _writeOut(out, `${t.name}.json`, JSON.stringify(t, null, 2) + "\n");
       if (t.missing.length) incomplete = true;
     }
   }
@@ -114,4 +111,21 @@ export async function tablesCommand(
     );
   }
   return incomplete ? 1 : 0;
+}
+
+/** Writes a table file; a full, read-only or forbidden directory is one line naming it and --out. */
+function _writeOut(dir: string, name: string, text: string): void {
+  const path = join(dir, name);
+  onDisk(
+    path,
+    "write",
+    () => {
+      Deno.mkdirSync(dir, { recursive: true });
+      Deno.writeTextFileSync(path, text);
+    },
+    (problem) =>
+      problem === "full"
+        ? "Free some space, or write the tables elsewhere with --out DIR."
+        : "Write the tables elsewhere with --out DIR.",
+  );
 }
