@@ -401,16 +401,20 @@ function _addCacheCommands(program: Command, { ctxOf, setCode }: _Env): void {
     });
   cache.command("import")
     .description(
-      "add the entries and blobs of a bundle to the cache (verified; existing entries are kept)",
+      "add the entries and blobs of a bundle to the cache (all checked first; existing entries are kept; entries are marked imported: tables shows them, run recomputes them)",
     )
     .argument("<file>", "bundle file")
+    .option(
+      "--trust",
+      "use the bundle's complete entries as if computed here, and import its LLM reply caches (only for bundles from your own machines)",
+    )
     .addHelpText(
       "after",
-      "\nExample:\n  deno task cli cache import results.esb && deno task tables",
+      "\nExamples:\n  deno task cli cache import results.esb && deno task tables\n  deno task cli cache import from-cluster.esb.gz --trust",
     )
-    .action(async (file, _o, cmd) => {
+    .action(async (file, o, cmd) => {
       const ctx = await ctxOf(cmd as unknown as Command);
-      setCode(await cacheImportCommand(ctx, file));
+      setCode(await cacheImportCommand(ctx, file, { trust: o.trust === true }));
     });
   cache.command("verify")
     .description(

@@ -493,7 +493,16 @@ export async function showCommand(
     );
   }
   const key = computeKeys(exp)[index]!;
-  const entry = new Store(ctx.cache).loadVerified(key.key);
+  const store = new Store(ctx.cache);
+  const entry = store.readEntry(key.key);
+  const mark = entry ? store.importMark(key.key) : null;
+  if (mark) {
+    ctx.output.err(
+      `${id}: imported from ${mark.bundle}${
+        mark.imported ? ` on ${mark.imported.slice(0, 10)}` : ""
+      }, not computed here (${resumeCommand(file, [id])} computes it)`,
+    );
+  }
   if (!entry) {
     ctx.output.err(
       `${id} is not in the cache (${ctx.cache}); compute it with: ${

@@ -27,6 +27,10 @@ export class FileSystemError extends UserError {
   readonly problem: FsProblem;
   /** The OS error code (`ENOSPC`, `EROFS`, `EACCES`...). */
   readonly code: string;
+  /** What failed ("write", "create the directory"...). */
+  readonly action: string;
+  /** What to do. */
+  readonly advice: string;
   /** Creates the error; `advice` says what to do. */
   constructor(
     path: string,
@@ -42,6 +46,8 @@ export class FileSystemError extends UserError {
     this.path = path;
     this.problem = problem;
     this.code = code;
+    this.action = action;
+    this.advice = advice;
   }
 }
 

@@ -19,7 +19,7 @@ import {
   type ManifestNode,
   readManifest,
 } from "./manifest.ts";
-import type { Store } from "./store.ts";
+import type { ImportMark, Store } from "./store.ts";
 import { UserError } from "./errors.ts";
 import { didYouMean } from "./suggest.ts";
 
@@ -38,6 +38,8 @@ export interface PlanItem {
   why: string[];
   /** Ids of inputs it waits for (when blocked). */
   waitingFor: string[];
+  /** Its entry came from a bundle: shown, never used as a cached result (see `Store.importMark`). */
+  imported?: ImportMark;
 }
 
 /** A plan. */
@@ -117,6 +119,8 @@ interface _Planning {
   readonly history: _History;
   /** Keys with an entry file (one directory listing instead of a failed open per missing entry). */
   readonly present: ReadonlySet<string>;
+  /** Keys whose entry was imported from a bundle. */
+  readonly imported: ReadonlySet<string>;
   readonly notes: string[];
   /** Item per node index, made on first use. */
   readonly planned: Map<number, PlanItem>;
@@ -165,6 +169,7 @@ export function makePlan(
     keys,
     history: _history(exp, store),
     present: new Set(store.keys()),
+    imported: store.importedKeys(),
     notes: [],
     planned: new Map(),
   };
@@ -211,6 +216,20 @@ function _probe(p: _Planning, i: number): PlanItem {
   }
   if (!key.cacheable) {
     item.why.push(`not cacheable: ${key.reason}`);
+    return item;
+  }
+  if (p.imported.has(key.key) && p.present.has(key.key)) {
+    // Shown by tables, never a cached result here (nor a corrupt one when
+    // its blobs were not in the bundle).
+    const mark = p.store.importMark(key.key);
+    if (mark) item.imported = mark;
+    item.why.push(
+      mark?.resultsOnly
+        ? `imported from ${mark.bundle} without its blobs (results only): run computes it here`
+        : `imported from ${
+          mark?.bundle ?? "a bundle"
+        }, not computed here: run computes it (cache import --trust takes a bundle as it is)`,
+    );
     return item;
   }
   try {

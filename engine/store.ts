@@ -7,6 +7,7 @@
  *
  * ```
  * ROOT/entries/ab/<key>.json   "envsmith-entry 1 <sha256 of the JSON>\n<JSON>"
+ * ROOT/entries/ab/<key>.imported  the entry came from a bundle (ImportMark)
  * ROOT/blobs/ab/<sha256>       raw bytes
  * ROOT/aux/<kind>/             NodeContext.auxDir
  * ROOT/logs/<key>.log          the log of the last execution of a node
@@ -20,7 +21,10 @@
  *
  * Every write goes to a temporary file in `tmp/` and is then hard-linked (or,
  * where links are unsupported, renamed) into place: a file that exists is
- * complete, and an existing entry is never overwritten. Every read verifies
+ * complete, and an existing entry is never overwritten, except an entry
+ * imported from a bundle, which a result computed here replaces (imported
+ * entries are shown by `tables` and `status` as imported, and never used
+ * as a cached result by `run`: their values cannot be checked here). Every read verifies
  * the hash; a mismatch raises {@linkcode CorruptEntryError}, and the bad file
  * is moved to `corrupt/` so the next run recomputes it.
  *
@@ -30,7 +34,7 @@ import { hostname } from "node:os";
 import { join } from "node:path";
 import { sha256Hex } from "./canonical.ts";
 import { CorruptEntryError } from "./errors.ts";
-import { onDisk } from "./fs_errors.ts";
+import { asFileSystemError, onDisk } from "./fs_errors.ts";
 import type { KeyComponents } from "./keys.ts";
 import {
   type Lock,
@@ -71,6 +75,16 @@ export interface Entry {
   readonly ms: number;
   /** Versions of the runtime and envsmith that computed it. */
   readonly versions: Readonly<Record<string, string>>;
+}
+
+/** Where an imported entry came from (the `.imported` file beside it). */
+export interface ImportMark {
+  /** File name of the bundle. */
+  readonly bundle: string;
+  /** ISO time of the import. */
+  readonly imported: string;
+  /** The bundle did not carry the entry's blobs (a JSON-only bundle): enough for tables, not for inputs. */
+  readonly resultsOnly: boolean;
 }
 
 /** Default cache directory (relative to the working directory). */
@@ -291,6 +305,70 @@ export class Store {
     }
   }
 
+  /** Path of the import mark of `key` (beside its entry). */
+  importMarkPath(key: string): string {
+    return join(this.root, "entries", key.slice(0, 2), `${key}.imported`);
+  }
+
+  /** The import mark of `key`, or null when its entry was computed here (or is absent). An unreadable mark still marks. */
+  importMark(key: string): ImportMark | null {
+    let text: string;
+    try {
+      text = Deno.readTextFileSync(this.importMarkPath(key));
+    } catch (e) {
+      if (e instanceof Deno.errors.NotFound) return null;
+      return { bundle: "?", imported: "", resultsOnly: false };
+    }
+    try {
+      return JSON.parse(text) as ImportMark;
+    } catch {
+      return { bundle: "?", imported: "", resultsOnly: false };
+    }
+  }
+
+  /** Marks `key` as imported (written before its entry, so an imported entry is never visible unmarked). */
+  markImported(key: string, mark: ImportMark): void {
+    this.#dir("entries", key.slice(0, 2));
+    const final = this.importMarkPath(key);
+    const tmp = this.tmpPath("mark");
+    onDisk(final, "write", () => {
+      Deno.writeTextFileSync(tmp, JSON.stringify(mark));
+      Deno.renameSync(tmp, final);
+    });
+  }
+
+  /** Removes the import mark of `key` (its entry is now computed here). */
+  unmarkImported(key: string): void {
+    const path = this.importMarkPath(key);
+    try {
+      Deno.removeSync(path);
+    } catch (e) {
+      if (!(e instanceof Deno.errors.NotFound)) {
+        throw asFileSystemError(e, path, "remove") ?? e;
+      }
+    }
+  }
+
+  /** Every key with an import mark (one pass over the entry directories). */
+  importedKeys(): Set<string> {
+    const out = new Set<string>();
+    let shards: Deno.DirEntry[];
+    try {
+      shards = [...Deno.readDirSync(join(this.root, "entries"))];
+    } catch {
+      return out;
+    }
+    for (const s of shards) {
+      if (!s.isDirectory) continue;
+      for (const f of Deno.readDirSync(join(this.root, "entries", s.name))) {
+        if (f.isFile && f.name.endsWith(".imported")) {
+          out.add(f.name.slice(0, -".imported".length));
+        }
+      }
+    }
+    return out;
+  }
+
   /** Whether an entry file exists for `key` (not verified). */
   hasEntry(key: string): boolean {
     try {
@@ -400,7 +478,11 @@ export class Store {
     return entry;
   }
 
-  /** Stores an entry (write-once). Returns false if one existed already. */
+  /**
+   * Stores an entry computed here (write-once). Returns false if one
+   * existed already, except an imported one, which it replaces (a local
+   * result is never shadowed by an imported one).
+   */
   writeEntry(entry: Entry): boolean {
     const body = new TextEncoder().encode(JSON.stringify(entry));
     const blobs = entry.blobs.length ? " " + entry.blobs.join(" ") : "";
@@ -410,10 +492,28 @@ export class Store {
     const bytes = new Uint8Array(head.length + body.length);
     bytes.set(head);
     bytes.set(body, head.length);
-    return this.#writeOnce(this.entryPath(entry.key), bytes, [
-      "entries",
-      entry.key.slice(0, 2),
-    ]);
+    const final = this.entryPath(entry.key);
+    if (this.#writeOnce(final, bytes, ["entries", entry.key.slice(0, 2)])) {
+      return true;
+    }
+    if (this.importMark(entry.key) === null) return false;
+    // Replace (atomic rename), then unmark: a crash in between leaves a
+    // local result still marked, which is recomputed again, never the
+    // reverse.
+    const tmp = this.tmpPath("w");
+    onDisk(final, "write", () => {
+      try {
+        Deno.writeFileSync(tmp, bytes);
+        Deno.renameSync(tmp, final);
+      } catch (e) {
+        try {
+          Deno.removeSync(tmp);
+        } catch { /* never written */ }
+        throw e;
+      }
+    });
+    this.unmarkImported(entry.key);
+    return true;
   }
 
   /** Raw bytes of an entry file (for export); verified. */
@@ -464,10 +564,13 @@ export class Store {
   }
 
   /**
-   * Reads an entry and verifies it and its blobs. Returns `null` when absent;
-   * on corruption quarantines the bad file and throws.
+   * Reads an entry computed here and verifies it and its blobs: what a
+   * computation may use. Returns `null` when absent or imported from a
+   * bundle (see {@linkcode Store.importMark}; `readEntry` reads those); on
+   * corruption quarantines the bad file and throws.
    */
   loadVerified(key: string): Entry | null {
+    if (this.importMark(key) !== null) return null;
     let entry: Entry | null;
     try {
       entry = this.readEntry(key);

@@ -12,9 +12,9 @@ import type { Experiment, GraphNode } from "./experiment.ts";
 import { getField } from "./refs.ts";
 import type { Json } from "./types.ts";
 
-/** What the cache has for one node. */
+/** What the cache has for one node (`imported`: its entry came from a bundle, not computed here). */
 export type Lookup = (node: GraphNode) =>
-  | { status: "ok"; value: Json; report?: Json }
+  | { status: "ok"; value: Json; report?: Json; imported?: boolean }
   | { status: "missing"; why?: string }
   | { status: "skipped"; why: string };
 
@@ -44,6 +44,8 @@ export interface Cell {
   readonly samples: readonly Sample[];
   /** Node ids whose entries are missing. */
   readonly missing: readonly string[];
+  /** Node ids whose values were imported from a bundle (not computed here); shown marked. */
+  readonly imported: readonly string[];
   /** Why not run, when every node is skipped (e.g. `OPENAI_API_KEY not set`). */
   readonly skipped?: string;
   /** Problems (e.g. a field that is not a number). */
@@ -365,6 +367,7 @@ function _cell(
   const { spec } = b;
   const samples: Sample[] = [];
   const miss: string[] = [];
+  const imported: string[] = [];
   const notes: string[] = [];
   let skipped: string | undefined;
   for (const over of overValues) {
@@ -393,6 +396,9 @@ function _cell(
     }
     const x = _meanOf(results, col.path, notes);
     samples.push({ over, id: n.id, value: x });
+    for (const { m, r } of results) {
+      if (r.status === "ok" && r.imported) imported.push(m.id);
+    }
     if (col.plains !== undefined) continue; // not part of the aggregate
     const list = perOver.get(over) ?? [];
     list.push(x);
@@ -407,6 +413,7 @@ function _cell(
     n: xs.length,
     samples,
     missing: miss,
+    imported,
     ...(allSkipped && skipped ? { skipped } : {}),
     notes,
   };
@@ -495,6 +502,7 @@ function _aggregateCell(
     n: xs.length,
     samples,
     missing: [],
+    imported: [...new Set(rowCells.flatMap((c) => c.imported))],
     ...(skipped ? { skipped } : {}),
     notes: [],
   };
@@ -509,6 +517,7 @@ export function formatCell(t: Table, c: Cell): string {
   let s = c.mean.toFixed(d);
   if (t.over) s += ` ± ${(c.std ?? 0).toFixed(d)}`;
   if (c.n < expected) s += ` (n=${c.n})`;
+  if (c.imported?.length) s += " (imported)";
   return s;
 }
 
@@ -577,6 +586,17 @@ export function tableMarkdown(t: Table): string {
       "",
     );
   }
+  const imported = new Set(t.cells.flatMap((c) => c.imported ?? []));
+  if (imported.size) {
+    lines.push(
+      `(imported): from a bundle (cache import), not computed here: ${imported.size} node${
+        imported.size > 1 ? "s" : ""
+      }; \`deno task run ${t.file}\` computes ${
+        imported.size > 1 ? "them" : "it"
+      } here.`,
+      "",
+    );
+  }
   const probs = t.cells.flatMap((c) => c.notes);
   if (probs.length) {
     lines.push(`Problems: ${[...new Set(probs)].slice(0, 10).join("; ")}`, "");
@@ -592,7 +612,7 @@ function _csv(s: string | number | null): string {
 
 /** Long-form CSV: one line per cell. */
 export function tableCsv(t: Table): string {
-  const lines = ["row,column,mean,std,n,missing,skipped,samples"];
+  const lines = ["row,column,mean,std,n,missing,skipped,samples,imported"];
   for (const c of t.cells) {
     lines.push(
       [
@@ -604,6 +624,7 @@ export function tableCsv(t: Table): string {
         c.missing.join(" "),
         c.skipped ?? "",
         c.samples.map((s) => `${s.over}=${s.value ?? ""}`).join(" "),
+        (c.imported ?? []).join(" "),
       ].map((x) => _csv(x as string | number | null)).join(","),
     );
   }

@@ -38,6 +38,7 @@ export async function buildTables(
   const exp = await load(ctx, file);
   const store = new Store(ctx.cache);
   const keys = computeKeys(exp);
+  const imported = store.importedKeys();
   return exp.tables.map((spec) =>
     buildTable(exp, spec, (node) => {
       if (node.skipped) return { status: "skipped", why: node.skipped };
@@ -54,6 +55,7 @@ export async function buildTables(
           status: "ok",
           value: e.value,
           ...(e.report !== undefined ? { report: e.report } : {}),
+          ...(imported.has(k.key) ? { imported: true } : {}),
         };
       } catch (e) {
         if (e instanceof CorruptEntryError) {
