@@ -44,7 +44,7 @@ import {
   readInstanceFile,
   suiteInstances,
 } from "./policy_cli.ts";
-import { policyObs } from "./policy_io.ts";
+import { policyObs, readPolicyFile } from "./policy_io.ts";
 import { roundJson } from "./rollout.ts";
 
 /** The `evaluate` subcommand. */
@@ -274,7 +274,7 @@ async function _onnxEvaluation(
   const policyFile = o.policy!;
   let bytes: Uint8Array;
   try {
-    bytes = await Deno.readFile(policyFile);
+    bytes = await readPolicyFile(policyFile);
   } catch (e) {
     throw new UserError(
       `Cannot read policy ${o.policy}: ${(e as Error).message}`,
