@@ -127,6 +127,7 @@ export {
   cacheDir,
   DEFAULT_CACHE,
   type Entry,
+  type ImportMark,
   Store,
   tmpName,
   tmpOwner,
@@ -253,6 +254,8 @@ export {
   exportBundle,
   type ExportOptions,
   importBundle,
+  type ImportOptions,
+  type ImportResult,
 } from "./bundle.ts";
 export {
   cacheGcCommand,
