@@ -11,7 +11,7 @@ import * as v from "valibot";
 import { canonicalJson } from "./canonical.ts";
 import { CorruptEntryError } from "./errors.ts";
 import { codeDigest } from "./digest.ts";
-import { onDisk } from "./fs_errors.ts";
+import { FileSystemError, onDisk } from "./fs_errors.ts";
 import { type KeyComponents, seedOfKey } from "./keys.ts";
 import type { Lock, LockOptions } from "./lock.ts";
 import { formatDuration, type Reporter, SilentReporter } from "./progress.ts";
@@ -427,7 +427,17 @@ function _inWorker(
       else if (m.type === "log") hooks.log(m.message);
       else if (m.type === "done") finish(() => resolve(m.result as NodeResult));
       else {
-        const err = new Error(m.message);
+        // A cache that cannot be written stays a FileSystemError (the run
+        // stops on it as it does for this thread's writes).
+        const err = m.fs
+          ? new FileSystemError(
+            m.fs.path,
+            m.fs.problem,
+            m.fs.code,
+            m.fs.action,
+            m.fs.advice,
+          )
+          : new Error(m.message);
         if (m.stack) err.stack = m.stack;
         finish(() => reject(err));
       }

@@ -26,6 +26,8 @@ export interface Sample {
   readonly id: string;
   /** The number, when available. */
   readonly value: number | null;
+  /** The value comes from an entry imported from a bundle (not computed here). */
+  readonly imported?: true;
 }
 
 /** One cell. */
@@ -44,8 +46,8 @@ export interface Cell {
   readonly samples: readonly Sample[];
   /** Node ids whose entries are missing. */
   readonly missing: readonly string[];
-  /** Node ids whose values were imported from a bundle (not computed here); shown marked. */
-  readonly imported: readonly string[];
+  /** Some of its samples come from entries imported from a bundle (not computed here; which: `samples[].imported`); shown marked. */
+  readonly imported: boolean;
   /** Why not run, when every node is skipped (e.g. `OPENAI_API_KEY not set`). */
   readonly skipped?: string;
   /** Problems (e.g. a field that is not a number). */
@@ -367,7 +369,6 @@ function _cell(
   const { spec } = b;
   const samples: Sample[] = [];
   const miss: string[] = [];
-  const imported: string[] = [];
   const notes: string[] = [];
   let skipped: string | undefined;
   for (const over of overValues) {
@@ -395,10 +396,13 @@ function _cell(
       continue;
     }
     const x = _meanOf(results, col.path, notes);
-    samples.push({ over, id: n.id, value: x });
-    for (const { m, r } of results) {
-      if (r.status === "ok" && r.imported) imported.push(m.id);
-    }
+    const imported = results.some((y) => y.r.status === "ok" && y.r.imported);
+    samples.push({
+      over,
+      id: n.id,
+      value: x,
+      ...(imported ? { imported: true as const } : {}),
+    });
     if (col.plains !== undefined) continue; // not part of the aggregate
     const list = perOver.get(over) ?? [];
     list.push(x);
@@ -413,7 +417,7 @@ function _cell(
     n: xs.length,
     samples,
     missing: miss,
-    imported,
+    imported: samples.some((s) => s.imported),
     ...(allSkipped && skipped ? { skipped } : {}),
     notes,
   };
@@ -502,7 +506,7 @@ function _aggregateCell(
     n: xs.length,
     samples,
     missing: [],
-    imported: [...new Set(rowCells.flatMap((c) => c.imported))],
+    imported: rowCells.some((c) => c.imported),
     ...(skipped ? { skipped } : {}),
     notes: [],
   };
@@ -517,7 +521,6 @@ export function formatCell(t: Table, c: Cell): string {
   let s = c.mean.toFixed(d);
   if (t.over) s += ` ± ${(c.std ?? 0).toFixed(d)}`;
   if (c.n < expected) s += ` (n=${c.n})`;
-  if (c.imported?.length) s += " (imported)";
   return s;
 }
 
@@ -561,7 +564,9 @@ export function tableMarkdown(t: Table): string {
   for (const r of t.rows) {
     const cells = t.columns.map((col) => {
       const c = t.cells.find((x) => x.row === r && x.column === col);
-      return c ? esc(formatCell(t, c)) : "—";
+      return c
+        ? esc(formatCell(t, c)) + (c.imported ? " (imported)" : "")
+        : "—";
     });
     lines.push(`| ${esc(r)} | ${cells.join(" | ")} |`);
   }
@@ -586,7 +591,11 @@ export function tableMarkdown(t: Table): string {
       "",
     );
   }
-  const imported = new Set(t.cells.flatMap((c) => c.imported ?? []));
+  const imported = new Set(
+    t.cells.flatMap((c) =>
+      c.samples.filter((x) => x.imported).map((x) => x.id)
+    ),
+  );
   if (imported.size) {
     lines.push(
       `(imported): from a bundle (cache import), not computed here: ${imported.size} node${
@@ -624,7 +633,7 @@ export function tableCsv(t: Table): string {
         c.missing.join(" "),
         c.skipped ?? "",
         c.samples.map((s) => `${s.over}=${s.value ?? ""}`).join(" "),
-        (c.imported ?? []).join(" "),
+        c.samples.filter((x) => x.imported).map((x) => x.id).join(" "),
       ].map((x) => _csv(x as string | number | null)).join(","),
     );
   }

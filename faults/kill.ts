@@ -27,6 +27,8 @@ export interface KillOptions {
   readonly testKinds?: boolean;
   /** Per-run wall-time bound. @default 120000 */
   readonly timeoutMs?: number;
+  /** A cache that already holds the uninterrupted run (skips computing it). */
+  readonly reference?: string;
   /** Progress lines. */
   readonly log?: (line: string) => void;
 }
@@ -84,7 +86,8 @@ export async function killAndResume(
   const timeoutMs = options.timeoutMs ?? 120_000;
   const jobs = String(options.jobs ?? 2);
   const log = options.log ?? (() => {});
-  const refCache = join(dir, "reference"), cache = join(dir, "killed");
+  const refCache = options.reference ?? join(dir, "reference");
+  const cache = join(dir, "killed");
   const ref = await probe(["--cache", refCache, "run", file, "--jobs", jobs], {
     testKinds,
     timeoutMs,
