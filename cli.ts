@@ -6,7 +6,6 @@
  * @module
  */
 import { Command, CommanderError, Option } from "@commander-js/extra-typings";
-import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import {
   commands as domainCommands,
@@ -26,8 +25,10 @@ import {
   ExperimentError,
   ExperimentSyntaxError,
   fsProblem,
+  importResultsBundle,
   LIMITS,
   loadKindModules,
+  missingFileMessage,
   type NodeKind,
   type Output,
   parseLimits,
@@ -35,6 +36,7 @@ import {
   type Reporter,
   runCommand,
   runNodeCommand,
+  SHIPPED_BUNDLE,
   showCommand,
   statusCommand,
   tablesCommand,
@@ -51,7 +53,7 @@ export interface MainOptions {
   readonly output?: Output;
   /** Domain subcommand factories. @default the ones of nodes/mod.ts */
   // deno-lint-ignore no-explicit-any
-  readonly commands?: readonly (() => Command<any, any, any>)[];
+  readonly commands?: readonly ((output?: Output) => Command<any, any, any>)[];
   /** Progress reporter of runs. @default live lines on a terminal, plain lines otherwise */
   readonly reporter?: Reporter;
 }
@@ -84,6 +86,18 @@ function _executorOption() {
     "--executor <name>",
     "where nodes run: local (this machine) or slurm (one sbatch job per node; the cache must be on a shared file system)",
   ).choices(builtinExecutors.map((e) => e.name)).env("ENVSMITH_EXECUTOR");
+}
+
+/** An experiment file argument: it must exist (else a did-you-mean error). */
+function _file(v: string): string {
+  const problem = missingFileMessage(v, "experiment file");
+  if (problem !== null) throw new UserError(problem);
+  return v;
+}
+
+/** A repeatable experiment file argument. */
+function _files(v: string, prev: string[] | undefined): string[] {
+  return [...(prev ?? []), _file(v)];
 }
 
 function _int(name: string) {
@@ -141,7 +155,6 @@ export function createProgram(
           prev: string[] | undefined,
         ) => [...(prev ?? []), ...v.split(",").filter((x) => x)]),
     )
-    .showHelpAfterError()
     .addHelpText(
       "after",
       `
@@ -174,7 +187,7 @@ interface _Env {
 function _addRunCommands(program: Command, { ctxOf, setCode }: _Env): void {
   program.command("run")
     .description("run every node that is not cached (parallel; resumable)")
-    .argument("<file>", "experiment file")
+    .argument("<file>", "experiment file", _file)
     .option(
       "-j, --jobs <n>",
       "nodes in parallel (default: number of cores)",
@@ -209,7 +222,11 @@ function _addRunCommands(program: Command, { ctxOf, setCode }: _Env): void {
     .description(
       "run exactly one node whose inputs are cached: by KEY (job spec written by run) or by FILE NODE_ID",
     )
-    .argument("<key-or-file>", "a node key, or an experiment file")
+    .argument(
+      "<key-or-file>",
+      "a node key, or an experiment file",
+      (v: string) => /^[0-9a-f]{64}$/.test(v) ? v : _file(v),
+    )
     .argument("[node]", "node id (with FILE)")
     .addHelpText(
       "after",
@@ -259,7 +276,7 @@ function _addInspectCommands(program: Command, { ctxOf, setCode }: _Env): void {
     .description(
       "list every node as cached / run / blocked / skipped, and why a node is not cached",
     )
-    .argument("<file>", "experiment file")
+    .argument("<file>", "experiment file", _file)
     .option(
       "--only <node...>",
       "only these nodes (ids, plain ids, groups or * globs) and their inputs",
@@ -282,7 +299,7 @@ function _addInspectCommands(program: Command, { ctxOf, setCode }: _Env): void {
 
   program.command("status")
     .description("what the cache holds for each node and what the last run did")
-    .argument("<file>", "experiment file")
+    .argument("<file>", "experiment file", _file)
     .addHelpText(
       "after",
       "\nExample:\n  deno task status experiments/quick.yaml",
@@ -297,7 +314,7 @@ function _addInspectCommands(program: Command, { ctxOf, setCode }: _Env): void {
     .description(
       "print what the cache holds for one node (its value, or a field of its value or report) as JSON",
     )
-    .argument("<file>", "experiment file")
+    .argument("<file>", "experiment file", _file)
     .argument("<node>", "node id, as plan lists it")
     .argument(
       "[path]",
@@ -342,24 +359,21 @@ function _addTableCommands(program: Command, { ctxOf, setCode }: _Env): void {
     .argument(
       "[files...]",
       "experiment files (default: every experiments/*.yaml with tables)",
+      _files,
     )
     .option("--out <dir>", "where CSV/JSON go (default: .envsmith/tables)")
     .option(
       "--import <bundle>",
-      "first import this results bundle into the cache (a missing file is skipped; nothing cached is overwritten)",
+      `first import this results bundle into the cache (a missing file is skipped; nothing cached is overwritten); \`deno task tables\` imports ${SHIPPED_BUNDLE}`,
     )
     .addHelpText(
       "after",
-      "\nExamples:\n  deno task tables experiments/ablate-context.yaml --out results/\n  deno task cli tables --import results/tables.esb",
+      `\nExamples:\n  deno task tables                                   # every experiment, with the shipped results\n  deno task cli tables experiments/quick.yaml --out results/\n  deno task cli tables --import ${SHIPPED_BUNDLE}`,
     )
     .action(async (files, o, cmd) => {
       const ctx = await ctxOf(cmd as unknown as Command);
-      if (o.import !== undefined) {
-        if (existsSync(o.import)) await cacheImportCommand(ctx, o.import);
-        else {ctx.output.err(
-            `no results bundle at ${o.import}; using the cache only`,
-          );}
-      }
+      if (o.import !== undefined) await importResultsBundle(ctx, o.import);
+      files ??= [];
       setCode(
         await tablesCommand(ctx, files, o.out ? { out: o.out } : {}),
       );
@@ -403,7 +417,11 @@ function _addCacheCommands(program: Command, { ctxOf, setCode }: _Env): void {
     .description(
       "add the entries and blobs of a bundle to the cache (all checked first; existing entries are kept; entries are marked imported: tables shows them, run recomputes them)",
     )
-    .argument("<file>", "bundle file")
+    .argument("<file>", "bundle file", (v: string) => {
+      const problem = missingFileMessage(v, "bundle");
+      if (problem !== null) throw new UserError(problem);
+      return v;
+    })
     .option(
       "--trust",
       "use the bundle's complete entries as if computed here, and import its LLM reply caches (only for bundles from your own machines)",
@@ -530,7 +548,7 @@ function _addDomainCommands(
 ): void {
   for (const make of options.commands ?? domainCommands) {
     try {
-      program.addCommand(make() as unknown as Command);
+      program.addCommand(make(output) as unknown as Command);
     } catch (e) {
       output.err(
         `warning: the subcommand factory ${
@@ -541,14 +559,32 @@ function _addDomainCommands(
   }
 }
 
-/** Commander writes through `output` and throws instead of exiting, in every subcommand. */
-function _configure(c: Command, output: Output): void {
+/**
+ * Commander writes through `output` and throws instead of exiting, in every
+ * subcommand; after a usage error it prints the command's one-line usage and
+ * where its help is, not the whole help (which scrolled the error away).
+ */
+function _configure(c: Command, output: Output, path: string[] = []): void {
   c.exitOverride();
   c.configureOutput({
     writeOut: (s) => output.out(s.replace(/\n$/, "")),
     writeErr: (s) => output.err(s.replace(/\n$/, "")),
   });
-  for (const sub of c.commands) _configure(sub as unknown as Command, output);
+  const name = path.join(" ");
+  const commands = c.commands.filter((x) =>
+    !(x as { _hidden?: boolean })._hidden
+  )
+    .map((x) => x.name());
+  c.showHelpAfterError(
+    path.length === 0
+      ? `Usage: envsmith [options] <command>  (commands: ${
+        commands.join(", ")
+      })\nHelp: deno task cli --help, deno task cli <command> --help`
+      : `Usage: envsmith ${name} ${c.usage()}\nHelp: deno task cli ${name} --help`,
+  );
+  for (const sub of c.commands) {
+    _configure(sub as unknown as Command, output, [...path, sub.name()]);
+  }
 }
 
 /** Runs the CLI on `args`; returns the exit code (never exits the process). */
@@ -589,7 +625,9 @@ export async function main(
     // domain subcommands (nodes/*_command.ts) report their exit code via Deno.exitCode
     if (code === 0 && Deno.exitCode !== 0) code = Deno.exitCode;
   } catch (e) {
-    if (e instanceof CommanderError) code = e.exitCode;
+    // Exit codes: 0 ok (and --help), 1 failures (nodes, incomplete tables),
+    // 2 usage and input errors, 3 internal errors, 130 interrupted.
+    if (e instanceof CommanderError) code = e.exitCode === 0 ? 0 : 2;
     else if (
       e instanceof ExperimentError || e instanceof ExperimentSyntaxError ||
       e instanceof UserError

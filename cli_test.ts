@@ -1,6 +1,8 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { main } from "./cli.ts";
+import type { Command } from "@commander-js/extra-typings";
+import { createProgram, main } from "./cli.ts";
+import { commands as domainCommands } from "./nodes/mod.ts";
 import { readManifest, SilentReporter, Store } from "@envsmith/engine";
 import { kinds as testKinds } from "./engine/testdata/kinds.ts";
 
@@ -463,27 +465,128 @@ Deno.test("cli: ablate fails clearly when its experiment file is missing", async
   }
 });
 
-Deno.test("cli: every subcommand has --help with an example", async () => {
+/** Every subcommand path of the CLI (engine and domain commands), leaves only. */
+function commandPaths(): string[][] {
+  const program = createProgram(
+    () => Promise.reject(new Error("unused")),
+    () => {},
+  );
+  for (const make of domainCommands) {
+    program.addCommand(make() as unknown as Command);
+  }
+  const out: string[][] = [];
+  const walk = (c: Command, path: string[]) => {
+    if (c.commands.length === 0) out.push(path);
+    for (const sub of c.commands) walk(sub as Command, [...path, sub.name()]);
+  };
+  walk(program, []);
+  return out;
+}
+
+Deno.test("cli: every subcommand has --help with an example, and the files its help names exist", async () => {
+  const paths = commandPaths();
   for (
-    const sub of [
-      ["plan"],
-      ["run"],
-      ["status"],
-      ["run-node"],
-      ["tables"],
-      ["ablate"],
-      ["schema"],
-      ["cache", "export"],
-      ["cache", "import"],
-      ["cache", "gc"],
-      ["cache", "verify"],
+    const name of [
+      "plan",
+      "run",
+      "tables",
+      "report",
+      "generate",
+      "render",
+      "solve",
+      "train",
+      "evaluate",
+      "import",
+      "diagnose",
+      "redesign",
     ]
   ) {
+    assert.ok(paths.some((p) => p[0] === name), name);
+  }
+  assert.ok(paths.some((p) => p.join(" ") === "cache export"));
+  for (const sub of paths) {
     const r = await cli([...sub, "--help"]);
     assert.equal(r.code, 0, sub.join(" "));
-    assert.match(r.out, /Usage: envsmith/);
-    assert.match(r.out, /Example/, sub.join(" "));
+    assert.match(
+      r.out,
+      new RegExp(`^Usage: envsmith ${sub.join(" ")} `),
+      sub.join(" "),
+    );
+    assert.match(
+      r.out,
+      /\nExamples?:\n {2}\S/,
+      `${sub.join(" ")} --help has no example`,
+    );
+    // Shipped files a help text names are real (results/tables.esb.gz, not .esb).
+    for (
+      const m of r.out.matchAll(
+        /\b((?:results|experiments|schemas)\/[\w.-]+\.[a-z]+)\b/g,
+      )
+    ) {
+      if (m[1]!.includes("<")) continue;
+      assert.ok(
+        (() => {
+          try {
+            return Deno.statSync(join(ROOT, m[1]!)).isFile;
+          } catch {
+            return false;
+          }
+        })(),
+        `${sub.join(" ")} --help names ${m[1]}, which does not exist`,
+      );
+    }
   }
+});
+
+Deno.test("cli: usage errors exit 2 with the error and a short usage last; a mistyped file gets a did-you-mean", async () => {
+  const typo = await cli(["paln", "experiments/quick.yaml"]);
+  assert.equal(typo.code, 2);
+  const lines = typo.err.split("\n");
+  assert.deepEqual(lines.slice(0, 2), [
+    "error: unknown command 'paln'",
+    "(Did you mean plan?)",
+  ]);
+  assert.match(
+    lines[2]!,
+    /^Usage: envsmith \[options\] <command> {2}\(commands: run, .*plan/,
+  );
+  assert.equal(
+    lines.length,
+    4,
+    "the error stays on screen: no full help after it",
+  );
+  const noArg = await cli(["plan"]);
+  assert.equal(noArg.code, 2);
+  assert.deepEqual(noArg.err.split("\n"), [
+    "error: missing required argument 'file'",
+    "Usage: envsmith plan [options] <file>",
+    "Help: deno task cli plan --help",
+  ]);
+  const opt = await cli([
+    "run",
+    join(ROOT, "experiments/quick.yaml"),
+    "--jobz",
+    "2",
+  ]);
+  assert.equal(opt.code, 2);
+  assert.match(
+    opt.err,
+    /^error: unknown option '--jobz'\n\(Did you mean --jobs\?\)\nUsage: envsmith run /,
+  );
+  const file = await cli(["plan", join(ROOT, "experiments/quik.yaml")]);
+  assert.equal(file.code, 2);
+  assert.equal(
+    file.err,
+    `No experiment file ${ROOT}experiments/quik.yaml; did you mean "${ROOT}experiments/quick.yaml"?`,
+  );
+  const tables = await cli(["tables", join(ROOT, "experiments/ablate.yaml")]);
+  assert.equal(tables.code, 2);
+  assert.match(
+    tables.err,
+    /did you mean ".*experiments\/ablate-context\.yaml"\?/,
+  );
+  const help = await cli(["--help"]);
+  assert.equal(help.code, 0);
 });
 
 Deno.test("every shipped experiment carries the schema comment and loads without errors", async () => {

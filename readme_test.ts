@@ -35,16 +35,29 @@ Deno.test("README pins the same Deno version as deno.json", () => {
   assert.ok(readme.includes(`With Deno ${version} installed`));
 });
 
-Deno.test("README documents every top-level key and every table key", () => {
+Deno.test("docs/experiments.md documents every top-level key and every table key", () => {
+  const doc = Deno.readTextFileSync(
+    new URL("./docs/experiments.md", import.meta.url),
+  );
   for (const key of EXPERIMENT_KEYS) {
-    assert.ok(readme.includes(`| \`${key}\``), `top-level key ${key}`);
+    assert.ok(doc.includes(`| \`${key}\``), `top-level key ${key}`);
   }
   for (const key of TABLE_KEYS) {
     assert.match(
-      readme,
+      doc,
       new RegExp(`^[\\s-]+${key}:`, "m"),
       `table key ${key}`,
     );
+  }
+});
+
+Deno.test("README is a guide: at most about 250 lines, linking every reference page in docs/", () => {
+  assert.ok(readme.split("\n").length <= 260, "README is short");
+  const pages = [...Deno.readDirSync(new URL("./docs/", import.meta.url))]
+    .filter((e) => e.name.endsWith(".md")).map((e) => e.name).sort();
+  assert.ok(pages.length >= 7, pages.join(", "));
+  for (const page of pages) {
+    assert.ok(readme.includes(`](docs/${page})`), `README links docs/${page}`);
   }
 });
 
@@ -53,10 +66,11 @@ Deno.test("CI runs the README's test command", () => {
   assert.match(ci, /deno task test/);
 });
 
-Deno.test("the README's example experiment is valid with the registered kinds", () => {
-  const start = readme.indexOf("## Experiment files");
+Deno.test("the README's annotated experiment is valid with the registered kinds", () => {
+  const start = readme.indexOf("## An experiment, annotated");
+  assert.ok(start > 0, "## An experiment, annotated");
   const m = /```yaml\n([\s\S]*?)```/.exec(readme.slice(start));
-  assert.ok(m, "an example yaml block under ## Experiment files");
+  assert.ok(m, "an example yaml block under ## An experiment, annotated");
   const exp = compileExperiment("README.md#example", m[1]!, {
     kinds: allKinds,
   });

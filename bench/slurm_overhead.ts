@@ -10,7 +10,7 @@
  *   per level of the graph (submit, schedule, start Deno, store, notice).
  * - raw chains of 5 `true` jobs, chained by `--dependency=afterok` versus
  *   submitted one after the other when the previous one's file appears (what
- *   the engine does), to weigh the decision documented in the README.
+ *   the engine does), to weigh the decision documented in docs/cluster.md.
  * - `smoke`: a 2-stage curriculum with the domain kinds (13 nodes), local
  *   versus Slurm.
  *

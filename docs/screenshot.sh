@@ -1,10 +1,12 @@
 #!/bin/sh
-# Renders the HTML report of experiments/quick.yaml in headless Chromium and
-# writes docs/report.png (the screenshot kept in the repository).
+# Renders the HTML report of an experiment in headless Chromium at two window
+# widths and writes the screenshots kept in the repository:
+# docs/report.png (1280 px wide) and docs/report-800.png (800 px wide).
 #
-#   docs/screenshot.sh                # runs quick.yaml first (cached nodes are reused)
-#   NO_RUN=1 docs/screenshot.sh       # only report + screenshot, from the cache as it is
-#   HEIGHT=2000 docs/screenshot.sh    # window height in pixels (default: the whole quick report)
+#   docs/screenshot.sh                       # quick.yaml, run first (cached nodes are reused)
+#   EXPERIMENT=experiments/ablate-context.yaml docs/screenshot.sh
+#   NO_RUN=1 docs/screenshot.sh              # only report + screenshots, from the cache as it is
+#   HEIGHT=2000 docs/screenshot.sh           # window height in pixels (default 2400)
 #
 # Needs Deno and Chromium (Debian: apt-get install -y chromium; or set
 # CHROMIUM=/path/to/chrome). The cache is $ENVSMITH_CACHE or .envsmith/cache.
@@ -16,21 +18,26 @@ if [ -z "$CHROMIUM" ]; then
   echo "docs/screenshot.sh: Chromium not found; install it (apt-get install -y chromium) or set CHROMIUM=/path/to/chrome" >&2
   exit 2
 fi
+EXPERIMENT=${EXPERIMENT:-experiments/quick.yaml}
 
 if [ -z "${NO_RUN:-}" ]; then
-  deno task run experiments/quick.yaml
+  deno task run "$EXPERIMENT"
 fi
-page=.envsmith/report/quick.html
-deno task report experiments/quick.yaml --out "$page"
+page=.envsmith/report/$(basename "$EXPERIMENT" .yaml).html
+deno task cli report "$EXPERIMENT" --out "$page"
 
 profile=$(mktemp -d)
 trap 'rm -rf "$profile"' EXIT
-"$CHROMIUM" --headless --no-sandbox --disable-gpu --no-first-run \
-  --disable-background-networking --disable-component-update --disable-sync \
-  --hide-scrollbars --user-data-dir="$profile" \
-  --window-size="1280,${HEIGHT:-3100}" \
-  --screenshot=docs/report.png "file://$(pwd)/$page" 2>"$profile/stderr" || {
-  cat "$profile/stderr" >&2
-  exit 1
-}
-echo "wrote docs/report.png from $page" >&2
+for width in 1280 800; do
+  out=docs/report.png
+  [ "$width" = 1280 ] || out=docs/report-$width.png
+  "$CHROMIUM" --headless --no-sandbox --disable-gpu --no-first-run \
+    --disable-background-networking --disable-component-update --disable-sync \
+    --hide-scrollbars --user-data-dir="$profile" \
+    --window-size="$width,${HEIGHT:-2400}" \
+    --screenshot="$out" "file://$(pwd)/$page" 2>"$profile/stderr" || {
+    cat "$profile/stderr" >&2
+    exit 1
+  }
+  echo "wrote $out ($width px wide) from $page" >&2
+done

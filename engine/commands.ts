@@ -22,6 +22,7 @@ import {
   type Reporter,
 } from "./progress.ts";
 import { executeJob, type NodeFailure } from "./job.ts";
+import { runOutline } from "./run_progress.ts";
 import { jobFromSpec } from "./job_spec.ts";
 import { displayParams, runPlan, type RunResult } from "./scheduler.ts";
 import { Store } from "./store.ts";
@@ -279,6 +280,13 @@ export async function runCommand(
     resumeFlags = executor.name !== (exp.executor?.type ?? "local")
       ? ["--executor", executor.name]
       : [];
+    reporter.begin?.(
+      runOutline(
+        plan,
+        store,
+        executor.jobs ?? navigator.hardwareConcurrency ?? 2,
+      ),
+    );
     try {
       result = await runPlan(plan, store, {
         reporter,

@@ -68,7 +68,7 @@ const _Params: v.GenericSchema<unknown, ExecParams> = v.strictObject({
   timeout_ms: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1))),
 });
 
-/** Parameters of the `exec` kind (see the README's `exec` section). */
+/** Parameters of the `exec` kind (see docs/experiments.md, The `exec` kind). */
 export interface ExecParams {
   /** The program (no shell). */
   readonly command: string;

@@ -88,6 +88,29 @@ export const TableColumnSchema = v.union([
   }),
 ]);
 
+/**
+ * `compare:` of a table: every row against the row `against`, paired over
+ * the `over` axis (`paired_by`, default `over`); `instances` names
+ * per-instance records in the node's value so the interval also resamples
+ * instances (records whose `column` field equals a column's label belong to
+ * that column; their `value` field is the number).
+ */
+export const TableCompareSchema = v.strictObject({
+  against: v.union([v.string(), v.number(), v.boolean()]),
+  paired_by: v.optional(v.string()),
+  instances: v.optional(v.strictObject({
+    path: v.string(),
+    column: v.string(),
+    value: v.string(),
+  })),
+  resamples: v.optional(
+    v.pipe(v.number(), v.integer(), v.minValue(100), v.maxValue(100_000)),
+  ),
+  seed: v.optional(
+    v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(0x7fffffff)),
+  ),
+});
+
 /** One entry of `tables:`. */
 export const TableSchema = v.strictObject({
   name: IdSchema,
@@ -104,8 +127,17 @@ export const TableSchema = v.strictObject({
     ]),
   ),
   where: v.optional(
-    v.record(v.string(), v.union([v.string(), v.number(), v.boolean()])),
+    v.record(
+      v.string(),
+      v.union([
+        v.string(),
+        v.number(),
+        v.boolean(),
+        v.array(v.union([v.string(), v.number(), v.boolean()])),
+      ]),
+    ),
   ),
+  compare: v.optional(TableCompareSchema),
   digits: v.optional(
     v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(12)),
   ),
@@ -130,7 +162,7 @@ export type TableColumn = string | {
   readonly node?: string | undefined;
 };
 
-/** A parsed `tables:` entry (see the README's Tables section). */
+/** A parsed `tables:` entry (see docs/experiments.md, Tables). */
 export interface TableSpec {
   /** File name of the CSV/JSON output. */
   readonly name: string;
@@ -151,12 +183,37 @@ export interface TableSpec {
     | "mean"
     | { readonly label: string; readonly of: "mean" }
     | undefined;
-  /** Fixes other axes the node varies with. */
+  /** Fixes other axes the node varies with; a list on the rows axis keeps those rows. */
   readonly where?:
-    | Readonly<Record<string, string | number | boolean>>
+    | Readonly<
+      Record<
+        string,
+        string | number | boolean | readonly (string | number | boolean)[]
+      >
+    >
     | undefined;
   /** Digits after the point. */
   readonly digits?: number | undefined;
+  /** Paired comparisons against a baseline row. */
+  readonly compare?: TableCompare | undefined;
+}
+
+/** A parsed `compare:` block. */
+export interface TableCompare {
+  /** The baseline row's label. */
+  readonly against: string | number | boolean;
+  /** The pairing axis (the table's `over`). */
+  readonly paired_by?: string | undefined;
+  /** Per-instance records of the node's value. */
+  readonly instances?: {
+    readonly path: string;
+    readonly column: string;
+    readonly value: string;
+  } | undefined;
+  /** Bootstrap resamples. @default {2000} */
+  readonly resamples?: number | undefined;
+  /** Seed of the bootstrap. @default {1} */
+  readonly seed?: number | undefined;
 }
 
 /** The top-level keys of an experiment file. */

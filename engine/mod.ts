@@ -72,6 +72,7 @@ export {
   EXPERIMENT_KEYS,
   TABLE_KEYS,
   type TableColumn,
+  type TableCompare,
   type TableSpec,
 } from "./experiment_schema.ts";
 export { type FieldPath, getField, InputRef, type Resolvable } from "./refs.ts";
@@ -115,7 +116,12 @@ export {
   sha256Hex,
   UnhashableError,
 } from "./canonical.ts";
-export { didYouMean, editDistance, suggest } from "./suggest.ts";
+export {
+  didYouMean,
+  editDistance,
+  missingFileMessage,
+  suggest,
+} from "./suggest.ts";
 export {
   clearDigestCache,
   type CodeDigest,
@@ -214,6 +220,18 @@ export {
   TtyReporter,
 } from "./progress.ts";
 export {
+  estimateNode,
+  formatRunSnapshot,
+  type NodeTimes,
+  nodeTimes,
+  type OutlineNode,
+  progressBar,
+  type RunOutline,
+  runOutline,
+  RunProgress,
+  type RunSnapshot,
+} from "./run_progress.ts";
+export {
   type CommandContext,
   consoleOutput,
   load,
@@ -245,6 +263,8 @@ export {
   buildTables,
   DEFAULT_TABLES_DIR,
   experimentsWithTables,
+  importResultsBundle,
+  SHIPPED_BUNDLE,
   tablesCommand,
 } from "./tables_command.ts";
 export {
@@ -274,3 +294,20 @@ import type { NodeKind as _NodeKind } from "./types.ts";
 /** The kinds built into the engine (`exec`). */
 // deno-lint-ignore no-explicit-any
 export const builtinKinds: readonly _NodeKind<any>[] = [_exec];
+export {
+  type CompareCell,
+  type Comparison,
+  comparisonCsv,
+  comparisonMarkdown,
+  formatDifference,
+  formatPValues,
+} from "./table_compare.ts";
+export {
+  type CompareOptions,
+  comparePaired,
+  holm,
+  minSignFlipP,
+  type Pair,
+  type PairedComparison,
+  signFlipP,
+} from "./paired_stats.ts";

@@ -104,9 +104,10 @@ export function minSignFlipP(n: number): number {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { signFlipP } from "./paired_stats.ts";
  * // all 3 differences positive: 2 of the 8 assignments are as extreme
- * console.log(signFlipP([0.1, 0.2, 0.3]).p); // 0.25
+ * assert.equal(signFlipP([0.1, 0.2, 0.3]).p, 0.25);
  * ```
  */
 export function signFlipP(
@@ -149,8 +150,12 @@ export function signFlipP(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { holm } from "./paired_stats.ts";
- * console.log(holm([0.01, 0.04, 0.03])); // [ 0.03, 0.06, 0.06 ]
+ * assert.deepEqual(
+ *   holm([0.01, 0.04, 0.03]).map((p) => p?.toFixed(2)),
+ *   ["0.03", "0.06", "0.06"],
+ * );
  * ```
  */
 export function holm(ps: readonly (number | null)[]): (number | null)[] {
@@ -240,9 +245,12 @@ function _resampledDiff(p: _Prepared, state: Uint32Array): number {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { comparePaired } from "./paired_stats.ts";
  * const c = comparePaired([{ a: 0.6, b: 0.5 }, { a: 0.7, b: 0.5 }, { a: 0.5, b: 0.55 }]);
- * console.log(c.n, c.diff.toFixed(3), c.p); // 3 0.083 0.5
+ * assert.equal(c.n, 3);
+ * assert.equal(c.diff.toFixed(3), "0.083");
+ * assert.equal(c.p, 0.5);
  * ```
  */
 export function comparePaired(

@@ -1,13 +1,30 @@
 /**
  * Progress output of a run: on a terminal, one live line per running node
- * (node, step/total, note, ETA) redrawn in place; otherwise (or when `CI` is
- * set) plain timestamped lines.
+ * (node, step/total, note, ETA) redrawn in place under one run-wide bar
+ * (done/total nodes, running nodes, ETA from the cache's history of node
+ * times); otherwise (or when `CI` is set) plain timestamped lines with a
+ * periodic one-line summary of the same figures, and no terminal codes.
  *
  * @module
  */
 
+import { formatDuration } from "./duration.ts";
+import {
+  formatRunSnapshot,
+  progressBar,
+  type RunOutline,
+  RunProgress,
+} from "./run_progress.ts";
+
+export { formatDuration };
+
 /** Receives the events of a run. */
 export interface Reporter {
+  /**
+   * The run is about to start: the nodes it will execute and their
+   * expected durations (run-wide progress and ETA). Optional.
+   */
+  begin?(outline: RunOutline): void;
   /** A node started. */
   start(id: string): void;
   /** A node reported progress. */
@@ -25,17 +42,6 @@ export interface Reporter {
   info(line: string): void;
   /** The run is over: stop redrawing. */
   close(): void;
-}
-
-/** `1.2s`, `3m04s`, `1h02m`. */
-export function formatDuration(ms: number): string {
-  if (!Number.isFinite(ms) || ms < 0) return "?";
-  if (ms < 1000) return `${Math.round(ms)}ms`;
-  const s = ms / 1000;
-  if (s < 60) return `${s.toFixed(1)}s`;
-  const m = Math.floor(s / 60), rs = Math.floor(s % 60);
-  if (m < 60) return `${m}m${String(rs).padStart(2, "0")}s`;
-  return `${Math.floor(m / 60)}h${String(m % 60).padStart(2, "0")}m`;
 }
 
 interface _Running {
@@ -74,6 +80,30 @@ export interface ReporterOptions {
   readonly now?: () => number;
   /** Plain mode: minimum interval between progress lines of one node. @default 10000 */
   readonly intervalMs?: number;
+  /** Plain mode: interval of the run-wide summary line (0: none). @default 60000 */
+  readonly summaryMs?: number;
+  /** Terminal mode: colour the ✓/✗ marks. @default true unless NO_COLOR is set */
+  readonly color?: boolean;
+}
+
+function _noColor(): boolean {
+  try {
+    return (Deno.env.get("NO_COLOR") ?? "") !== "";
+  } catch {
+    return false;
+  }
+}
+
+/** A timer that does not keep the process alive. */
+function _unrefInterval(
+  f: () => void,
+  ms: number,
+): ReturnType<typeof setInterval> {
+  const id = setInterval(f, ms);
+  try {
+    Deno.unrefTimer(id as unknown as number);
+  } catch { /* not supported */ }
+  return id;
 }
 
 function _stderr(text: string): void {
@@ -88,20 +118,61 @@ export class PlainReporter implements Reporter {
   #now: () => number;
   #interval: number;
   #running = new Map<string, _Running>();
+  #run: RunProgress | undefined;
+  #summaryMs: number;
+  #timer: ReturnType<typeof setInterval> | undefined;
   /** Creates the reporter. */
   constructor(options: ReporterOptions = {}) {
     this.#write = options.write ?? _stderr;
     this.#now = options.now ?? Date.now;
     this.#interval = options.intervalMs ?? 10_000;
+    this.#summaryMs = options.summaryMs ?? 60_000;
   }
   #line(text: string): void {
     const t = new Date(this.#now()).toISOString().slice(11, 19);
     this.#write(`[${t}] ${text}\n`);
   }
+  /** `[12/346]` after a node's end line, once the run is outlined. */
+  #count(): string {
+    if (!this.#run) return "";
+    const s = this.#run.snapshot(this.#now());
+    return ` [${s.done + s.failed + s.blocked}/${s.total}]`;
+  }
+  /** The run-wide summary line (also printed every `summaryMs`). */
+  summary(): void {
+    if (!this.#run) return;
+    this.#line(
+      `progress ${
+        formatRunSnapshot(this.#run.snapshot(this.#now()), { names: 3 })
+      }`,
+    );
+  }
+  /** @inheritdoc */
+  begin(outline: RunOutline): void {
+    this.#run = new RunProgress(outline, this.#now());
+    if (outline.nodes.length === 0) return;
+    const known = outline.nodes.filter((n) => n.estimateMs !== undefined);
+    const eta = this.#run.snapshot(this.#now()).etaMs;
+    this.#line(
+      `${outline.nodes.length} node${
+        outline.nodes.length > 1 ? "s" : ""
+      } to run, ${outline.jobs} at a time; ${
+        eta === null
+          ? "ETA after the first node (no earlier times in this cache)"
+          : `ETA ${
+            formatDuration(eta)
+          } (earlier times of ${known.length}/${outline.nodes.length} nodes)`
+      }`,
+    );
+    if (this.#summaryMs > 0) {
+      this.#timer = _unrefInterval(() => this.summary(), this.#summaryMs);
+    }
+  }
   /** @inheritdoc */
   start(id: string): void {
     const now = this.#now();
     this.#running.set(id, { start: now, done: 0, total: 0, lastPrinted: now });
+    this.#run?.start(id, now);
     this.#line(`start ${id}`);
   }
   /** @inheritdoc */
@@ -138,12 +209,17 @@ export class PlainReporter implements Reporter {
     error?: string,
   ): void {
     this.#running.delete(id);
+    this.#run?.end(id, status, this.#now());
     if (status === "failed") {
-      this.#line(`FAIL  ${id} after ${formatDuration(ms)}: ${error ?? ""}`);
+      this.#line(
+        `FAIL  ${id} after ${formatDuration(ms)}${this.#count()}: ${
+          error ?? ""
+        }`,
+      );
     } else {this.#line(
         `${status === "cached" ? "cache" : "done "} ${id} (${
           formatDuration(ms)
-        })`,
+        })${this.#count()}`,
       );}
   }
   /** @inheritdoc */
@@ -151,7 +227,10 @@ export class PlainReporter implements Reporter {
     this.#line(line);
   }
   /** @inheritdoc */
-  close(): void {}
+  close(): void {
+    if (this.#timer !== undefined) clearInterval(this.#timer);
+    this.#timer = undefined;
+  }
 }
 
 /** Live lines on a terminal: one per running node, redrawn in place. */
@@ -161,11 +240,15 @@ export class TtyReporter implements Reporter {
   #running = new Map<string, _Running>();
   #lines = 0;
   #timer: ReturnType<typeof setTimeout> | undefined;
+  #ticker: ReturnType<typeof setInterval> | undefined;
   #closed = false;
+  #run: RunProgress | undefined;
+  #color: boolean;
   /** Creates the reporter. */
   constructor(options: ReporterOptions = {}) {
     this.#write = options.write ?? _stderr;
     this.#now = options.now ?? Date.now;
+    this.#color = options.color ?? !_noColor();
   }
   #columns(): number {
     try {
@@ -189,12 +272,19 @@ export class TtyReporter implements Reporter {
     const max = Math.max(1, this.#rows() - 3);
     const now = this.#now();
     const lines: string[] = [];
+    const room = this.#run ? max - 1 : max;
     for (const [id, r] of this.#running) {
-      if (lines.length === max - 1 && this.#running.size > max) {
+      if (lines.length === room - 1 && this.#running.size > room) {
         lines.push(`  … and ${this.#running.size - lines.length} more running`);
         break;
       }
       lines.push(("▸ " + _describe(id, r, now)).slice(0, cols - 1));
+    }
+    if (this.#run && this.#run.total > 0) {
+      const s = this.#run.snapshot(now);
+      const text = formatRunSnapshot(s);
+      const width = Math.max(10, Math.min(30, cols - text.length - 4));
+      lines.push(`${progressBar(s, width)} ${text}`.slice(0, cols - 1));
     }
     this.#lines = lines.length;
     return lines.map((l) => l + "\n").join("");
@@ -216,6 +306,14 @@ export class TtyReporter implements Reporter {
     );
   }
   /** @inheritdoc */
+  begin(outline: RunOutline): void {
+    this.#run = new RunProgress(outline, this.#now());
+    if (outline.nodes.length === 0) return;
+    // Elapsed time and ETA move without events: redraw every second.
+    this.#ticker = _unrefInterval(() => this.#schedule(), 1000);
+    this.#schedule();
+  }
+  /** @inheritdoc */
   start(id: string): void {
     this.#running.set(id, {
       start: this.#now(),
@@ -223,6 +321,7 @@ export class TtyReporter implements Reporter {
       total: 0,
       lastPrinted: 0,
     });
+    this.#run?.start(id, this.#now());
     this.#schedule();
   }
   /** @inheritdoc */
@@ -253,12 +352,15 @@ export class TtyReporter implements Reporter {
     error?: string,
   ): void {
     this.#running.delete(id);
+    this.#run?.end(id, status, this.#now());
+    const paint = (code: number, mark: string) =>
+      this.#color ? `\x1b[${code}m${mark}\x1b[0m` : mark;
     if (status === "failed") {
       this.#permanent(
-        `\x1b[31m✗\x1b[0m ${id} (${formatDuration(ms)}): ${error ?? ""}`,
+        `${paint(31, "✗")} ${id} (${formatDuration(ms)}): ${error ?? ""}`,
       );
     } else if (status === "done") {
-      this.#permanent(`\x1b[32m✓\x1b[0m ${id} (${formatDuration(ms)})`);
+      this.#permanent(`${paint(32, "✓")} ${id} (${formatDuration(ms)})`);
     } else this.#permanent(`= ${id} (cached)`);
   }
   /** @inheritdoc */
@@ -268,7 +370,9 @@ export class TtyReporter implements Reporter {
   /** @inheritdoc */
   close(): void {
     if (this.#timer !== undefined) clearTimeout(this.#timer);
+    if (this.#ticker !== undefined) clearInterval(this.#ticker);
     this.#timer = undefined;
+    this.#ticker = undefined;
     this.#write(this.#clear());
     this.#lines = 0;
     this.#closed = true;
@@ -315,6 +419,10 @@ export class ProgressFileReporter implements Reporter {
     this.#inner = inner;
     this.#path = path;
     this.#interval = intervalMs;
+  }
+  /** @inheritdoc */
+  begin(outline: RunOutline): void {
+    this.#inner.begin?.(outline);
   }
   /** @inheritdoc */
   start(id: string): void {

@@ -37,7 +37,11 @@ Deno.test("plain reporter: timestamped lines, throttled progress with ETA", () =
 Deno.test("tty reporter: one live line per running node, redrawn in place", async () => {
   let now = 0;
   const out: string[] = [];
-  const r = new TtyReporter({ write: (t) => out.push(t), now: () => now });
+  const r = new TtyReporter({
+    write: (t) => out.push(t),
+    now: () => now,
+    color: true,
+  });
   r.start("a");
   r.start("b");
   now = 1000;

@@ -60,3 +60,65 @@ export function didYouMean(word: string, candidates: Iterable<string>): string {
   if (s.length === 0) return "";
   return `; did you mean ${s.map((x) => `"${x}"`).join(" or ")}?`;
 }
+
+/**
+ * Why `path` cannot be opened as an input file, with the nearest existing
+ * file of its directory ("did you mean") or, failing that, what the
+ * directory holds; `null` when it is a readable file.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { missingFileMessage } from "./suggest.ts";
+ * const dir = Deno.makeTempDirSync();
+ * Deno.writeTextFileSync(`${dir}/quick.yaml`, "");
+ * assert.equal(
+ *   missingFileMessage(`${dir}/quik.yaml`, "experiment file"),
+ *   `No experiment file ${dir}/quik.yaml; did you mean "${dir}/quick.yaml"?`,
+ * );
+ * assert.equal(missingFileMessage(`${dir}/quick.yaml`), null);
+ * ```
+ */
+export function missingFileMessage(
+  path: string,
+  what = "file",
+): string | null {
+  try {
+    const st = Deno.statSync(path);
+    if (st.isFile) return null;
+    return `${what[0]!.toUpperCase()}${what.slice(1)} ${path} is a directory`;
+  } catch { /* not there: say what is */ }
+  const slash = path.lastIndexOf("/");
+  const dir = slash >= 0 ? path.slice(0, slash) : "";
+  const base = path.slice(slash + 1);
+  let names: string[] = [];
+  try {
+    names = [...Deno.readDirSync(dir || ".")].filter((e) =>
+      e.isFile || e.isSymlink
+    ).map((e) => e.name);
+  } catch {
+    return `No ${what} ${path}: the directory ${dir} does not exist`;
+  }
+  const prefix = dir ? `${dir}/` : "";
+  const stem = (n: string) => n.replace(/\.[A-Za-z0-9]+$/, "");
+  let near = suggest(base, names);
+  if (near.length === 0) {
+    // `ablate.yaml` for `ablate-context.yaml`: compare the names without
+    // their extensions (a prefix counts).
+    const byStem = new Map(names.map((n) => [stem(n), n]));
+    near = suggest(stem(base), byStem.keys()).map((s) => byStem.get(s)!);
+  }
+  if (near.length > 0) {
+    return `No ${what} ${path}; did you mean ${
+      near.map((n) => `"${prefix}${n}"`).join(" or ")
+    }?`;
+  }
+  const ext = /\.[A-Za-z0-9]+$/.exec(base)?.[0];
+  const same = names.filter((n) => ext && n.endsWith(ext)).sort();
+  return `No ${what} ${path}` +
+    (same.length
+      ? ` (${dir || "."}/ holds ${same.slice(0, 8).join(", ")}${
+        same.length > 8 ? ", …" : ""
+      })`
+      : "");
+}

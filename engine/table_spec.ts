@@ -112,6 +112,7 @@ function _check(
     );
   }
   _checkWhere(t);
+  _checkCompare(t);
   _checkFreeAxes(t, errorsBefore);
   return true;
 }
@@ -226,6 +227,48 @@ function _checkColumnNode(
   }
 }
 
+/** `compare:` names a row of the table, pairs over `over`, and reads field paths. */
+function _checkCompare(t: _Table): void {
+  const { c, spec, at } = t;
+  const cmp = spec.compare;
+  if (cmp === undefined) return;
+  const where = [...at, "compare"];
+  const rows = c.axes.find((a) => a.name === spec.rows);
+  const labels = rows?.values.map((x) => x.label) ?? [];
+  if (rows && !labels.includes(String(cmp.against))) {
+    c.diags.report(
+      "table",
+      [...where, "against"],
+      `table ${spec.name}: compare.against must be a row (a value of axis ${spec.rows}): "${cmp.against}"${
+        didYouMean(String(cmp.against), labels)
+      }`,
+    );
+  }
+  if (spec.over === undefined) {
+    c.diags.report(
+      "table",
+      where,
+      `table ${spec.name}: compare needs \`over\` (the axis the rows are paired by, e.g. over: seed)`,
+    );
+  } else if (cmp.paired_by !== undefined && cmp.paired_by !== spec.over) {
+    c.diags.report(
+      "table",
+      [...where, "paired_by"],
+      `table ${spec.name}: compare.paired_by must be the table's over axis (${spec.over}), got "${cmp.paired_by}"`,
+    );
+  }
+  if (
+    cmp.instances !== undefined &&
+    !/^(value|report)(\.[A-Za-z0-9_-]+)*$/.test(cmp.instances.path)
+  ) {
+    c.diags.report(
+      "table",
+      [...where, "instances", "path"],
+      `table ${spec.name}: compare.instances.path "${cmp.instances.path}" is not a field path like value.per_instance`,
+    );
+  }
+}
+
 function _checkWhere(t: _Table): void {
   const { c, spec, at } = t;
   for (const [a, val] of Object.entries(spec.where ?? {})) {
@@ -239,14 +282,23 @@ function _checkWhere(t: _Table): void {
         }`,
         true,
       );
-    } else if (!axis.values.some((x) => x.label === String(val))) {
+    } else if (Array.isArray(val) && a !== spec.rows) {
       c.diags.report(
         "table",
         [...at, "where", a],
-        `table ${spec.name}: axis ${a} has no value "${val}"${
-          didYouMean(String(val), axis.values.map((x) => x.label))
-        }`,
+        `table ${spec.name}: a list in where selects rows, so it is for the rows axis (${spec.rows}) only; fix ${a} to one value`,
       );
+    } else {
+      for (const one of Array.isArray(val) ? val : [val]) {
+        if (axis.values.some((x) => x.label === String(one))) continue;
+        c.diags.report(
+          "table",
+          [...at, "where", a],
+          `table ${spec.name}: axis ${a} has no value "${one}"${
+            didYouMean(String(one), axis.values.map((x) => x.label))
+          }`,
+        );
+      }
     }
   }
 }

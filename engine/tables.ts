@@ -10,6 +10,11 @@
 import type { TableSpec } from "./experiment_schema.ts";
 import type { Experiment, GraphNode } from "./experiment.ts";
 import { getField } from "./refs.ts";
+import {
+  compareRows,
+  type Comparison,
+  comparisonMarkdown,
+} from "./table_compare.ts";
 import type { Json } from "./types.ts";
 
 /** What the cache has for one node (`imported`: its entry came from a bundle, not computed here). */
@@ -46,8 +51,8 @@ export interface Cell {
   readonly samples: readonly Sample[];
   /** Node ids whose entries are missing. */
   readonly missing: readonly string[];
-  /** Some of its samples come from entries imported from a bundle (not computed here; which: `samples[].imported`); shown marked. */
-  readonly imported: boolean;
+  /** Some of its samples come from entries imported from a bundle (not computed here; which: `samples[].imported`); shown marked. Absent otherwise. */
+  readonly imported?: boolean;
   /** Why not run, when every node is skipped (e.g. `OPENAI_API_KEY not set`). */
   readonly skipped?: string;
   /** Problems (e.g. a field that is not a number). */
@@ -82,6 +87,8 @@ export interface Table {
   readonly command?: string;
   /** Digits after the point. */
   readonly digits: number;
+  /** Paired comparisons against a baseline row (`compare:`). */
+  readonly comparison?: Comparison;
   /** Columns read from another node: label -> the node as written (e.g. `curriculum.*.config`). */
   readonly sources?: Readonly<Record<string, string>>;
 }
@@ -206,6 +213,7 @@ export function buildTable(
       cells.push(_cell(b, row, col, overValues, perOver, missing));
     }
     if (aggLabel !== undefined) {
+      const rowNodes = b.nodes.filter((n) => n.variant[spec.rows] === row);
       cells.push(
         _aggregateCell(
           row,
@@ -214,10 +222,42 @@ export function buildTable(
           overValues,
           perOver,
           cells,
+          {
+            missing: rowNodes.filter((n) => b.look(n).status === "missing")
+              .map((n) => n.id),
+            skipped: rowNodes.length > 0 &&
+                rowNodes.every((n) => b.look(n).status === "skipped")
+              ? (b.look(rowNodes[0]!) as { why: string }).why
+              : undefined,
+          },
         ),
       );
     }
   }
+  const columnLabels = [
+    ...columns.map((c) => c.label),
+    ...(aggLabel !== undefined ? [aggLabel] : []),
+  ];
+  const comparison = spec.compare && spec.over
+    ? compareRows(
+      exp,
+      {
+        rows,
+        // columns read from other nodes (e.g. fallback rates) are not compared
+        columns: columnLabels.filter((l) =>
+          !columns.some((c) => c.plains && c.label === l)
+        ),
+        ...(aggLabel !== undefined ? { aggregate: aggLabel } : {}),
+        cells,
+      },
+      spec.compare,
+      spec.over,
+      (n) => {
+        const r = b.look(n);
+        return r.status === "ok" ? r.value : undefined;
+      },
+    )
+    : undefined;
   return {
     name: spec.name,
     title: spec.title ?? spec.name,
@@ -225,10 +265,7 @@ export function buildTable(
     file: exp.file,
     rowsAxis: spec.rows,
     rows,
-    columns: [
-      ...columns.map((c) => c.label),
-      ...(aggLabel !== undefined ? [aggLabel] : []),
-    ],
+    columns: columnLabels,
     ...(aggLabel !== undefined ? { aggregate: aggLabel } : {}),
     ...(spec.over ? { over: { axis: spec.over, values: overValues } } : {}),
     cells,
@@ -236,6 +273,7 @@ export function buildTable(
     ...(missing.length ? { command: runCommand(missing) } : {}),
     digits: spec.digits ?? 3,
     ...(columns.some((c) => c.plains) ? { sources: _sources(spec) } : {}),
+    ...(comparison ? { comparison } : {}),
   };
 }
 
@@ -254,7 +292,8 @@ function _build(exp: Experiment, spec: TableSpec, lookup: Lookup): _Build {
     exp.axes.find((a) => a.name === name)?.values.map((v) => v.label) ?? [];
   let nodes = exp.nodes.filter((n) => n.plain === plain);
   for (const [a, val] of Object.entries(spec.where ?? {})) {
-    nodes = nodes.filter((n) => n.variant[a] === String(val));
+    const keep = (Array.isArray(val) ? val : [val]).map(String);
+    nodes = nodes.filter((n) => keep.includes(n.variant[a]!));
   }
   const results = new Map<string, ReturnType<Lookup>>();
   const ups = new Map<number, Set<number>>();
@@ -417,7 +456,7 @@ function _cell(
     n: xs.length,
     samples,
     missing: miss,
-    imported: samples.some((s) => s.imported),
+    ...(samples.some((s) => s.imported) ? { imported: true } : {}),
     ...(allSkipped && skipped ? { skipped } : {}),
     notes,
   };
@@ -481,6 +520,7 @@ function _aggregateCell(
   overValues: readonly string[],
   perOver: ReadonlyMap<string, (number | null)[]>,
   cells: readonly Cell[],
+  rowState: { missing: readonly string[]; skipped: string | undefined },
 ): Cell {
   const samples: Sample[] = [];
   for (const over of overValues) {
@@ -496,17 +536,21 @@ function _aggregateCell(
   }
   const xs = samples.map((s) => s.value as number);
   const rowCells = cells.filter((c) => c.row === row);
-  const skipped = rowCells.length > 0 && rowCells.every((c) => c.skipped)
-    ? rowCells[0]!.skipped
-    : undefined;
+  // With no column laid out yet (a `*` column whose nodes are all missing or
+  // skipped), the row's own nodes say whether it is missing or not run.
+  const skipped = rowCells.length > 0
+    ? rowCells.every((c) => c.skipped) ? rowCells[0]!.skipped : undefined
+    : rowState.skipped;
   return {
     row,
     column: label,
     ..._stats(xs),
     n: xs.length,
     samples,
-    missing: [],
-    imported: rowCells.some((c) => c.imported),
+    missing: xs.length < overValues.length && !skipped
+      ? [...rowState.missing]
+      : [],
+    ...(rowCells.some((c) => c.imported) ? { imported: true } : {}),
     ...(skipped ? { skipped } : {}),
     notes: [],
   };
@@ -576,6 +620,18 @@ export function tableMarkdown(t: Table): string {
     lines.push(
       `_${notes.join("; ")}. Experiment ${t.experiment} (${t.file})._`,
       "",
+    );
+  }
+  if (t.comparison) {
+    lines.push(
+      comparisonMarkdown(
+        t.comparison,
+        t.columns.filter((col) =>
+          t.comparison!.cells.some((c) => c.column === col)
+        ),
+        t.rowsAxis,
+        t.digits,
+      ),
     );
   }
   if (t.missing.length) {

@@ -4,13 +4,33 @@
  *
  * @module
  */
+import { existsSync } from "node:fs";
 import { join } from "node:path";
+import { cacheImportCommand } from "./bundle.ts";
 import { type CommandContext, load, resumeCommand } from "./commands.ts";
 import { CorruptEntryError, UserError } from "./errors.ts";
 import { computeKeys } from "./keys.ts";
 import { onDisk } from "./fs_errors.ts";
 import { Store } from "./store.ts";
 import { buildTable, type Table, tableCsv, tableMarkdown } from "./tables.ts";
+import { comparisonCsv } from "./table_compare.ts";
+
+/** The results bundle shipped with the project (`deno task tables` and `deno task report` import it). */
+export const SHIPPED_BUNDLE = "results/tables.esb.gz";
+
+/**
+ * Imports a results bundle into the cache before tables or a report are
+ * built from it (`--import`): its entries are verified and added, nothing
+ * cached is overwritten. A file that does not exist is skipped with a note,
+ * so a checkout without shipped results still prints what its cache holds.
+ */
+export async function importResultsBundle(
+  ctx: CommandContext,
+  bundle: string,
+): Promise<void> {
+  if (existsSync(bundle)) await cacheImportCommand(ctx, bundle);
+  else ctx.output.err(`no results bundle at ${bundle}; using the cache only`);
+}
 
 /** Default directory of table files. */
 export const DEFAULT_TABLES_DIR = ".envsmith/tables";
@@ -103,6 +123,9 @@ export async function tablesCommand(
       count++;
       ctx.output.out(tableMarkdown(t));
       _writeOut(out, `${t.name}.csv`, tableCsv(t));
+      if (t.comparison) {
+        _writeOut(out, `${t.name}.compare.csv`, comparisonCsv(t.comparison));
+      }
       _writeOut(out, `${t.name}.json`, JSON.stringify(t, null, 2) + "\n");
       if (t.missing.length) incomplete = true;
     }

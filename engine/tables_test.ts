@@ -315,4 +315,15 @@ Deno.test("table: a `*` column whose nodes are all missing still lists them and 
     t.command!,
     /^deno task run t\.yaml --only score\[method=fixed,seed=1,size=16\]/,
   );
+  // The aggregate cell says what the row lacks, as the cells of tables with
+  // columns do: missing, or not run (never a bare dash).
+  const agg = (row: string) =>
+    formatCell(t, t.cells.find((c) => c.row === row && c.column === "mean")!);
+  assert.equal(agg("fixed"), "missing");
+  assert.equal(agg("rules"), "missing");
+  assert.equal(agg("llm"), "not run: NO_SUCH_KEY_FOR_TEST not set");
+  assert.deepEqual(
+    t.cells.find((c) => c.row === "fixed")!.missing,
+    [1, 2, 3].map((s) => `score[method=fixed,seed=${s},size=16]`),
+  );
 });

@@ -39,6 +39,7 @@ export interface Pace {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { blindEngineer } from "./blind.ts";
  * import { buildContext } from "./context.ts";
  * import { PRESETS } from "../schemas/mod.ts";
@@ -49,7 +50,10 @@ export interface Pace {
  *   config: PRESETS.easy,
  *   seed: 1,
  * });
- * console.log(p.rationale); // blind engineer: informed pace +2; agents +1, interaction +1.
+ * assert.equal(
+ *   p.rationale,
+ *   "blind engineer: informed pace +2; agents +1, interaction +1.",
+ * );
  * ```
  * @throws {TypeError} when `from` or `to` is not a valid configuration.
  */

@@ -158,11 +158,13 @@ export function isContextType(x: unknown): x is ContextType {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { buildContext } from "./context.ts";
  * import { diagnose } from "./diagnose.ts";
  * import { PRESETS } from "../schemas/env_config.ts";
  * const ctx = buildContext("stats", diagnose([]), PRESETS.easy);
- * console.log(ctx.json.stats?.success_rate, ctx.json.failures); // 0 undefined
+ * assert.equal(ctx.json.stats?.success_rate, 0);
+ * assert.equal(ctx.json.failures, undefined);
  * ```
  */
 export function buildContext(

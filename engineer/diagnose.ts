@@ -66,9 +66,11 @@ interface _EpisodeFacts {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { diagnose } from "./diagnose.ts";
  * const findings = diagnose([], { seed: 1 });
- * console.log(findings.episodes, findings.success_rate); // 0 0
+ * assert.equal(findings.episodes, 0);
+ * assert.equal(findings.success_rate, 0);
  * ```
  */
 export function diagnose(

@@ -93,10 +93,11 @@ function _norm(config: AnyEnvConfig) {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { diffConfigs } from "./diff.ts";
  * import { PRESETS } from "../schemas/env_config.ts";
  * const d = diffConfigs(PRESETS.easy, { ...PRESETS.easy, agents: 3 });
- * console.log(d.summary); // [ "agents: 2 -> 3" ]
+ * assert.deepEqual(d.summary, ["agents: 2 -> 3"]);
  * ```
  */
 export function diffConfigs(

@@ -11,8 +11,9 @@ import type { Engineer, Proposal, ProposeInput } from "./engineer.ts";
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { fixedEngineer } from "./fixed.ts";
- * console.log(fixedEngineer().name); // fixed
+ * assert.equal(fixedEngineer().name, "fixed");
  * ```
  */
 export function fixedEngineer(): Engineer {

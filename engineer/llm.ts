@@ -245,10 +245,11 @@ const MILD = /clamped to|reduced to|swapped|converted string/;
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { checkReply } from "./llm.ts";
  * import { PRESETS } from "../schemas/env_config.ts";
  * const r = checkReply('{"rationale": "more agents", "config": {"agents": 3}}', PRESETS.easy);
- * console.log(r.ok); // true
+ * assert.equal(r.ok, true);
  * ```
  */
 export function checkReply(
@@ -284,9 +285,10 @@ export interface CheckReplyOptions {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { ungeneratable } from "./llm.ts";
  * import { PRESETS } from "../schemas/env_config.ts";
- * console.log(ungeneratable(PRESETS.easy, 1)); // null
+ * assert.equal(ungeneratable(PRESETS.easy, 1), null);
  * ```
  */
 export function ungeneratable(

@@ -17,8 +17,9 @@ import { configId } from "../schemas/env_config.ts";
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { randomEngineer } from "./random.ts";
- * console.log(randomEngineer().name); // random
+ * assert.equal(randomEngineer().name, "random");
  * ```
  */
 export function randomEngineer(): Engineer {

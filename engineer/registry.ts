@@ -55,8 +55,9 @@ export function isEngineerName(x: unknown): x is EngineerName {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { createEngineer } from "./registry.ts";
- * console.log(createEngineer("rules").name); // rules
+ * assert.equal(createEngineer("rules").name, "rules");
  * ```
  * @throws {EngineerConfigError} for an unknown name or `llm` without `chat`.
  */

@@ -46,6 +46,7 @@ function _goalSymbol(i: number): string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { renderFailureCase } from "./render_case.ts";
  * const text = renderFailureCase({
  *   width: 3, height: 1, cells: new Uint8Array([0, 1, 0]), agents: 1,
@@ -54,7 +55,10 @@ function _goalSymbol(i: number): string {
  *   outcome: "hole", failAgents: [0], horizon: 6, referenceSoc: 2,
  *   referenceMakespan: 2, component: 0,
  * });
- * console.log(text.split("\n")[0]); // Failure: fell into a hole at step 1; agents 0
+ * assert.equal(
+ *   text.split("\n")[0],
+ *   "Failure: fell into a hole at step 1; agents 0",
+ * );
  * ```
  */
 export function renderFailureCase(

@@ -127,8 +127,9 @@ export function replayProbabilities(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { replayEngineer } from "./replay.ts";
- * console.log(replayEngineer().name); // replay
+ * assert.equal(replayEngineer().name, "replay");
  * ```
  */
 export function replayEngineer(): Engineer {

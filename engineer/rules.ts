@@ -517,13 +517,15 @@ export interface RulesDecision {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { decideRules } from "./rules.ts";
  * import { PRESETS, configId } from "../schemas/env_config.ts";
  * const d = decideRules({
  *   type: "none", stage: 0, cut: false,
  *   current: { config: PRESETS.easy, config_id: configId(PRESETS.easy) },
  * }, PRESETS.easy);
- * console.log(d.fired, "agents" in d.config && d.config.agents); // [ "blind-schedule" ] 4
+ * assert.deepEqual(d.fired, ["blind-schedule"]);
+ * assert.equal("agents" in d.config && d.config.agents, 4);
  * ```
  */
 export function decideRules(
@@ -835,8 +837,9 @@ function _withoutStats(d: _Deciding): _Plan {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { rulesEngineer } from "./rules.ts";
- * console.log(rulesEngineer().name); // rules
+ * assert.equal(rulesEngineer().name, "rules");
  * ```
  */
 export function rulesEngineer(): Engineer {

@@ -19,6 +19,7 @@ import type { Engineer, Proposal, ProposeInput } from "./engineer.ts";
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { scriptedEngineer } from "./scripted.ts";
  * import { buildContext } from "./context.ts";
  * import { configId, PRESETS } from "../schemas/mod.ts";
@@ -28,7 +29,7 @@ import type { Engineer, Proposal, ProposeInput } from "./engineer.ts";
  *   config: PRESETS.easy,
  *   seed: 1,
  * });
- * console.log(configId(p.config) === configId(PRESETS.medium)); // true
+ * assert.equal(configId(p.config), configId(PRESETS.medium));
  * ```
  * @throws {TypeError} when `script` is not a valid configuration.
  */

@@ -48,6 +48,7 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { BatchEnv, InstancePool } from "./mod.ts";
  * import { parseInstanceLines } from "./instance.ts";
  * const [inst] = parseInstanceLines(
@@ -57,7 +58,8 @@
  * env.reset(0, 0, 1);
  * env.step(new Uint8Array([4]));
  * env.step(new Uint8Array([4]));
- * console.log(env.done[0], env.outcome[0]); // 1 1 (success)
+ * assert.equal(env.done[0], 1);
+ * assert.equal(env.outcome[0], 1); // success
  * ```
  *
  * @module

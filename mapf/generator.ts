@@ -404,9 +404,11 @@ const HINTS: Record<RejectionReason, (c: EnvConfig) => string> = {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { generate } from "./generator.ts";
  * const { instances, report } = generate({ preset: "easy" }, { count: 3, seed: 1 });
- * console.log(instances.length, report.accepted); // 3 3
+ * assert.equal(instances.length, 3);
+ * assert.equal(report.accepted, 3);
  * ```
  */
 export function generate(

@@ -16,9 +16,10 @@ import { ACTION_LETTERS, actionBetween } from "./grid.ts";
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { renderState } from "./render_state.ts";
  * const inst = { width: 3, height: 1, cells: ["..H"], goals: [[0, 1] as [number, number]] };
- * console.log(renderState(inst, [0])); // "0  g0 H"
+ * assert.equal(renderState(inst, [0]), "0  g0 H");
  * ```
  */
 export function renderState(

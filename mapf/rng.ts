@@ -19,8 +19,9 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { mix32 } from "./rng.ts";
- * console.log(mix32(1) !== mix32(2)); // true
+ * assert.notEqual(mix32(1), mix32(2));
  * ```
  */
 export function mix32(x: number): number {

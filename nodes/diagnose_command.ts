@@ -104,6 +104,10 @@ export function diagnoseCommand(io: CliIo = defaultIo) {
     .option("--greedy", "take the most likely action instead of sampling")
     .option("--cases <n>", "failure cases sampled", intFlag("--cases", 0))
     .option("--out <file>", "where to write findings.json (default: stdout)")
+    .addHelpText(
+      "after",
+      "\nExample:\n  deno task cli diagnose --policy model.onnx --preset easy --episodes 200 --seed 1 --out findings.json",
+    )
     .action(async (o) => {
       const config = await configFromFlags(o);
       if (config === undefined) {

@@ -116,6 +116,10 @@ export function evaluateCommand(io: PolicyCliIo = policyIo) {
     )
     .option("--greedy", "take the most likely action instead of sampling")
     .option("--json", "print the metrics as one JSON object")
+    .addHelpText(
+      "after",
+      "\nExamples:\n  deno task cli evaluate --policy easy.onnx --suite base\n  deno task cli evaluate --base-url http://127.0.0.1:11434/v1 --model qwen3:4b --suite mini --json",
+    )
     .action((o, cmd) => _evaluate(io, o, cacheOf(io, cmd)));
 }
 

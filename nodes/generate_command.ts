@@ -75,6 +75,10 @@ export function generateCommand(io: MapfCliIo = mapfIo) {
       100,
     )
     .option("--out <file>", "write to a file instead of stdout")
+    .addHelpText(
+      "after",
+      "\nExamples:\n  deno task cli generate --preset easy --count 100 --seed 1 > easy.jsonl\n  deno task cli generate --suite corridors --split test --count 200 --out corridors.jsonl",
+    )
     .action(async (o) => {
       const given = [o.preset, o.config, o.suite].filter((x) =>
         x !== undefined

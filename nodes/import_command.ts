@@ -66,6 +66,10 @@ export function importCommand(io: MapfCliIo = mapfIo) {
     )
     .option("--horizon <steps>", "absolute horizon", intFlag("--horizon", 1))
     .option("--out <file>", "write to a file instead of stdout")
+    .addHelpText(
+      "after",
+      "\nExamples:\n  deno task cli import --format prompt benchmark.jsonl > paper.jsonl\n  deno task cli import --format movingai room.map room.scen --agents 8 > room.jsonl",
+    )
     .action(async (file, scen, o) => {
       const common = {
         holes: o.holes,

@@ -9,7 +9,7 @@
  * @module
  */
 import type { Command } from "@commander-js/extra-typings";
-import type { NodeKind } from "@envsmith/engine";
+import type { NodeKind, Output } from "@envsmith/engine";
 import { kind as generate } from "./generate.ts";
 import { kind as policyInit } from "./policy_init.ts";
 import { kind as train } from "./train.ts";
@@ -40,9 +40,14 @@ export const kinds: readonly NodeKind<any>[] = [
   redesign,
 ];
 
-/** Factories of the domain subcommands (`deno task cli generate ...`). */
 // deno-lint-ignore no-explicit-any
-export const commands: readonly (() => Command<any, any, any>)[] = [
+type _AnyCommand = Command<any, any, any>;
+
+/**
+ * Factories of the domain subcommands (`deno task cli generate ...`); the
+ * CLI passes its output (stdout/stderr, or a test's capture).
+ */
+export const commands: readonly ((output?: Output) => _AnyCommand)[] = [
   // one line per subcommand factory, e.g. `generateCommand,` from "./generate_command.ts"
   () => generateCommand(),
   () => renderCommand(),
@@ -52,5 +57,5 @@ export const commands: readonly (() => Command<any, any, any>)[] = [
   () => importCommand(),
   () => diagnoseCommand(),
   () => redesignCommand(),
-  () => reportCommand(kinds),
+  (output) => reportCommand(kinds, output),
 ];

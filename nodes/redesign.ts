@@ -6,7 +6,8 @@
  * config:
  *   kind: redesign
  *   with:
- *     engineer: rules            # fixed | random | rules | replay | llm
+ *     engineer: rules            # fixed | random | rules | replay | llm | scripted | blind
+ *     # or { name, ...parameters }: e.g. { name: scripted, script: $config[variant=full,seed=+1] }
  *     context: $matrix.context   # none | stats | failures | behavior | full
  *     config: $prev.config       # the current config
  *     findings: $findings        # this stage's diagnosis
@@ -16,6 +17,11 @@
  *     # or a local model file: llm: { gguf_env: ENVSMITH_LLM_GGUF } (or gguf: FILE)
  *     prompt: neutral            # neutral (default) | informed
  * ```
+ *
+ * The controls read no context: `scripted` proposes `script` (a config,
+ * usually another run's redesign output); `blind` copies the pace of
+ * `pace: [FROM, TO]` (an informed run's config before and after this
+ * stage's redesign) along blindly chosen dimensions.
  *
  * Value: the next configuration (what `$prev.config` gives the next stage).
  * Report: the engineer, context type, rationale, structured diff against the
@@ -57,13 +63,19 @@ import { PROMPT_VARIANTS, promptDigest } from "../engineer/llm.ts";
 import { chatOptionsFromEndpoint } from "../llm/endpoint.ts";
 import { ggufDigestSync } from "../llm/gguf_digest.ts";
 
-/** Parameters of the redesign kind. */
-export const RedesignParamsSchema = v.strictObject({
-  /** Which engineer. */
-  engineer: v.picklist(
-    ENGINEER_NAMES,
-    `engineer must be one of ${ENGINEER_NAMES.join(", ")}`,
-  ),
+const _EngineerName = v.picklist(
+  ENGINEER_NAMES,
+  `engineer must be one of ${ENGINEER_NAMES.join(", ")}`,
+);
+
+/** The informed move a `blind` engineer copies the pace of: `[FROM, TO]`. */
+const _Pace = v.pipe(
+  v.array(EnvConfigSpecSchema),
+  v.length(2, "pace is [FROM, TO]: the informed run's config before and after"),
+);
+
+/** What an engineer may be given besides its name (also inside `engineer: {...}`). */
+const _engineerEntries = {
   /** What it sees; default `full`. */
   context: v.optional(
     v.picklist(
@@ -71,18 +83,10 @@ export const RedesignParamsSchema = v.strictObject({
       `context must be one of ${CONTEXT_TYPES.join(", ")}`,
     ),
   ),
-  /** The current configuration. */
-  config: EnvConfigSpecSchema,
-  /** This stage's findings (null/absent: nothing to see). */
-  findings: v.optional(v.nullable(v.unknown())),
-  /** Earlier stages: findings, or `{ findings, config }`, oldest first. */
-  history: v.optional(v.array(v.unknown())),
-  /** Stage index. */
-  stage: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0))),
-  /** Seed (default: the node's seed). */
-  seed: v.optional(v.pipe(v.number(), v.integer())),
-  /** Character budget of the context text; default 6000. */
-  budget: v.optional(v.pipe(v.number(), v.integer(), v.minValue(200))),
+  /** The configuration the `scripted` engineer proposes. */
+  script: v.optional(EnvConfigSpecSchema),
+  /** The informed run's config before and after this stage (`blind`). */
+  pace: v.optional(_Pace),
   /** Re-asks of the llm engineer after a rejected reply; default 2. */
   reasks: v.optional(
     v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(5)),
@@ -96,10 +100,51 @@ export const RedesignParamsSchema = v.strictObject({
       `prompt must be one of ${PROMPT_VARIANTS.join(", ")}`,
     ),
   ),
+};
+
+/** Parameters of the redesign kind. */
+export const RedesignParamsSchema = v.strictObject({
+  /**
+   * Which engineer: a name, or `{ name, ...parameters }` whose parameters
+   * (context, script, pace, llm, prompt, reasks) take precedence over the
+   * node's own, so a matrix value can carry an engineer with its inputs.
+   */
+  engineer: v.union([
+    _EngineerName,
+    v.strictObject({ name: _EngineerName, ..._engineerEntries }),
+  ]),
+  ..._engineerEntries,
+  /** The current configuration. */
+  config: EnvConfigSpecSchema,
+  /** This stage's findings (null/absent: nothing to see). */
+  findings: v.optional(v.nullable(v.unknown())),
+  /** Earlier stages: findings, or `{ findings, config }`, oldest first. */
+  history: v.optional(v.array(v.unknown())),
+  /** Stage index. */
+  stage: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0))),
+  /** Seed (default: the node's seed). */
+  seed: v.optional(v.pipe(v.number(), v.integer())),
+  /** Character budget of the context text; default 6000. */
+  budget: v.optional(v.pipe(v.number(), v.integer(), v.minValue(200))),
 });
 
 /** Parameters of the redesign kind. */
 export type RedesignParams = v.InferOutput<typeof RedesignParamsSchema>;
+
+/** Parameters with `engineer: { name, ... }` flattened: the engineer's own parameters win. */
+export type FlatRedesignParams = Omit<RedesignParams, "engineer"> & {
+  engineer: RedesignParams["engineer"] & string;
+};
+
+/** Flattens `engineer: { name, ...parameters }` into the node's parameters. */
+export function flattenEngineer(params: RedesignParams): FlatRedesignParams {
+  const e = params.engineer;
+  if (typeof e === "string") return params as FlatRedesignParams;
+  const { name, ...own } = e;
+  const out: Record<string, unknown> = { ...params, engineer: name };
+  for (const [k, x] of Object.entries(own)) if (x !== undefined) out[k] = x;
+  return out as FlatRedesignParams;
+}
 
 /** Turn the `history` parameter into context history entries. */
 export function historyFrom(
@@ -145,10 +190,11 @@ export interface RedesignResult {
 
 /** Run one redesign (shared by the node kind and the CLI). */
 export async function redesign(
-  params: RedesignParams,
+  given: RedesignParams,
   seed: number,
   options: RedesignOptions = {},
 ): Promise<RedesignResult> {
+  const params = flattenEngineer(given);
   const current = parseEnvConfig(params.config);
   const findings: Findings | null =
     params.findings === undefined || params.findings === null
@@ -179,6 +225,10 @@ export async function redesign(
       ? {}
       : { constrain: endpoint.response_format }),
     ...(params.reasks === undefined ? {} : { reasks: params.reasks }),
+    ...(params.script === undefined ? {} : { script: params.script }),
+    ...(params.pace === undefined
+      ? {}
+      : { pace: { from: params.pace[0]!, to: params.pace[1]! } }),
     ...(options.onEndpointError === undefined
       ? {}
       : { onEndpointError: options.onEndpointError }),
@@ -233,9 +283,14 @@ export const kind: NodeKind<RedesignParams, Json> = {
     // key, and so do a base URL and model read from the environment and the
     // sha256 of a GGUF model file (never the API key; never a path read from
     // the environment). Matrix values are already substituted here.
-    const p = params as
-      | { engineer?: unknown; llm?: unknown; prompt?: unknown }
-      | null;
+    const given = params as { engineer?: unknown } | null;
+    const e = given?.engineer;
+    const p =
+      (e !== null && typeof e === "object"
+        ? { ...given, ...e, engineer: (e as { name?: unknown }).name }
+        : given) as
+          | { engineer?: unknown; llm?: unknown; prompt?: unknown }
+          | null;
     if (p?.engineer !== "llm") return null;
     const variant = p.prompt === "informed" ? "informed" : "neutral";
     const spec = v.safeParse(LlmEndpointSpecSchema, p.llm);

@@ -154,6 +154,10 @@ export function redesignCommand(
       "--report <file>",
       "also write the full report (diff, events, usage) as JSON",
     )
+    .addHelpText(
+      "after",
+      "\nExamples:\n  deno task cli redesign --engineer rules --context full --preset easy --findings findings.json\n  ENVSMITH_LLM_GGUF=model.gguf deno task cli redesign --engineer llm --context none --preset easy",
+    )
     .action(async (o, cmd) => {
       const given = await configFromFlags(o);
       let findings: unknown = null;

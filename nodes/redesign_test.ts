@@ -290,3 +290,60 @@ Deno.test("redesign kind with a GGUF model file: the file's digest enters the ke
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("redesign: engineer { name, ...parameters } carries its own inputs; scripted and blind controls read no context", async () => {
+  const parse = (x: unknown) => v.parse(RedesignParamsSchema, x);
+  // a scripted control: proposes its script, whatever the findings say
+  const scripted = await redesign(
+    parse({
+      engineer: { name: "scripted", script: { preset: "hard" } },
+      context: "full",
+      config: easy,
+      findings: findings(0.1),
+    }),
+    1,
+  );
+  assert.equal(configId(scripted.config), configId(PRESETS.hard));
+  assert.equal(scripted.report.engineer, "scripted");
+  assert.deepEqual(scripted.report.reads, []);
+  // a blind control: the informed run took 2 agent steps; blind takes 2
+  // steps along the least developed dimensions of its own config
+  const blind = await redesign(
+    parse({
+      engineer: {
+        name: "blind",
+        pace: [easy, { ...easy, agents: easy.agents + 4 }],
+      },
+      config: easy,
+      findings: findings(0.9),
+    }),
+    1,
+  );
+  assert.match(
+    blind.rationale,
+    /informed pace \+2; agents \+1, interaction \+1/,
+  );
+  // the engineer object's parameters win over the node's
+  const ruled = await redesign(
+    parse({
+      engineer: { name: "rules", context: "none" },
+      context: "stats",
+      config: easy,
+      findings: findings(0.99),
+    }),
+    1,
+  );
+  assert.equal(ruled.report.context, "none");
+  assert.match(ruled.rationale, /blind-schedule/);
+  // a scripted engineer without a script says what to give
+  await assert.rejects(
+    () => redesign(parse({ engineer: "scripted", config: easy }), 1),
+    /give `script`/,
+  );
+  assert.ok(
+    !v.safeParse(RedesignParamsSchema, {
+      engineer: { name: "rules", contxt: "none" },
+      config: easy,
+    }).success,
+  );
+});

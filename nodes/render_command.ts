@@ -57,6 +57,10 @@ export function renderCommand(io: MapfCliIo = mapfIo) {
       "--out-dir <dir>",
       "svg/movingai: write one file (set) per instance here",
     )
+    .addHelpText(
+      "after",
+      "\nExamples:\n  deno task cli generate --preset easy --count 1 | deno task cli render --format text\n  deno task cli render --format svg instances.jsonl --out-dir pictures/",
+    )
     .action(async (file, o) => {
       const instances = await readInstanceInput(io, file);
       if (o.format === "text" || o.format === "state") {

@@ -21,8 +21,12 @@ import {
   type CommandContext,
   consoleOutput,
   experimentsWithTables,
+  importResultsBundle,
   loadKindModules,
+  missingFileMessage,
   type NodeKind,
+  type Output,
+  SHIPPED_BUNDLE,
   UserError,
 } from "@envsmith/engine";
 import { buildReport, DEFAULT_REPORT_FILE, secretEnvValues } from "./report.ts";
@@ -34,6 +38,8 @@ export interface RunReportOptions {
   readonly out?: string;
   /** Failure cases per variant and source. @default 2 */
   readonly cases?: number;
+  /** A results bundle to import into the cache first (skipped with a note when the file does not exist). */
+  readonly import?: string;
 }
 
 /**
@@ -50,6 +56,9 @@ export async function runReport(
     throw new UserError(
       "report: no experiment file given and no experiments/*.yaml has tables; e.g. deno task report experiments/quick.yaml",
     );
+  }
+  if (options.import !== undefined) {
+    await importResultsBundle(ctx, options.import);
   }
   const out = options.out ?? DEFAULT_REPORT_FILE;
   const { html, experiments } = await buildReport(ctx, list, {
@@ -87,7 +96,10 @@ export async function runReport(
  * The `report` subcommand; `kinds` are the domain kinds (the engine's
  * built-in kinds and `--kinds` modules are added).
  */
-export function reportCommand(kinds: readonly NodeKind[]) {
+export function reportCommand(
+  kinds: readonly NodeKind[],
+  output: Output = consoleOutput,
+) {
   return new Command("report")
     .description(
       "write a self-contained HTML report (tables, learning curves, config trajectories, failure cases) from the cache",
@@ -95,6 +107,11 @@ export function reportCommand(kinds: readonly NodeKind[]) {
     .argument(
       "[files...]",
       "experiment files (default: every experiments/*.yaml with tables)",
+      (v: string, prev: string[] | undefined) => {
+        const problem = missingFileMessage(v, "experiment file");
+        if (problem !== null) throw new UserError(problem);
+        return [...(prev ?? []), v];
+      },
     )
     .option("--out <path>", `output file (default: ${DEFAULT_REPORT_FILE})`)
     .option(
@@ -102,9 +119,13 @@ export function reportCommand(kinds: readonly NodeKind[]) {
       "failure cases per variant and source (default 2)",
       intFlag("--cases", 0),
     )
+    .option(
+      "--import <bundle>",
+      `first import this results bundle into the cache (a missing file is skipped; nothing cached is overwritten); \`deno task report\` imports ${SHIPPED_BUNDLE}`,
+    )
     .addHelpText(
       "after",
-      "\nExample:\n  deno task report experiments/quick.yaml --out quick.html",
+      `\nExamples:\n  deno task report                                   # every experiment, with the shipped results\n  deno task cli report experiments/quick.yaml --out quick.html`,
     )
     .action(async (files, o, cmd) => {
       const g = cmd.optsWithGlobals() as {
@@ -118,11 +139,12 @@ export function reportCommand(kinds: readonly NodeKind[]) {
           ...await loadKindModules(g.kinds ?? []),
         ],
         cache: cacheDir(g.cache),
-        output: consoleOutput,
+        output,
       };
-      Deno.exitCode = await runReport(ctx, files, {
+      Deno.exitCode = await runReport(ctx, files ?? [], {
         ...(o.out ? { out: o.out } : {}),
         ...(o.cases !== undefined ? { cases: o.cases } : {}),
+        ...(o.import !== undefined ? { import: o.import } : {}),
       });
     });
 }

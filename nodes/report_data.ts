@@ -178,7 +178,12 @@ export interface ExperimentReport {
   /** The command that computes the missing nodes. */
   readonly command?: string;
   /** Earliest and latest creation time of the entries shown (ISO). */
-  readonly computed?: { readonly first: string; readonly last: string };
+  readonly computed?: {
+    readonly first: string;
+    readonly last: string;
+    /** `results`: the entries the tables read; `entries`: every entry shown (no tables). */
+    readonly of: "results" | "entries";
+  };
 }
 
 /** Options of {@linkcode collectExperiment}. */
@@ -655,7 +660,19 @@ export async function collectExperiment(
   if (r.cases > 0) await _evaluationFailures(r, failures, failureNotes);
   const description = exp.description?.trim();
   const ids = [...cache.missing];
-  const times = [...cache.times].sort();
+  // One time stamp: when the results in the tables were computed (their
+  // entries may come from a bundle, computed elsewhere and earlier than the
+  // curves' entries here); without tables, the entries shown.
+  const tableNodes = new Set(
+    exp.tables.map((t) => exp.names.get(t.node) ?? t.node),
+  );
+  const tableTimes: string[] = [];
+  for (const n of exp.nodes) {
+    if (!tableNodes.has(n.plain)) continue;
+    const got = cache.look(n);
+    if (got.status === "ok") tableTimes.push(got.entry.created);
+  }
+  const times = (tableTimes.length ? tableTimes : [...cache.times]).sort();
   return {
     name: exp.name,
     file,
@@ -673,7 +690,13 @@ export async function collectExperiment(
     missing: ids,
     ...(ids.length ? { command: _command(exp, cache.missing) } : {}),
     ...(times.length
-      ? { computed: { first: times[0]!, last: times[times.length - 1]! } }
+      ? {
+        computed: {
+          first: times[0]!,
+          last: times[times.length - 1]!,
+          of: tableTimes.length ? "results" : "entries",
+        },
+      }
       : {}),
   };
 }

@@ -10,8 +10,12 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { escapeHtml } from "./report_escape.ts";
- * console.log(escapeHtml(`<script>alert("x")</script>`));
+ * assert.equal(
+ *   escapeHtml(`<script>alert("x")</script>`),
+ *   "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;",
+ * );
  * // &lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;
  * ```
  */

@@ -5,7 +5,14 @@
  *
  * @module
  */
-import { formatCell, type Table, tableNotes } from "@envsmith/engine";
+import {
+  type CompareCell,
+  formatCell,
+  formatDifference,
+  formatPValues,
+  type Table,
+  tableNotes,
+} from "@envsmith/engine";
 import { escapeHtml as esc } from "./report_escape.ts";
 import type {
   ConfigTrajectory,
@@ -29,7 +36,7 @@ const CSS = `
 *{box-sizing:border-box}
 html{-webkit-text-size-adjust:100%}
 body{margin:0;color:var(--fg);background:#fff;font:15px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif}
-.wrap{max-width:1120px;margin:0 auto;padding:0 28px}
+.wrap{max-width:1480px;margin:0 auto;padding:0 28px}
 header.top{background:#10243e;color:#e8eef6;padding:26px 0 18px;margin-bottom:8px}
 header.top h1{margin:0;font-size:26px;font-weight:650;letter-spacing:.2px}
 header.top .sub{margin:4px 0 12px;color:#b4c2d3;font-size:14px}
@@ -59,16 +66,22 @@ figcaption{color:var(--muted);font-size:13px;margin-top:4px}
 table{border-collapse:collapse;font-size:14px}
 table.results{min-width:420px;margin:4px 0}
 table.results caption{caption-side:top;text-align:left;font-weight:600;padding:0 0 6px;font-size:14.5px}
-table.results th,table.results td{padding:6px 12px;border-bottom:1px solid var(--line);white-space:nowrap}
+table.results th,table.results td{padding:5px 10px;border-bottom:1px solid var(--line);white-space:nowrap;vertical-align:top}
 table.results thead th{font-weight:600;color:#36404c;border-bottom:2px solid #c9d1db;text-align:right;background:#fff}
 table.results thead th:first-child,table.results tbody th{text-align:left}
 table.results tbody th{font-weight:600}
 table.results td{text-align:right;font-variant-numeric:tabular-nums}
 table.results td.bar{background:rgba(11,92,173,calc(var(--v)*.16))}
-table.results .agg{border-left:2px solid #c9d1db}
-td .sd,td .n{color:var(--muted);font-size:12.5px}
+table.results .agg{border-right:2px solid #c9d1db;font-weight:650}
+table.results tbody th{position:sticky;left:0;background:#fff;z-index:1}
+td .m{display:block}
+td .imported{color:var(--muted);font-size:11px;vertical-align:top;margin-left:2px}
+td .sd,td .n{display:block;color:var(--muted);font-size:11.5px;font-weight:400;line-height:1.2}
 td.missing{color:var(--bad);font-style:italic}
-td.skipped{color:var(--muted);font-style:italic;white-space:normal;max-width:220px;text-align:left}
+table.compare caption{font-weight:500;font-size:13.5px}
+table.compare td.sig .m{font-weight:700}
+table.compare td .ci,table.compare td .p{display:block;color:var(--muted);font-size:11.5px;font-weight:400;line-height:1.2}
+td.skipped{color:var(--muted);font-style:italic;white-space:normal;min-width:12em;overflow-wrap:anywhere;text-align:left}
 .scroll{overflow-x:auto}
 .chart{max-width:100%;height:auto;display:block}
 .traj-grid{display:grid;grid-template-columns:1fr;gap:4px}
@@ -104,6 +117,7 @@ ul.changes{margin:3px 0 0;padding-left:16px;color:var(--muted);font-size:12.5px}
 .legend-note{color:var(--muted);font-size:12.5px;margin:2px 0 8px}
 .swatch{display:inline-block;width:10px;height:10px;border-radius:50%;vertical-align:-1px;margin:0 3px 0 8px}
 footer{color:var(--muted);font-size:12.5px;padding:18px 0 40px}
+@media (max-width:900px){.wrap{padding:0 14px}table.results th,table.results td{padding:4px 6px}table.results{font-size:13px}}
 @media print{header.top{background:#fff;color:#000}header.top nav{display:none}}
 `.trim();
 
@@ -119,21 +133,71 @@ const OUTCOME_TEXT: Record<string, string> = {
   invalid_plan: "Invalid plan",
 };
 
-/** One table, with the same cell texts as `deno task tables`. */
-export function tableHtml(t: Table): string {
+/**
+ * The columns in the order the page shows them: the aggregate (the headline
+ * number, e.g. `mean`) first after the row label, so it is on screen at any
+ * window width; then the others as the table lists them.
+ */
+export function displayColumns(t: Table): string[] {
+  return t.aggregate === undefined ? [...t.columns] : [
+    t.aggregate,
+    ...t.columns.filter((c) => c !== t.aggregate),
+  ];
+}
+
+/** One cell: mean, with `± std` and `(n=…)` under it in small type. */
+function _cellHtml(t: Table, r: string, col: string, numeric: boolean): string {
+  const c = t.cells.find((x) => x.row === r && x.column === col);
+  const attrs = ` data-row="${esc(r)}" data-col="${esc(col)}"`;
+  const agg = col === t.aggregate ? " agg" : "";
+  if (!c) return `<td class="none${agg}"${attrs}>—</td>`;
+  const text = formatCell(t, c);
+  if (c.skipped) {
+    return `<td class="skipped${agg}"${attrs}>${esc(text)}</td>`;
+  }
+  if (c.mean === null) {
+    return `<td class="${
+      c.missing.length ? "missing" : "none"
+    }${agg}"${attrs}>${esc(text)}</td>`;
+  }
+  const m = /^(\S+)( ± \S+)?( \(n=\d+\))?$/.exec(text);
+  const mark = _imported(c)
+    ? `<span class="imported" title="from an imported results bundle (computed elsewhere)">†</span>`
+    : "";
+  const inner = m
+    ? `<span class="m">${esc(m[1]!)}${mark}</span>${
+      m[2] ? `<span class="sd">${esc(m[2])}</span>` : ""
+    }${m[3] ? `<span class="n">${esc(m[3])}</span>` : ""}`
+    : esc(text);
+  const bar = numeric ? ` style="--v:${Math.round(c.mean * 1000) / 1000}"` : "";
+  return `<td class="${
+    numeric ? "bar" : ""
+  }${agg}"${attrs}${bar}>${inner}</td>`;
+}
+
+/**
+ * Whether a cell's numbers come from entries imported from a bundle rather
+ * than computed in this cache. The engine's cells carry no such flag yet
+ * (issue 12 adds `imported`); this reads it once they do.
+ */
+function _imported(c: Table["cells"][number]): boolean {
+  return (c as { imported?: unknown }).imported === true;
+}
+
+/** The `<table>` of a built table: rows, the aggregate column first, cells as `deno task tables` prints them. */
+export function resultsTableHtml(t: Table): string {
   const numeric = t.cells.every((c) =>
     c.mean === null || (c.mean >= 0 && c.mean <= 1)
   );
+  const cols = displayColumns(t);
   const out: string[] = [];
   out.push(
-    `<figure class="table-card"><div class="scroll"><table class="results" data-table="${
-      esc(t.name)
-    }">`,
+    `<div class="scroll"><table class="results" data-table="${esc(t.name)}">`,
   );
   out.push(`<caption>${esc(t.title)}</caption>`);
   out.push(
     `<thead><tr><th scope="col">${esc(t.rowsAxis)}</th>${
-      t.columns.map((c) =>
+      cols.map((c) =>
         `<th scope="col"${c === t.aggregate ? ` class="agg"` : ""}>${
           esc(c)
         }</th>`
@@ -142,37 +206,98 @@ export function tableHtml(t: Table): string {
   );
   out.push("<tbody>");
   for (const r of t.rows) {
-    const tds = t.columns.map((col) => {
-      const c = t.cells.find((x) => x.row === r && x.column === col);
-      const attrs = ` data-row="${esc(r)}" data-col="${esc(col)}"`;
-      const agg = col === t.aggregate ? " agg" : "";
-      if (!c) return `<td class="none${agg}"${attrs}>—</td>`;
-      const text = formatCell(t, c);
-      if (c.skipped) {
-        return `<td class="skipped${agg}"${attrs}>${esc(text)}</td>`;
-      }
-      if (c.mean === null) {
-        return `<td class="${
-          c.missing.length ? "missing" : "none"
-        }${agg}"${attrs}>${esc(text)}</td>`;
-      }
-      const m = /^(\S+)( ± \S+)?( \(n=\d+\))?$/.exec(text);
-      const inner = m
-        ? `<span class="m">${esc(m[1]!)}</span>${
-          m[2] ? `<span class="sd">${esc(m[2])}</span>` : ""
-        }${m[3] ? `<span class="n">${esc(m[3])}</span>` : ""}`
-        : esc(text);
-      const bar = numeric
-        ? ` style="--v:${Math.round(c.mean * 1000) / 1000}"`
-        : "";
-      return `<td class="${
-        numeric ? "bar" : ""
-      }${agg}"${attrs}${bar}>${inner}</td>`;
-    });
+    // A row not run at all (an unset variable) is one cell, not the same
+    // sentence in every column.
+    const cells = cols.map((col) =>
+      t.cells.find((x) => x.row === r && x.column === col)
+    );
+    const why = cells[0]?.skipped;
+    if (cols.length > 1 && why && cells.every((c) => c?.skipped === why)) {
+      out.push(
+        `<tr><th scope="row">${
+          esc(r)
+        }</th><td class="skipped row" colspan="${cols.length}" data-row="${
+          esc(r)
+        }" data-col="*">not run: ${esc(why)}</td></tr>`,
+      );
+      continue;
+    }
+    const tds = cols.map((col) => _cellHtml(t, r, col, numeric));
     out.push(`<tr><th scope="row">${esc(r)}</th>${tds.join("")}</tr>`);
   }
   out.push("</tbody></table></div>");
+  return out.join("\n");
+}
+
+/**
+ * The paired comparisons of a table (`compare:`), in the results table's
+ * column order: per cell the difference (bold when its 95 % interval
+ * excludes 0, with `*` as in markdown), the interval, and the exact /
+ * Holm-adjusted p-values; empty for a table without `compare:`.
+ */
+export function comparisonHtml(t: Table): string {
+  const cmp = t.comparison;
+  if (!cmp) return "";
+  const cols = displayColumns(t).filter((c) =>
+    cmp.cells.some((x) => x.column === c)
+  );
+  const cell = (c: CompareCell | undefined, col: string) => {
+    const agg = col === t.aggregate ? " agg" : "";
+    if (!c || c.diff === null) return `<td class="none${agg}">—</td>`;
+    const d = formatDifference(c, t.digits);
+    const m = /^(\S+) (\[.*\])(\*?)$/.exec(d);
+    return `<td class="${c.excludesZero ? "sig" : ""}${agg}" data-row="${
+      esc(c.row)
+    }" data-col="${esc(col)}"><span class="m">${esc(m?.[1] ?? d)}${
+      m?.[3] ?? ""
+    }</span><span class="ci">${esc(m?.[2] ?? "")}</span><span class="p">p ${
+      esc(formatPValues(c))
+    }</span></td>`;
+  };
+  const out = [
+    `<div class="scroll"><table class="results compare" data-compare="${
+      esc(t.name)
+    }">`,
+    `<caption>Paired differences against ${esc(cmp.against)} (${
+      esc(cmp.pairedBy)
+    }-paired): mean, [95 % bootstrap interval${
+      cmp.cells.some((c) => c.instanceLevel)
+        ? ` over ${esc(cmp.pairedBy)}s and instances`
+        : ""
+    }], p exact / Holm over the ${cmp.rows.length} rows; bold and * when the interval excludes 0</caption>`,
+    `<thead><tr><th scope="col">${esc(t.rowsAxis)}</th><th scope="col">n</th>${
+      cols.map((c) =>
+        `<th scope="col"${c === t.aggregate ? ` class="agg"` : ""}>${
+          esc(c)
+        }</th>`
+      ).join("")
+    }</tr></thead><tbody>`,
+  ];
+  for (const r of cmp.rows) {
+    const cells = cmp.cells.filter((c) => c.row === r);
+    const ns = [...new Set(cells.map((c) => c.n))];
+    out.push(
+      `<tr><th scope="row">${esc(r)} − ${esc(cmp.against)}</th><td>${
+        ns.join("–")
+      }</td>${
+        cols.map((col) => cell(cells.find((c) => c.column === col), col))
+          .join("")
+      }</tr>`,
+    );
+  }
+  out.push("</tbody></table></div>");
+  if (cmp.tooFewPairs) {
+    out.push(`<p class="empty">Note: ${esc(cmp.tooFewPairs)}.</p>`);
+  }
+  return out.join("\n");
+}
+
+/** What a table's numbers are, its problems and what is missing, as a caption. */
+export function tableCaptionHtml(t: Table): string {
   const notes = tableNotes(t);
+  if (t.cells.some(_imported)) {
+    notes.push("† from an imported results bundle (computed elsewhere)");
+  }
   const probs = [...new Set(t.cells.flatMap((c) => c.notes))];
   if (probs.length) {
     notes.push(`problems: ${probs.slice(0, 10).join("; ")}`);
@@ -184,11 +309,25 @@ export function tableHtml(t: Table): string {
       } missing; compute with ${t.command ?? ""}`,
     );
   }
-  if (notes.length) {
-    out.push(`<figcaption>${esc(notes.join(". ") + ".")}</figcaption>`);
-  }
-  out.push("</figure>");
-  return out.join("\n");
+  return notes.length
+    ? `<figcaption>${esc(notes.join(". ") + ".")}</figcaption>`
+    : "";
+}
+
+/**
+ * One table, with the same cell texts as `deno task tables`: the results
+ * table, then (where a table has one) further blocks about it, then its
+ * caption. A block about the table (e.g. paired comparisons against a
+ * baseline row) goes between the two.
+ */
+export function tableHtml(t: Table): string {
+  return [
+    `<figure class="table-card">`,
+    resultsTableHtml(t),
+    comparisonHtml(t),
+    tableCaptionHtml(t),
+    "</figure>",
+  ].filter((x) => x !== "").join("\n");
 }
 
 /** `behavior: not run: X not set`, or `15 variants not run (X not set)` when many. */
@@ -214,29 +353,99 @@ function _median(xs: number[]): number {
   return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
 }
 
-/** The chart of one curve set, with notes on variants not shown. */
+/**
+ * The mean curve of a variant's runs (seeds) and a band of ± 1 std,
+ * aligned by update number (every run of a variant trains the same updates;
+ * their sample counts differ a little, so x is their mean too).
+ */
+function _meanSeries(
+  members: readonly CurveSet["series"][number][],
+): {
+  points: [number, number | null][];
+  band: ([number, number, number] | null)[];
+} {
+  const updates = [
+    ...new Set(members.flatMap((m) => m.points.map((p) => p.update))),
+  ].sort((a, b) => a - b);
+  const points: [number, number | null][] = [];
+  const band: ([number, number, number] | null)[] = [];
+  for (const u of updates) {
+    const at = members.map((m) => m.points.find((p) => p.update === u))
+      .filter((p): p is NonNullable<typeof p> =>
+        p !== undefined && p.success !== null
+      );
+    if (at.length === 0) {
+      points.push([0, null]);
+      band.push(null);
+      continue;
+    }
+    const x = at.reduce((a, p) => a + p.samples, 0) / at.length;
+    const ys = at.map((p) => p.success as number);
+    const mean = ys.reduce((a, y) => a + y, 0) / ys.length;
+    const sd = ys.length > 1
+      ? Math.sqrt(
+        ys.reduce((a, y) => a + (y - mean) ** 2, 0) / (ys.length - 1),
+      )
+      : 0;
+    points.push([x, mean]);
+    band.push([x, Math.max(0, mean - sd), Math.min(1, mean + sd)]);
+  }
+  return { points, band };
+}
+
+/**
+ * The chart of one curve set, with notes on variants not shown: one line
+ * per variant, and where a variant ran with several seeds (series sharing
+ * a label up to the `over` axis) their mean with a band of ± 1 std, so the
+ * chart has one colour per variant and stays readable with many seeds.
+ */
 export function curvesHtml(set: CurveSet): string {
-  const colors = new Map<string, string>();
+  const groups = new Map<string, CurveSet["series"][number][]>();
   const series: ChartSeries[] = [];
   const notes: string[] = [];
   const lacking: string[] = [];
   for (const s of set.series) {
     if (s.skipped) continue;
-    if (!colors.has(s.series)) {
-      colors.set(s.series, PALETTE[colors.size % PALETTE.length]!);
-    }
-    const pts = s.points.filter((p) => p.success !== null);
     if (s.missing.length) {
       lacking.push(`${s.label}: ${s.missing.length} of ${set.stages} stages`);
     }
-    if (pts.length === 0) continue;
+    const name = s.series || s.label || "all";
+    groups.set(name, [...(groups.get(name) ?? []), s]);
+  }
+  let averaged = 0;
+  for (const [name, members] of groups) {
+    const color = PALETTE[series.length % PALETTE.length]!;
+    const drawn = members.filter((m) =>
+      m.points.some((p) => p.success !== null)
+    );
+    if (drawn.length === 0) continue;
+    if (drawn.length === 1) {
+      const s = drawn[0]!;
+      const pts = s.points.filter((p) => p.success !== null);
+      series.push({
+        group: name,
+        label: s.label || "all",
+        color,
+        points: pts.map((p) => [p.samples, p.success] as const),
+        data: { variant: name, points: String(pts.length) },
+      });
+      continue;
+    }
+    averaged = Math.max(averaged, drawn.length);
+    const { points, band } = _meanSeries(drawn);
     series.push({
-      group: s.series || s.label || "all",
-      label: s.label || "all",
-      color: colors.get(s.series)!,
-      points: pts.map((p) => [p.samples, p.success] as const),
-      data: { variant: s.label, points: String(pts.length) },
-      width: set.series.length > 6 ? 1.4 : 1.8,
+      group: `${name} (mean of ${drawn.length})`,
+      label: `${name}: mean of ${drawn.length} (${
+        drawn.map((m) => m.label).join("; ")
+      })`,
+      color,
+      points,
+      band,
+      data: {
+        variant: name,
+        runs: String(drawn.length),
+        points: String(points.filter((p) => p[1] !== null).length),
+      },
     });
   }
   const markers = [];
@@ -288,7 +497,7 @@ export function curvesHtml(set: CurveSet): string {
       })),
     ),
   );
-  const sameColor = set.series.some((s) => s.series !== s.label);
+
   const shared: number[] = [];
   for (let st = 0; st < set.stages && set.series.length > 1; st++) {
     const id = set.series[0]!.nodes[st];
@@ -307,7 +516,9 @@ export function curvesHtml(set: CurveSet): string {
     }</code>, against the policy's cumulative samples${
       set.stages > 1 ? `, ${set.stages} stages` : ""
     }; one line per variant${
-      sameColor ? " (one colour per variant up to the seed)" : ""
+      averaged > 1
+        ? "; where a variant ran with several seeds, the line is their mean at each update and the band ± 1 std over them"
+        : ""
     }${set.stages > 1 ? "; dashed lines: stage boundaries" : ""}.${
       notes.length ? " " + esc(notes.join("; ")) + "." : ""
     }</figcaption>`,
@@ -451,14 +662,13 @@ function _metaAndMissing(r: ExperimentReport, out: string[]): void {
     );
   }
   if (r.computed) {
+    // One stamp: when the newest of the results was computed.
     meta.push(
-      `entries computed ${
-        esc(r.computed.first.slice(0, 16).replace("T", " "))
-      }${
-        r.computed.last.slice(0, 16) !== r.computed.first.slice(0, 16)
-          ? ` – ${esc(r.computed.last.slice(0, 16).replace("T", " "))}`
-          : ""
-      } UTC`,
+      `<span class="computed" title="${
+        esc(`first ${r.computed.first}, last ${r.computed.last}`)
+      }">${r.computed.of} computed ${
+        esc(r.computed.last.slice(0, 16).replace("T", " "))
+      } UTC</span>`,
     );
   }
   if (meta.length) out.push(`<p class="meta">${meta.join(" ")}</p>`);

@@ -22,6 +22,11 @@ export interface ChartSeries {
   readonly data?: Readonly<Record<string, string>>;
   /** Stroke width. @default 1.8 */
   readonly width?: number;
+  /**
+   * A band drawn under the line (e.g. ± 1 std over seeds): `[x, low, high]`
+   * per point, `null` breaks it.
+   */
+  readonly band?: readonly (readonly [number, number, number] | null)[];
 }
 
 /** A vertical marker. */
@@ -60,8 +65,9 @@ export interface LineChartOptions {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { niceTicks } from "./report_svg_charts.ts";
- * console.log(niceTicks(0, 1, 5)); // [0, 0.2, 0.4, 0.6, 0.8, 1]
+ * assert.deepEqual(niceTicks(0, 1, 5), [0, 0.2, 0.4, 0.6, 0.8, 1]);
  * ```
  */
 export function niceTicks(lo: number, hi: number, count = 5): number[] {
@@ -82,8 +88,9 @@ export function niceTicks(lo: number, hi: number, count = 5): number[] {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { shortNumber } from "./report_svg_charts.ts";
- * console.log(shortNumber(125000)); // 125k
+ * assert.equal(shortNumber(125000), "125k");
  * ```
  */
 export function shortNumber(x: number): string {
@@ -278,6 +285,7 @@ function _seriesSvg(f: _Frame, s: ChartSeries, out: string[]): void {
     ` data-${k.replace(/[^a-z0-9-]/g, "")}="${escapeHtml(v)}"`
   ).join("");
   out.push(`<g class="series"${data}><title>${escapeHtml(s.label)}</title>`);
+  if (s.band) _bandSvg(f, s.band, s.color, out);
   for (const seg of segs) {
     if (seg.length === 0) continue;
     if (seg.length === 1) {
@@ -294,6 +302,32 @@ function _seriesSvg(f: _Frame, s: ChartSeries, out: string[]): void {
     );
   }
   out.push(`</g>`);
+}
+
+/** A filled band between low and high, one polygon per run of points without a gap. */
+function _bandSvg(
+  f: _Frame,
+  band: readonly (readonly [number, number, number] | null)[],
+  color: string,
+  out: string[],
+): void {
+  const runs: (readonly [number, number, number])[][] = [[]];
+  for (const b of band) {
+    if (b === null) {
+      if (runs[runs.length - 1]!.length) runs.push([]);
+    } else runs[runs.length - 1]!.push(b);
+  }
+  for (const run of runs) {
+    if (run.length < 2) continue;
+    const top = run.map(([x, , hi]) => `${_f(f.X(x))},${_f(f.Y(hi))}`);
+    const bottom = run.map(([x, lo]) => `${_f(f.X(x))},${_f(f.Y(lo))}`)
+      .reverse();
+    out.push(
+      `<polygon class="band" points="${
+        [...top, ...bottom].join(" ")
+      }" fill="${color}" fill-opacity="0.16" stroke="none"/>`,
+    );
+  }
 }
 
 /** Renders a line chart as a standalone `<svg>` element. */

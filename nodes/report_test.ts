@@ -3,13 +3,16 @@ import { join } from "node:path";
 import {
   buildTables,
   builtinKinds,
+  cacheExportCommand,
   type CommandContext,
   computeKeys,
   formatCell,
   loadExperiment,
   runCommand,
+  SHIPPED_BUNDLE,
   SilentReporter,
   Store,
+  type Table,
 } from "@envsmith/engine";
 import { main } from "../cli.ts";
 import { kinds as domainKinds } from "./mod.ts";
@@ -19,6 +22,7 @@ import { buildReport, secretEnvValues } from "./report.ts";
 import { runReport } from "./report_command.ts";
 import type { ConfigTrajectory } from "./report_data.ts";
 import { escapeHtml } from "./report_escape.ts";
+import { curvesHtml, renderReportHtml, tableHtml } from "./report_html.ts";
 import { niceTicks, shortNumber } from "./report_svg_charts.ts";
 
 // A tiny experiment: 2 stages of a few updates, two context variants run and a
@@ -166,6 +170,7 @@ Deno.test("report: tables, curves, config trajectories and failure cases of a ca
   assert.deepEqual(t.columns, ["base", "crowded", "mean"]);
   let checked = 0;
   for (const c of t.cells) {
+    if (c.row === "behavior") continue; // not run: one cell for the row (below)
     const m = new RegExp(
       `<td[^>]*data-row="${c.row}" data-col="${c.column}"[^>]*>(.*?)</td>`,
     ).exec(html);
@@ -179,7 +184,7 @@ Deno.test("report: tables, curves, config trajectories and failure cases of a ca
   assert.equal(checked, 6, "2 variants x 3 columns with numbers");
   assert.match(
     html,
-    /<td class="skipped[^"]*" data-row="behavior" data-col="base">not run: ENVSMITH_REPORT_TEST_NEVER_SET not set<\/td>/,
+    /<td class="skipped row" colspan="3" data-row="behavior" data-col="\*">not run: ENVSMITH_REPORT_TEST_NEVER_SET not set<\/td>/,
   );
 
   // (2) Curves: one series per variant run, one point per update of every stage.
@@ -492,6 +497,179 @@ Deno.test("report: the CLI writes the page and exits 0 when complete", async () 
   assert.equal(bad, 2, "a missing file is a user error");
 });
 
+Deno.test("report: one line per variant with a ± 1 std band over its seeds; the mean column first; one time stamp", async () => {
+  const point = (update: number, success: number | null) => ({
+    stage: 0,
+    update,
+    samples: update * 100,
+    success,
+  });
+  const series = (context: string, seed: number, ys: (number | null)[]) => ({
+    variant: { context, seed: String(seed) },
+    label: `context=${context}, seed=${seed}`,
+    series: context,
+    points: ys.map((y, i) => point(i + 1, y)),
+    stageStarts: [0],
+    nodes: [`p[context=${context},seed=${seed}]`],
+    missing: [],
+  });
+  const html = curvesHtml({
+    group: "curriculum",
+    name: "policy",
+    stages: 1,
+    series: [
+      series("none", 1, [0.2, 0.4, 0.6]),
+      series("none", 2, [0.4, 0.6, null]),
+      series("none", 3, [0.6, 0.8, 0.8]),
+      series("full", 1, [0.5, 0.5, 0.5]),
+    ],
+  });
+  const groups = [...html.matchAll(/<g class="series" ([^>]*)>/g)].map((m) =>
+    m[1]
+  );
+  assert.deepEqual(groups, [
+    'data-variant="none" data-runs="3" data-points="3"',
+    'data-variant="full" data-points="3"',
+  ]);
+  // none: means 0.4, 0.6, 0.7 at updates 1..3 (the third over two seeds).
+  const chartY = (y: number) => 26 + (1 - y) * 240;
+  const line =
+    /<g class="series" data-variant="none"[^]*?<polyline points="([^"]*)"/.exec(
+      html,
+    )!;
+  assert.deepEqual(
+    line[1]!.split(" ").map((p) => Number(p.split(",")[1])),
+    [0.4, 0.6, 0.7].map((y) => Math.round(chartY(y) * 10) / 10),
+  );
+  assert.equal([...html.matchAll(/<polygon class="band"/g)].length, 1);
+  assert.match(html, /none \(mean of 3\)/, "legend: one entry per variant");
+  assert.match(html, /the band ± 1 std over them/);
+
+  const { file, cache } = await fixture();
+  const page = (await buildReport(ctxOf(cache), [file])).html;
+  assert.match(
+    page,
+    /<thead><tr><th scope="col">context<\/th><th scope="col" class="agg">mean<\/th><th scope="col">base<\/th><th scope="col">crowded<\/th><\/tr><\/thead>/,
+  );
+  const stamps = [
+    ...page.matchAll(/computed (\d{4}-\d\d-\d\d \d\d:\d\d) UTC/g),
+  ];
+  assert.equal(stamps.length, 1, "one time stamp");
+  assert.match(page, /<span class="computed"[^>]*>results computed /);
+});
+
+Deno.test("report: cells from an imported bundle are marked † once the engine flags them (issue 12's `imported`)", () => {
+  const cell = (column: string, imported: boolean) => ({
+    row: "rules",
+    column,
+    mean: 0.5,
+    std: 0.1,
+    n: 3,
+    samples: [],
+    missing: [],
+    notes: [],
+    ...(imported ? { imported: true } : {}),
+  });
+  const t: Table = {
+    name: "t",
+    title: "t",
+    experiment: "x",
+    file: "x.yaml",
+    rowsAxis: "method",
+    rows: ["rules"],
+    columns: ["base", "mean"],
+    aggregate: "mean",
+    over: { axis: "seed", values: ["1", "2", "3"] },
+    cells: [cell("base", true), cell("mean", false)],
+    missing: [],
+    digits: 3,
+  };
+  const html = tableHtml(t);
+  assert.match(
+    html,
+    /data-col="base"[^>]*><span class="m">0\.500<span class="imported" title="from an imported results bundle \(computed elsewhere\)">†<\/span><\/span>/,
+  );
+  assert.match(html, /data-col="mean"[^>]*><span class="m">0\.500<\/span>/);
+  assert.match(
+    html,
+    /† from an imported results bundle \(computed elsewhere\)\.<\/figcaption>/,
+  );
+  const plain = tableHtml({
+    ...t,
+    cells: [cell("base", false), cell("mean", false)],
+  });
+  assert.ok(!plain.includes("†"));
+});
+
+Deno.test("report --import: a fresh cache shows the results of a bundle, as `deno task report` shows the shipped one", async () => {
+  const { dir, file, cache } = await fixture();
+  // A bundle like the shipped one: only the entries the tables read.
+  const bundle = join(dir, "scores.esb.gz");
+  const ex = await cacheExportCommand(ctxOf(cache), bundle, {
+    jsonOnly: true,
+    filter: ["score"],
+    experiments: [file],
+  });
+  assert.equal(ex, 0);
+  const fresh = join(dir, "cache-fresh");
+  const without = join(dir, "without.html");
+  assert.equal(await runReport(ctxOf(fresh), [file], { out: without }), 1);
+  assert.match(
+    Deno.readTextFileSync(without),
+    /<td class="missing[^"]*" data-row="full" data-col="mean">missing<\/td>/,
+  );
+  const errs: string[] = [];
+  const out = join(dir, "with.html");
+  const ctx = {
+    ...ctxOf(fresh),
+    output: { out: () => {}, err: (l: string) => errs.push(l) },
+  };
+  await runReport(ctx, [file], { out, import: bundle });
+  assert.match(errs.join("\n"), /imported .*scores\.esb\.gz .*: 2 entries/);
+  const page = Deno.readTextFileSync(out);
+  const want = formatCell(
+    (await buildTables(ctxOf(cache), file))[0]!,
+    (await buildTables(ctxOf(cache), file))[0]!.cells.find((c) =>
+      c.row === "full" && c.column === "mean"
+    )!,
+  );
+  // The bundle's numbers, marked as imported (computed elsewhere).
+  assert.match(
+    page,
+    new RegExp(
+      `data-row="full" data-col="mean"[^>]*><span class="m">${
+        want.split(" ")[0]!.replace(".", "\\.")
+      }<span class="imported"[^>]*>†</span></span>`,
+    ),
+  );
+  assert.match(
+    page,
+    /<td class="skipped row" colspan="3" data-row="behavior" data-col="\*">not run: ENVSMITH_REPORT_TEST_NEVER_SET not set<\/td>/,
+  );
+  // A bundle that is not there is a note, not an error.
+  errs.length = 0;
+  await runReport(ctx, [file], { out, import: join(dir, "nope.esb.gz") });
+  assert.match(
+    errs.join("\n"),
+    /no results bundle at .*nope\.esb\.gz; using the cache only/,
+  );
+});
+
+Deno.test("deno task tables and deno task report import the shipped bundle", () => {
+  const tasks = (JSON.parse(
+    Deno.readTextFileSync(new URL("../deno.json", import.meta.url)),
+  ) as { tasks: Record<string, string> }).tasks;
+  for (const t of ["tables", "report"]) {
+    assert.ok(
+      tasks[t]!.endsWith(` ${t} --import ${SHIPPED_BUNDLE}`),
+      `${t}: ${tasks[t]}`,
+    );
+  }
+  assert.ok(
+    Deno.statSync(new URL(`../${SHIPPED_BUNDLE}`, import.meta.url)).isFile,
+  );
+});
+
 const CHROMIUM = _exists("/usr/bin/chromium");
 Deno.test({
   name: `report: renders in headless Chromium (tables and SVGs in the DOM)${
@@ -537,6 +715,128 @@ Deno.test({
   },
 });
 
+Deno.test({
+  name:
+    `report: in headless Chromium at 1280 and 800 px the mean column is on screen without scrolling${
+      CHROMIUM
+        ? ""
+        : " [ignored: /usr/bin/chromium is not installed; apt-get install -y chromium]"
+    }`,
+  ignore: !CHROMIUM,
+  async fn() {
+    const { dir } = await fixture();
+    // The shape of the ablation's table: 5 rows, 8 suites and the mean,
+    // every cell mean ± std.
+    const suites = [
+      "base",
+      "corridors",
+      "crossing",
+      "crowded",
+      "holey",
+      "large",
+      "slippery",
+      "tight",
+    ];
+    const rows = ["none", "stats", "failures", "behavior", "full"];
+    const table: Table = {
+      name: "ablate-context",
+      title:
+        "Success rate on the benchmark suites by context type (mean ± std over 3 seeds)",
+      experiment: "ablate-context",
+      file: "experiments/ablate-context.yaml",
+      rowsAxis: "context",
+      rows,
+      columns: [...suites, "mean"],
+      aggregate: "mean",
+      over: { axis: "seed", values: ["1", "2", "3"] },
+      cells: rows.flatMap((row) =>
+        [...suites, "mean"].map((column) => ({
+          row,
+          column,
+          mean: 0.123,
+          std: 0.045,
+          n: 3,
+          samples: [],
+          missing: [],
+          notes: [],
+        }))
+      ),
+      missing: [],
+      digits: 3,
+    };
+    const page = renderReportHtml([{
+      name: "ablate-context",
+      file: "experiments/ablate-context.yaml",
+      axes: [],
+      tables: [table],
+      curves: [],
+      trajectories: [],
+      failures: [],
+      failureNotes: [],
+      missing: [],
+    }]);
+    // A test-only copy with a script that records the layout in the DOM
+    // (the report itself has no script).
+    const probe = join(dir, "layout-probe.html");
+    Deno.writeTextFileSync(
+      probe,
+      page.replace(
+        "</body>",
+        `<script>
+const th = document.querySelector('table.results th.agg');
+const r = th.getBoundingClientRect();
+const wrap = th.closest('.scroll');
+document.body.setAttribute('data-layout', JSON.stringify({
+  meanLeft: r.left, meanRight: r.right, viewport: window.innerWidth,
+  tableScrolls: wrap.scrollWidth > wrap.clientWidth,
+  pageScrolls: document.documentElement.scrollWidth > window.innerWidth,
+}));
+</script></body>`,
+      ),
+    );
+    for (const width of [1280, 800]) {
+      const profile = Deno.makeTempDirSync({ prefix: "envsmith-chromium-" });
+      const r = await new Deno.Command("/usr/bin/chromium", {
+        args: [
+          "--headless",
+          "--no-sandbox",
+          "--disable-gpu",
+          "--no-first-run",
+          "--disable-background-networking",
+          "--disable-component-update",
+          "--disable-sync",
+          `--user-data-dir=${profile}`,
+          `--window-size=${width},900`,
+          "--dump-dom",
+          `file://${probe}`,
+        ],
+        stdout: "piped",
+        stderr: "piped",
+      }).output();
+      Deno.removeSync(profile, { recursive: true });
+      const dom = new TextDecoder().decode(r.stdout);
+      const m = /data-layout="([^"]*)"/.exec(dom);
+      assert.ok(m, `no layout probe at ${width} px: ${dom.slice(0, 300)}`);
+      const layout = JSON.parse(m[1]!.replace(/&quot;/g, '"'));
+      assert.equal(layout.viewport, width);
+      assert.ok(
+        layout.meanRight <= width && layout.meanLeft >= 0,
+        `${width} px: mean column at ${layout.meanLeft}-${layout.meanRight}`,
+      );
+      assert.equal(
+        layout.pageScrolls,
+        false,
+        `${width} px: the page scrolls sideways`,
+      );
+      assert.equal(
+        layout.tableScrolls,
+        false,
+        `${width} px: the table scrolls`,
+      );
+    }
+  },
+});
+
 function _exists(path: string): boolean {
   try {
     Deno.statSync(path);
@@ -576,5 +876,81 @@ Deno.test("report: ticks, short numbers, escaping and secret lookup", () => {
       throw new Deno.errors.NotCapable("no env");
     }),
     [],
+  );
+});
+
+Deno.test("report: a table's paired comparisons in its column order, the mean first, significant cells bold with *", () => {
+  const cell = (row: string, column: string, mean: number) => ({
+    row,
+    column,
+    mean,
+    std: 0.01,
+    n: 10,
+    samples: [],
+    missing: [],
+    notes: [],
+  });
+  const cmpCell = (column: string, diff: number, lo: number, hi: number) => ({
+    row: "full",
+    column,
+    n: 10,
+    diff,
+    lo,
+    hi,
+    p: 0.001953125,
+    pHolm: 0.0039,
+    exact: true,
+    instanceLevel: true,
+    excludesZero: lo > 0 || hi < 0,
+  });
+  const t: Table = {
+    name: "ab",
+    title: "ab",
+    experiment: "x",
+    file: "x.yaml",
+    rowsAxis: "variant",
+    rows: ["none", "full"],
+    columns: ["base", "mean"],
+    aggregate: "mean",
+    over: { axis: "seed", values: ["1"] },
+    cells: [
+      cell("none", "base", 0.8),
+      cell("none", "mean", 0.46),
+      cell("full", "base", 0.9),
+      cell("full", "mean", 0.58),
+    ],
+    missing: [],
+    digits: 3,
+    comparison: {
+      against: "none",
+      pairedBy: "seed",
+      level: 0.95,
+      resamples: 2000,
+      rows: ["full"],
+      cells: [
+        cmpCell("base", 0.1, -0.01, 0.2),
+        cmpCell("mean", 0.118, 0.098, 0.135),
+      ],
+      minPairs: 10,
+    },
+  };
+  const html = tableHtml(t);
+  const compare = html.slice(html.indexOf('data-compare="ab"'));
+  // the mean column first, as in the results table
+  assert.ok(compare.indexOf(">mean</th>") < compare.indexOf(">base</th>"));
+  assert.match(
+    compare,
+    /<td class="sig agg" data-row="full" data-col="mean"><span class="m">\+0\.118\*<\/span><span class="ci">\[\+0\.098, \+0\.135\]<\/span><span class="p">p 0\.002 \/ 0\.004<\/span><\/td>/,
+  );
+  assert.match(
+    compare,
+    /<td class="" data-row="full" data-col="base"><span class="m">\+0\.100<\/span>/,
+  );
+  assert.match(compare, /<th scope="row">full − none<\/th><td>10<\/td>/);
+  assert.match(compare, /over seeds and instances/);
+  assert.ok(
+    !tableHtml((({ comparison: _, ...rest }) => rest)(t)).includes(
+      "data-compare",
+    ),
   );
 });

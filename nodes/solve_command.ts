@@ -47,6 +47,10 @@ export function solveCommand(
       5000,
     )
     .option("--json", "one JSON object per instance")
+    .addHelpText(
+      "after",
+      "\nExamples:\n  deno task cli generate --preset medium --count 5 | deno task cli solve --solver cbs\n  deno task cli solve --solver pp instances.jsonl --json > plans.jsonl",
+    )
     .action(async (file, o) => {
       const instances = await readInstanceInput(io, file);
       let unsolved = 0;

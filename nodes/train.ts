@@ -10,7 +10,11 @@
  *   envsmith ONNX file; training resumes its optimiser state and counters.
  * - `envs` (required): the training instances (a generate node's value).
  * - Budget: `updates` (default 40 when `samples` is not given) and/or
- *   `samples` (agent-steps); training stops at the first one reached.
+ *   `samples` (agent-steps); training stops at the first one reached. A
+ *   `samples` budget is met to within one environment step of the acting
+ *   agents (PPO's last rollout stops early), so runs whose configurations
+ *   have different agent counts get the same experience; GRPO's granularity
+ *   is one group rollout.
  * - `algo`: `ppo` (default) or `grpo`; `group` (GRPO replays per instance, 8).
  * - `parallel` (environments, 64), `steps` (PPO rollout length, 32), `lr`
  *   (3e-4), `epochs` (4), `minibatch` (512), `clip` (0.2), `entropy`
@@ -173,7 +177,10 @@ export const kind: NodeKind<TrainParams, PolicyValue> = {
       done < maxUpdates && ck.counters.samples - startSamples < maxSamples
     ) {
       ctx.signal.throwIfAborted();
-      const pt = trainer.update();
+      const spent = ck.counters.samples - startSamples;
+      const pt = trainer.update(
+        Number.isFinite(maxSamples) ? { maxSamples: maxSamples - spent } : {},
+      );
       done++;
       curve.push(curvePointJson(pt));
       // success over the last few updates' episodes, for the progress line

@@ -89,6 +89,10 @@ export function trainCommand(io: PolicyCliIo = policyIo) {
     .option("--parallel <n>", "parallel environments", intFlag("--parallel", 1))
     .option("--curve <file>", "write the training curve (JSON) here")
     .requiredOption("--out <file>", "where to write the ONNX checkpoint")
+    .addHelpText(
+      "after",
+      "\nExamples:\n  deno task cli train --preset easy --minutes 5 --seed 1 --out easy.onnx\n  deno task cli train --config stage2.yaml --updates 100 --policy easy.onnx --out stage2.onnx",
+    )
     .action((o) => _train(io, o));
 }
 

@@ -90,8 +90,9 @@ export function checkObsSpec(spec: ObsSpec): ObsSpec {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { DEFAULT_OBS, obsSize } from "./observation.ts";
- * console.log(obsSize(DEFAULT_OBS)); // 6 * 25 + 12 = 162
+ * assert.equal(obsSize(DEFAULT_OBS), 162); // 6 * 25 + 12
  * ```
  */
 export function obsSize(spec: ObsSpec): number {

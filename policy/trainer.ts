@@ -245,8 +245,13 @@ export class Trainer {
     }
   }
 
-  /** Run one update (rollout + optimisation); returns its curve point. */
-  update(): CurvePoint {
+  /**
+   * Run one update (rollout + optimisation); returns its curve point. With
+   * `maxSamples` (PPO), the rollout stops after the step that reaches that
+   * many agent-steps, so a budget in agent-steps is met to within one step's
+   * acting agents instead of one whole update.
+   */
+  update(options: { maxSamples?: number } = {}): CurvePoint {
     const tally = {
       episodes: 0,
       success: 0,
@@ -255,8 +260,9 @@ export class Trainer {
     };
     this.#buf.count = 0;
     this.#learner.pull();
-    if (this.options.algo === "ppo") this.#collectPpo(tally);
-    else this.#collectGrpo(tally);
+    if (this.options.algo === "ppo") {
+      this.#collectPpo(tally, options.maxSamples ?? Infinity);
+    } else this.#collectGrpo(tally);
     const n = this.#buf.count;
     const stats = this.#learner.update(this.#buf, this.#rng);
     const c = this.ck.counters;
@@ -350,9 +356,11 @@ export class Trainer {
       reward: number;
       outcomes: Record<string, number>;
     },
+    maxSamples: number,
   ): void {
     const o = this.options, env = this.#env, pool = this.#pool, buf = this.#buf;
-    const S = env.envs * env.maxAgents, T = o.steps;
+    const S = env.envs * env.maxAgents;
+    let T = o.steps;
     const vm = this.ck.valueNorm.mean, vs = this.ck.valueNorm.std;
     this.#valid.fill(0);
     for (let t = 0; t < T; t++) {
@@ -371,6 +379,10 @@ export class Trainer {
       }
       this.#tallyEnded(tally);
       env.resetDone(() => this.#rng.int(pool.count));
+      if (buf.count >= maxSamples) {
+        T = t + 1; // the budget is spent: a shorter rollout
+        break;
+      }
     }
     // bootstrap values of the agents still acting
     this.#boot.fill(0);

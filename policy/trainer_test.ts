@@ -116,3 +116,31 @@ Deno.test("both kernels are deterministic; simd and ts agree on the first update
     /Unknown kernel "gpu"/,
   );
 });
+
+Deno.test("ppo: a budget in agent-steps stops the last rollout early, whatever the agent count", () => {
+  const budgets: number[] = [];
+  for (const agents of [1, 4]) {
+    const pool4 = InstancePool.from(
+      randomInstances(40, 5, { size: 6, agents, holes: 0.1 }),
+    );
+    const ck = initCheckpoint({ hidden: [16], seed: 2 });
+    const tr = new Trainer(ck, pool4, { ...small, seed: 3 });
+    const budget = 3000;
+    const full = tr.update().samples; // one whole update
+    assert.ok(full < budget);
+    let spent = full;
+    while (spent < budget) {
+      spent = tr.update({ maxSamples: budget - spent }).samples;
+    }
+    // overshoot: less than one step of every agent of every environment
+    const over = spent - budget;
+    assert.ok(
+      over >= 0 && over < small.envs * agents,
+      `${agents} agents: ${over}`,
+    );
+    budgets.push(spent);
+  }
+  // same experience within a step for 1 and 4 agents (whole updates would
+  // differ by up to a 16x16x4-sample update)
+  assert.ok(Math.abs(budgets[0]! - budgets[1]!) < small.envs * 4);
+});

@@ -31,9 +31,10 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { configId, parseEnvConfig } from "./env_config.ts";
  * const config = parseEnvConfig({ preset: "easy", agents: 3 });
- * console.log(configId(config).length); // 12
+ * assert.equal(configId(config).length, 12);
  * ```
  *
  * @module
@@ -610,9 +611,10 @@ export function safeParseEnvConfig(input: unknown): EnvConfigParseResult {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { parseEnvConfig } from "./env_config.ts";
  * const c = parseEnvConfig({ preset: "medium", slip: 0.2 });
- * console.log("width" in c && c.width); // 10
+ * assert.equal("width" in c && c.width, 10);
  * ```
  */
 export function parseEnvConfig(input: unknown): AnyEnvConfig {
@@ -831,9 +833,10 @@ export interface ClampResult {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { clampEnvConfig } from "./env_config.ts";
  * const { config, adjustments } = clampEnvConfig({ width: 100, slip: -1 });
- * console.log(adjustments.length); // 2
+ * assert.equal(adjustments.length, 2);
  * ```
  */
 export function clampEnvConfig(

@@ -7,10 +7,11 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import * as v from "valibot";
  * import { FindingsSchema } from "./findings.ts";
  * const ok = v.safeParse(FindingsSchema, { version: 1 });
- * console.log(ok.success); // false: every section is required
+ * assert.equal(ok.success, false); // every section is required
  * ```
  *
  * @module

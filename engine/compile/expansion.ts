@@ -20,6 +20,7 @@ import {
 import type { Json, NodeKind } from "../types.ts";
 import { validateParams } from "./parameters.ts";
 import type { AxisDef, Compilation, PlainNode } from "./plain_node.ts";
+import type { DocPath } from "../source.ts";
 import { Broken } from "./references.ts";
 
 /** The plain nodes in a topological order, or null after reporting every cycle. */
@@ -84,17 +85,39 @@ function _reportCycles(c: Compilation, left: ReadonlySet<string>): void {
   }
 }
 
-/** Sets `axes` of every node: the axes it reads directly plus those of its inputs. */
+/**
+ * Sets `axes` of every node: the axes it reads directly plus those of its
+ * inputs. A pinned input contributes its axes but those pinned to a fixed
+ * value; an axis pinned relatively (`+1`) is one the node varies with.
+ * Pinned inputs may point back (another variant of the node itself), so
+ * this runs to a fixed point.
+ */
 export function assignAxes(c: Compilation, order: readonly PlainNode[]): void {
   const axisOrder = c.axes.map((a) => a.name);
   const hasSeedAxis = axisOrder.includes("seed");
-  for (const p of order) {
-    const set = new Set<string>();
-    if (p.hasMatrix) _directAxes(p.template, set, hasSeedAxis);
-    for (const d of p.deps) {
-      for (const a of c.plains.get(d)?.axes ?? []) set.add(a);
+  for (let changed = true; changed;) {
+    changed = false;
+    for (const p of order) {
+      const set = new Set<string>(p.axes);
+      if (p.hasMatrix) _directAxes(p.template, set, hasSeedAxis);
+      for (const d of p.deps) {
+        for (const a of c.plains.get(d)?.axes ?? []) set.add(a);
+      }
+      for (const r of p.pinned) {
+        const fixed = new Set(
+          r.pins.filter((x) => x.label !== undefined).map((x) => x.axis),
+        );
+        for (const a of c.plains.get(r.node)?.axes ?? []) {
+          if (!fixed.has(a)) set.add(a);
+        }
+        for (const x of r.pins) if (x.shift !== undefined) set.add(x.axis);
+      }
+      const axes = axisOrder.filter((a) => set.has(a));
+      if (axes.length !== p.axes.length) {
+        p.axes = axes;
+        changed = true;
+      }
     }
-    p.axes = axisOrder.filter((a) => set.has(a));
   }
 }
 
@@ -119,16 +142,47 @@ export function expandGraph(
     graph,
     baseSeed,
     axisByName: new Map(c.axes.map((a) => [a.name, a])),
-    instances: new Map(),
+    projections: new Map(order.map((p) => [p.id, _projections(p, variants)])),
+    instances: new Map(order.map((p) => [p.id, new Map()])),
+    building: new Set(),
   };
   for (const p of order) {
-    const mine = new Map<string, number>();
-    x.instances.set(p.id, mine);
-    for (const [pk, proj] of _projections(p, variants)) {
-      mine.set(pk, _instance(x, p, proj));
+    for (const [pk, proj] of x.projections.get(p.id)!) {
+      _instanceOf(x, p, pk, proj);
     }
   }
   return graph;
+}
+
+/**
+ * The graph node of `p` for one projection, made first if need be (a pinned
+ * reference can need a variant before plain order reaches it); -1 after
+ * reporting a cycle between variants.
+ */
+function _instanceOf(
+  x: _Expansion,
+  p: PlainNode,
+  pk: string,
+  proj: Record<string, string>,
+): number {
+  const have = x.instances.get(p.id)!.get(pk);
+  if (have !== undefined) return have;
+  const key = `${p.id}\u0000${pk}`;
+  if (x.building.has(key)) {
+    x.c.diags.report(
+      "cycle",
+      [...p.at, "with"],
+      `cycle between variants: ${p.id} [${
+        Object.entries(proj).map(([a, l]) => `${a}=${l}`).join(",")
+      }] reads itself through pinned references (a node cannot depend on itself)`,
+    );
+    return -1;
+  }
+  x.building.add(key);
+  const index = _instance(x, p, proj);
+  x.building.delete(key);
+  x.instances.get(p.id)!.set(pk, index);
+  return index;
 }
 
 interface _Expansion {
@@ -136,8 +190,15 @@ interface _Expansion {
   readonly graph: ExpandedGraph;
   readonly baseSeed: number;
   readonly axisByName: ReadonlyMap<string, AxisDef>;
+  /** plain id -> projection key -> its projection, for the variants that exist */
+  readonly projections: ReadonlyMap<
+    string,
+    Map<string, Record<string, string>>
+  >;
   /** plain id -> projection key -> index */
   readonly instances: Map<string, Map<string, number>>;
+  /** Instances being made (plain id and projection key), to catch cycles. */
+  readonly building: Set<string>;
 }
 
 /** The distinct projections of `variants` onto the node's axes, by projection key. */
@@ -172,7 +233,7 @@ function _instance(
     const missing = val.requiresEnv.find((n) => !x.c.env(n));
     if (missing && !skipped) skipped = `${missing} not set`;
   }
-  const params = _substitute(x, p.template, proj, deps);
+  const params = _substitute(x, p.template, proj, deps, [...p.at, "with"]);
   for (const d of deps) skipped ??= x.graph.nodes[d]!.skipped;
   if (kind && p.hasMatrix) {
     validateParams(
@@ -194,7 +255,7 @@ function _instance(
     variant: proj,
     deps: [...deps],
     params,
-    literal: _literal(p.template, params),
+    literal: _literal(p.template, params, proj),
     ...(skipped ? { skipped } : {}),
   });
   x.graph.byId.set(id, index);
@@ -207,11 +268,11 @@ function _substitute(
   t: Template,
   proj: Record<string, string>,
   deps: Set<number>,
+  at: DocPath,
 ): Resolvable {
   if (t instanceof NodeRef) {
-    const dp = x.c.plains.get(t.node)!;
-    const dk = dp.axes.map((a) => proj[a]).join("\u0000");
-    const idx = x.instances.get(t.node)!.get(dk)!;
+    const idx = _target(x, t, proj, at);
+    if (idx < 0) return null;
     deps.add(idx);
     return new InputRef(idx, t.path);
   }
@@ -221,15 +282,62 @@ function _substitute(
       ? ax.values.find((y) => y.label === proj.seed)!.value
       : x.baseSeed;
   }
-  if (t instanceof MatrixRef) return _matrixValue(x, t, proj);
+  if (t instanceof MatrixRef) {
+    const embedded = t.embedded.get(proj[t.axis]!);
+    if (embedded !== undefined) return _substitute(x, embedded, proj, deps, at);
+    return _matrixValue(x, t, proj);
+  }
   if (t === null || typeof t !== "object") return t;
   if (t instanceof Broken) return null;
-  if (Array.isArray(t)) return t.map((y) => _substitute(x, y, proj, deps));
+  if (Array.isArray(t)) return t.map((y) => _substitute(x, y, proj, deps, at));
   const out: { [k: string]: Resolvable } = {};
   for (const [k, y] of Object.entries(t)) {
-    out[k] = _substitute(x, y, proj, deps);
+    out[k] = _substitute(x, y, proj, deps, at);
   }
   return out;
+}
+
+/** The graph node a node reference reads in variant `proj` (pins applied); -1 after reporting. */
+function _target(
+  x: _Expansion,
+  t: NodeRef,
+  proj: Record<string, string>,
+  at: DocPath,
+): number {
+  const dp = x.c.plains.get(t.node)!;
+  const want: Record<string, string> = { ...proj };
+  for (const pin of t.pins) {
+    if (pin.label !== undefined) want[pin.axis] = pin.label;
+    else {
+      const labels = x.axisByName.get(pin.axis)!.values.map((v) => v.label);
+      const i = labels.indexOf(proj[pin.axis]!);
+      const n = labels.length;
+      want[pin.axis] = labels[(((i + pin.shift!) % n) + n) % n]!;
+    }
+  }
+  for (const pin of t.pins) {
+    if (!dp.axes.includes(pin.axis)) {
+      x.c.diags.report(
+        "reference",
+        at,
+        `"${t.raw}": ${t.node} does not vary with axis ${pin.axis}, so there is no variant to pin`,
+      );
+      return -1;
+    }
+  }
+  const dk = dp.axes.map((a) => want[a]).join("\u0000");
+  const target = x.projections.get(t.node)?.get(dk);
+  if (target === undefined) {
+    x.c.diags.report(
+      "reference",
+      at,
+      `"${t.raw}": the variant [${
+        dp.axes.map((a) => `${a}=${want[a]}`).join(",")
+      }] of ${t.node} does not exist (excluded by the matrix)`,
+    );
+    return -1;
+  }
+  return _instanceOf(x, dp, dk, target);
 }
 
 function _matrixValue(
@@ -269,8 +377,10 @@ function _directAxes(
   out: Set<string>,
   hasSeedAxis: boolean,
 ): void {
-  if (t instanceof MatrixRef) out.add(t.axis);
-  else if (t instanceof SeedRef) {
+  if (t instanceof MatrixRef) {
+    out.add(t.axis);
+    for (const e of t.embedded.values()) _directAxes(e, out, hasSeedAxis);
+  } else if (t instanceof SeedRef) {
     if (hasSeedAxis) out.add("seed");
   } else if (t instanceof NodeRef || t === null || typeof t !== "object") {
     return;
@@ -284,14 +394,24 @@ function _directAxes(
  * written (their values are not known before running), matrix and seed
  * references replaced by this variant's values.
  */
-function _literal(t: Template, resolved: Resolvable): Json {
+function _literal(
+  t: Template,
+  resolved: Resolvable,
+  proj: Record<string, string>,
+): Json {
   if (t instanceof NodeRef) return t.raw;
-  if (t instanceof MatrixRef || t instanceof SeedRef) return resolved as Json;
+  if (t instanceof MatrixRef) {
+    const embedded = t.embedded.get(proj[t.axis]!);
+    return embedded === undefined
+      ? resolved as Json
+      : _literal(embedded, resolved, proj);
+  }
+  if (t instanceof SeedRef) return resolved as Json;
   if (t instanceof Broken) return null;
   if (t === null || typeof t !== "object") return t;
   const r = resolved as Record<string, Resolvable> & Resolvable[];
-  if (Array.isArray(t)) return t.map((x, i) => _literal(x, r[i]!));
+  if (Array.isArray(t)) return t.map((x, i) => _literal(x, r[i]!, proj));
   const out: { [k: string]: Json } = {};
-  for (const [k, x] of Object.entries(t)) out[k] = _literal(x, r[k]!);
+  for (const [k, x] of Object.entries(t)) out[k] = _literal(x, r[k]!, proj);
   return out;
 }

@@ -6,7 +6,7 @@
  * @module
  */
 import type { DocPath } from "../source.ts";
-import type { Template } from "../refs.ts";
+import type { NodeRef, Template } from "../refs.ts";
 import type { NodeKind } from "../types.ts";
 import type { AxisValue } from "../experiment.ts";
 import type { Diagnostics } from "./diagnostics.ts";
@@ -44,8 +44,10 @@ export interface PlainNode {
   readonly stage?: StageScope;
   /** `with:` with references parsed (set by the references pass). */
   template: Template;
-  /** Plain ids it reads. */
+  /** Plain ids it reads (without pins). */
   readonly deps: Set<string>;
+  /** References that pin a variant (`$node[axis=value]`): resolved per variant when expanding. */
+  readonly pinned: NodeRef[];
   /** Matrix axes it varies with, in matrix order (set by the expansion pass). */
   axes: string[];
   /** Whether it reads `$matrix` or `$seed` directly. */

@@ -13,6 +13,8 @@ import {
   MatrixRef,
   NodeRef,
   parseReference,
+  type Pin,
+  type PinText,
   SeedRef,
   type Template,
 } from "../refs.ts";
@@ -27,9 +29,30 @@ export class Broken {}
 /** The one {@linkcode Broken} value. */
 export const BROKEN: Template = new Broken() as unknown as Template;
 
-/** Parses the references of a plain node's `with:` into its template. */
+/**
+ * Parses the references of a plain node's `with:` into its template and
+ * records what it reads: plain ids in `deps`, pinned references (which
+ * select other variants, possibly of the node itself) in `pinned`.
+ */
 export function buildTemplate(c: Compilation, p: PlainNode): void {
   p.template = _walk(c, p.rawWith, [...p.at, "with"], p, false);
+  p.deps.clear();
+  p.pinned.length = 0;
+  _collectDeps(p.template, p);
+}
+
+function _collectDeps(t: Template, p: PlainNode): void {
+  if (t instanceof NodeRef) {
+    if (t.pins.length > 0) p.pinned.push(t);
+    else p.deps.add(t.node);
+  } else if (t instanceof MatrixRef) {
+    for (const e of t.embedded.values()) _collectDeps(e, p);
+  } else if (Array.isArray(t)) {
+    for (const x of t) _collectDeps(x, p);
+  } else if (t !== null && typeof t === "object" && !(t instanceof Broken)) {
+    if (t instanceof SeedRef) return;
+    for (const x of Object.values(t)) _collectDeps(x, p);
+  }
 }
 
 function _walk(
@@ -72,6 +95,19 @@ function _ref(
   const segs = parsed.segments;
   const head = segs[0]!;
   const stage = global ? undefined : p.stage;
+  if (parsed.pins.length > 0) {
+    if (head === "seed" || head === "matrix" || (stage && head === "stage")) {
+      c.diags.report(
+        "reference",
+        at,
+        `"${s}": pins ([axis=value]) select a variant of a node; $${head} is not a node`,
+      );
+      return BROKEN;
+    }
+    const pins = _pins(c, s, parsed.pins, at);
+    if (pins === null) return BROKEN;
+    return _pinned(_ref(c, s.slice(0, s.indexOf("[")), at, p, global), pins, s);
+  }
   if (head === "seed") {
     if (segs.length > 1) {
       c.diags.report("reference", at, `"${s}": $seed has no fields`);
@@ -90,6 +126,55 @@ function _ref(
   }
   _reportUnresolved(c, s, segs, at, stage);
   return BROKEN;
+}
+
+/** Checks pins against the matrix: known axes, known labels, integer shifts. */
+function _pins(
+  c: Compilation,
+  s: string,
+  texts: readonly PinText[],
+  at: DocPath,
+): Pin[] | null {
+  const out: Pin[] = [];
+  for (const { axis, value } of texts) {
+    const def = c.axes.find((a) => a.name === axis);
+    if (!def) {
+      c.diags.report(
+        "reference",
+        at,
+        `"${s}": no matrix axis named "${axis}"${
+          didYouMean(axis, c.axes.map((a) => a.name))
+        }`,
+      );
+      return null;
+    }
+    if (out.some((x) => x.axis === axis)) {
+      c.diags.report("reference", at, `"${s}": axis ${axis} is pinned twice`);
+      return null;
+    }
+    if (/^[+-]\d+$/.test(value)) {
+      out.push({ axis, shift: Number(value) });
+    } else if (def.values.some((x) => x.label === value)) {
+      out.push({ axis, label: value });
+    } else {
+      c.diags.report(
+        "reference",
+        at,
+        `"${s}": axis ${axis} has no value "${value}"${
+          didYouMean(value, def.values.map((x) => x.label))
+        } (or write +k / -k for the value k places after / before this variant's)`,
+      );
+      return null;
+    }
+  }
+  return out;
+}
+
+/** The node references of `t` (a reference, or a list of them for `$earlier`) with pins added. */
+function _pinned(t: Template, pins: readonly Pin[], raw: string): Template {
+  if (t instanceof NodeRef) return new NodeRef(t.node, t.path, raw, pins);
+  if (Array.isArray(t)) return t.map((x) => _pinned(x, pins, raw));
+  return t; // a literal (stage 0's from value): the same in every variant
 }
 
 function _matrixRef(
@@ -114,7 +199,46 @@ function _matrixRef(
     return BROKEN;
   }
   p.hasMatrix = true;
-  return new MatrixRef(axis.name, segs.slice(2), s, at);
+  return new MatrixRef(
+    axis.name,
+    segs.slice(2),
+    s,
+    at,
+    _embedded(c, axis.name, segs.slice(2), p),
+  );
+}
+
+/**
+ * References held in an axis's values (at `path`), parsed in the scope of
+ * the node that reads them: per value label, the parsed template, for the
+ * values that hold any.
+ */
+function _embedded(
+  c: Compilation,
+  axisName: string,
+  path: FieldPath,
+  p: PlainNode,
+): Map<string, Template> {
+  const out = new Map<string, Template>();
+  const axis = c.axes.find((a) => a.name === axisName)!;
+  axis.values.forEach((val, i) => {
+    const sub = getField(val.value, path);
+    if (sub === undefined || !_holdsReference(sub)) return;
+    out.set(
+      val.label,
+      _walk(c, sub, ["matrix", axisName, i, ...path], p, false),
+    );
+  });
+  return out;
+}
+
+function _holdsReference(x: Json): boolean {
+  if (typeof x === "string") return x.startsWith("$");
+  if (Array.isArray(x)) return x.some(_holdsReference);
+  if (x !== null && typeof x === "object") {
+    return Object.values(x).some(_holdsReference);
+  }
+  return false;
 }
 
 /** `$stage`, `$prev.NAME`, `$earlier.NAME`, `$NAME` inside `each`; undefined for anything else. */
@@ -257,8 +381,7 @@ function _nodeRef(
   plain: string,
   path: FieldPath,
   raw: string,
-  p: PlainNode,
+  _p: PlainNode,
 ): NodeRef {
-  p.deps.add(plain);
   return new NodeRef(plain, path, raw);
 }

@@ -61,6 +61,7 @@ function _plain(
     ...(stage ? { stage } : {}),
     template: null,
     deps: new Set(),
+    pinned: [],
     axes: [],
     hasMatrix: false,
   };

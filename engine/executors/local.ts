@@ -36,9 +36,11 @@ export interface LocalExecutorOptions {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { localExecutor } from "./local.ts";
  * const ex = localExecutor({ jobs: 2 });
- * console.log(ex.name, ex.jobs); // local 2
+ * assert.equal(ex.name, "local");
+ * assert.equal(ex.jobs, 2);
  * ```
  */
 export function localExecutor(options: LocalExecutorOptions = {}): Executor {

@@ -24,7 +24,7 @@ export interface SlurmResources {
   readonly sbatch?: readonly string[] | undefined;
 }
 
-/** A parsed `executor: {type: slurm}` block (see the README's cluster section). */
+/** A parsed `executor: {type: slurm}` block (see docs/cluster.md). */
 export interface SlurmExecutorSpec {
   /** `slurm`. */
   readonly type: "slurm";
