@@ -248,7 +248,8 @@ export async function runCommand(
   // A read-only, full or foreign cache stops here, before anything runs.
   store.ensureWritable();
   const reporter = ctx.reporter ?? defaultReporter();
-  const left = store.cleanLeftovers();
+  // This host's leftovers only (another host's job may still be running).
+  const left = store.cleanLeftovers(Infinity);
   if (left.removed > 0) {
     reporter.info(
       `removed ${left.removed} leftover${

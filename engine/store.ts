@@ -208,8 +208,10 @@ export class Store {
    * Removes what killed processes left in `tmp/` (work directories,
    * half-written files): at once when the owner ran on this host and is
    * gone, otherwise (another host, or an older name) when older than
-   * `maxAgeMs`. Never touches a live process's files. Returns how many
-   * files or directories were removed and their bytes.
+   * `maxAgeMs` (`run` passes Infinity: a job on another host of a shared
+   * cache may be alive and quiet for days; `cache gc` a day). Never touches
+   * a live process's files on this host. Returns how many files or
+   * directories were removed and their bytes.
    */
   cleanLeftovers(maxAgeMs = 86_400_000): { removed: number; bytes: number } {
     let removed = 0, bytes = 0;
