@@ -277,7 +277,7 @@ export function comparisonMarkdown(
       `| ${esc(rowsAxis)} | n | ${columns.map(esc).join(" | ")} |`,
       `|${["---", "---:", ...columns.map(() => "---:")].join("|")}|`,
     ];
-    for (const r of cmp.rows) {
+    for (const r of compared) {
       const cells = cmp.cells.filter((c) => c.row === r);
       const ns = cells.map((c) => c.n);
       const n = Math.min(...ns) === Math.max(...ns)
@@ -294,6 +294,11 @@ export function comparisonMarkdown(
     }
     return lines;
   };
+  // rows without any pair (not run, or missing) are named once below
+  const compared = cmp.rows.filter((r) =>
+    cmp.cells.some((c) => c.row === r && c.n > 0)
+  );
+  const unpaired = cmp.rows.filter((r) => !compared.includes(r));
   const instance = cmp.cells.some((c) => c.instanceLevel);
   const out = [
     `Paired differences against ${cmp.against} (${cmp.pairedBy}-paired), mean [95 % bootstrap interval${
@@ -309,6 +314,12 @@ export function comparisonMarkdown(
     ...grid(formatPValues),
     "",
   ];
+  if (unpaired.length) {
+    out.push(
+      `_No pairs (not run or not computed): ${unpaired.join(", ")}._`,
+      "",
+    );
+  }
   if (cmp.tooFewPairs) out.push(`_Note: ${cmp.tooFewPairs}._`, "");
   return out.join("\n");
 }

@@ -131,6 +131,15 @@ Deno.test("compare: instance records widen the interval; 6 pairs can reach p < 0
     bx.hi! - bx.lo! > flat.hi! - flat.lo!,
     `${bx.lo}..${bx.hi} vs ${flat.lo}..${flat.hi}`,
   );
+  // a row with no pairs is named once, not shown as a row of dashes
+  const noWorse: Lookup = (n) =>
+    n.variant.method === "worse"
+      ? { status: "skipped", why: "X not set" }
+      : { status: "ok", value: value(n) };
+  const md = tableMarkdown(buildTable(exp, exp.tables[0]!, noWorse, cmd));
+  assert.match(md, /_No pairs \(not run or not computed\): worse\._/);
+  assert.ok(!/\| worse − base/.test(md));
+  assert.match(md, /\| worse \| not run: X not set \| {2}\|/);
   // deterministic
   const again = buildTable(exp, exp.tables[0]!, lookup, cmd).comparison!;
   assert.deepEqual(again, c);

@@ -606,12 +606,16 @@ export function tableMarkdown(t: Table): string {
   lines.push(`| ${esc(t.rowsAxis)} | ${t.columns.map(esc).join(" | ")} |`);
   lines.push(`|${["---", ...t.columns.map(() => "---:")].join("|")}|`);
   for (const r of t.rows) {
-    const cells = t.columns.map((col) => {
-      const c = t.cells.find((x) => x.row === r && x.column === col);
-      return c
-        ? esc(formatCell(t, c)) + (c.imported ? " (imported)" : "")
-        : "—";
-    });
+    const row = t.columns.map((col) =>
+      t.cells.find((x) => x.row === r && x.column === col)
+    );
+    // a row not run at all says so once, not in every column
+    const why = row[0]?.skipped;
+    const cells = why && row.every((c) => c?.skipped === why)
+      ? [esc(formatCell(t, row[0]!)), ...row.slice(1).map(() => "")]
+      : row.map((c) =>
+        c ? esc(formatCell(t, c)) + (c.imported ? " (imported)" : "") : "—"
+      );
     lines.push(`| ${esc(r)} | ${cells.join(" | ")} |`);
   }
   lines.push("");
