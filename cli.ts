@@ -21,13 +21,17 @@ import {
   cacheVerifyCommand,
   type CommandContext,
   consoleOutput,
+  CorruptEntryError,
   ExperimentError,
   ExperimentSyntaxError,
+  fsProblem,
   importResultsBundle,
+  LIMITS,
   loadKindModules,
   missingFileMessage,
   type NodeKind,
   type Output,
+  parseLimits,
   planCommand,
   type Reporter,
   runCommand,
@@ -106,11 +110,16 @@ function _int(name: string) {
   };
 }
 
+/** The global options. */
+interface _Globals {
+  cache?: string | undefined;
+  kinds?: string[] | undefined;
+  limit?: string[] | undefined;
+}
+
 /** Builds the commander program; `run` receives the context of each invocation. */
 export function createProgram(
-  makeContext: (
-    globals: { cache?: string | undefined; kinds?: string[] | undefined },
-  ) => Promise<CommandContext>,
+  makeContext: (globals: _Globals) => Promise<CommandContext>,
   setCode: (code: number) => void,
 ): Command {
   const program = new Command()
@@ -133,6 +142,19 @@ export function createProgram(
           prev: string[] | undefined,
         ) => [...(prev ?? []), ...v.split(",").filter((x) => x)]),
     )
+    .addOption(
+      new Option(
+        "--limit <name=n>",
+        `raise a resource limit of experiment files (repeatable; env: comma-separated); names: ${
+          LIMITS.map((l) => l.name).join(", ")
+        }`,
+      )
+        .env("ENVSMITH_LIMITS")
+        .argParser((
+          v: string,
+          prev: string[] | undefined,
+        ) => [...(prev ?? []), ...v.split(",").filter((x) => x)]),
+    )
     .addHelpText(
       "after",
       `
@@ -143,10 +165,7 @@ Examples:
     );
 
   const env: _Env = {
-    ctxOf: (cmd: Command) =>
-      makeContext(
-        cmd.optsWithGlobals() as { cache?: string; kinds?: string[] },
-      ),
+    ctxOf: (cmd: Command) => makeContext(cmd.optsWithGlobals() as _Globals),
     setCode,
   };
   _addRunCommands(program, env);
@@ -396,20 +415,24 @@ function _addCacheCommands(program: Command, { ctxOf, setCode }: _Env): void {
     });
   cache.command("import")
     .description(
-      "add the entries and blobs of a bundle to the cache (verified; existing entries are kept)",
+      "add the entries and blobs of a bundle to the cache (all checked first; existing entries are kept; entries are marked imported: tables shows them, run recomputes them)",
     )
     .argument("<file>", "bundle file", (v: string) => {
       const problem = missingFileMessage(v, "bundle");
       if (problem !== null) throw new UserError(problem);
       return v;
     })
+    .option(
+      "--trust",
+      "use the bundle's complete entries as if computed here, and import its LLM reply caches (only for bundles from your own machines)",
+    )
     .addHelpText(
       "after",
-      "\nExample:\n  deno task cli cache import results.esb && deno task tables",
+      "\nExamples:\n  deno task cli cache import results.esb && deno task tables\n  deno task cli cache import from-cluster.esb.gz --trust",
     )
-    .action(async (file, _o, cmd) => {
+    .action(async (file, o, cmd) => {
       const ctx = await ctxOf(cmd as unknown as Command);
-      setCode(await cacheImportCommand(ctx, file));
+      setCode(await cacheImportCommand(ctx, file, { trust: o.trust === true }));
     });
   cache.command("verify")
     .description(
@@ -443,7 +466,14 @@ function _addCacheCommands(program: Command, { ctxOf, setCode }: _Env): void {
     });
 }
 
-/** Interrupts (SIGINT, SIGTERM) abort `controller`; a second one exits at once. Returns the function that stops listening. */
+/**
+ * Interrupts (SIGINT, SIGTERM) abort `controller`; a second one exits at
+ * once. Returns the function that stops listening (and gives the signals
+ * back their default action: ending the process at once). Commands call it
+ * only around phases that stop cleanly on the abort (a run's scheduler), so
+ * an interrupt during loading or planning, which do not yield to the event
+ * loop, is never held back until they finish.
+ */
 function _listenForInterrupts(
   output: Output,
   controller: AbortController,
@@ -565,10 +595,7 @@ export async function main(
   const output = options.output ?? consoleOutput;
   let code = 0;
   const controller = new AbortController();
-  const stopListening = _listenForInterrupts(output, controller);
-  const makeContext = async (
-    g: { cache?: string | undefined; kinds?: string[] | undefined },
-  ): Promise<CommandContext> => {
+  const makeContext = async (g: _Globals): Promise<CommandContext> => {
     const kinds = await _kinds(options, g.kinds ?? []);
     const builtin = new Set(
       [...builtinKinds, ...domainKinds].map((k) => k.module),
@@ -582,8 +609,10 @@ export async function main(
     return {
       kinds,
       cache: cacheDir(g.cache),
+      ...(g.limit ? { limits: parseLimits(g.limit.join(",")) } : {}),
       output,
       signal: controller.signal,
+      interruptible: () => _listenForInterrupts(output, controller),
       command: _cliCommand(extraModules),
       ...(options.reporter ? { reporter: options.reporter } : {}),
     };
@@ -605,12 +634,26 @@ export async function main(
     ) {
       output.err(e.message);
       code = 2;
+    } else if (e instanceof CorruptEntryError) {
+      output.err(
+        `${e.message}; the next run recomputes it (deno task cli cache verify checks every entry)`,
+      );
+      code = 1;
+    } else if (fsProblem(e) !== null) {
+      // A full, read-only or forbidden file system outside the places that
+      // name their path and advice already: still one line, no stack.
+      output.err(
+        `${(e as Error).message}: ${
+          fsProblem(e) === "full"
+            ? "free some space"
+            : "check that the path is writable"
+        } (use --cache DIR for another cache directory)`,
+      );
+      code = 2;
     } else {
       output.err(`internal error: ${(e as Error)?.stack ?? String(e)}`);
       code = 3;
     }
-  } finally {
-    stopListening();
   }
   return code;
 }

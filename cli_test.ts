@@ -139,7 +139,10 @@ tables:
     /Compute them with: `deno task run .*exp\.yaml --only after`/,
   );
   const csv = await Deno.readTextFile(join(p.dir, "t", "cli_t.csv"));
-  assert.equal(csv.split("\n")[1], "x,sum,1.5,0.7071067811865476,2,,,1=1 2=2");
+  assert.equal(
+    csv.split("\n")[1],
+    "x,sum,1.5,0.7071067811865476,2,,,1=1 2=2,",
+  );
 });
 
 Deno.test("cli: run-node by FILE NODE_ID and by KEY", async () => {
@@ -384,7 +387,12 @@ tables:
     join(p.dir, "t"),
   ]);
   assert.equal(t.code, 0, t.out);
-  assert.match(t.out, /\| 2 \| 2\.000 \|/);
+  // Imported values are shown, marked: they were not computed here.
+  assert.match(t.out, /\| 2 \| 2\.000 \(imported\) \|/);
+  assert.match(
+    t.out,
+    /\(imported\): from a bundle \(cache import\), not computed here: 2 nodes/,
+  );
   // A full bundle carries blobs; a corrupted bundle is refused.
   const full = join(p.dir, "full.esb");
   await cli(["--cache", p.cache, "cache", "export", full]);

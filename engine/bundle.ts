@@ -13,19 +13,33 @@
  * {"type":"end","count":RECORDS}\n
  * ```
  *
- * Every record is verified on import (its sha256, and an entry's own header
- * hash); existing entries and files are kept (write-once). A bundle whose
- * file name ends in `.gz` is written gzip-compressed; import recognises
- * compressed bundles by their magic bytes, whatever their name.
+ * An entry record of an entry that was itself imported carries
+ * `"imported": true`.
+ *
+ * Every record is checked before anything is written (its sha256; an
+ * entry's own header hash, its key against the hash of its key
+ * components; names and paths), so a damaged bundle imports nothing.
+ * Existing entries and files are kept (write-once). An imported entry is
+ * trusted only as far as it can be checked: its file is intact and its
+ * key matches its components, but its value was computed elsewhere. So it
+ * is marked imported (`Store.importMark`): `tables` and `status` show it
+ * as such, `run` never uses it as a cached result, and a result computed
+ * here replaces it. `--trust` (for bundles from your own machines) imports
+ * complete entries as if computed here, and the aux files (LLM reply
+ * caches, which a computation would replay). A bundle whose file name ends
+ * in `.gz` is written gzip-compressed; import recognises compressed bundles
+ * by their magic bytes, whatever their name.
  *
  * @module
  */
 import { dirname, join, relative } from "node:path";
 import { gunzipSync, gzipSync } from "node:zlib";
-import { sha256Hex } from "./canonical.ts";
+import { basename } from "node:path";
+import { hashJson, sha256Hex } from "./canonical.ts";
 import type { CommandContext } from "./commands.ts";
 import { load } from "./commands.ts";
-import { UserError } from "./errors.ts";
+import { CorruptEntryError, UserError } from "./errors.ts";
+import { asFileSystemError, FileSystemError, onDisk } from "./fs_errors.ts";
 import { computeKeys } from "./keys.ts";
 import { matchesPattern } from "./plan.ts";
 import { type Entry, Store } from "./store.ts";
@@ -74,7 +88,16 @@ export function exportBundle(
 ): { entries: number; blobs: number; aux: number; bytes: number } {
   const enc = new TextEncoder();
   const tmp = `${file}.${crypto.randomUUID().slice(0, 8)}.tmp`;
-  const out = Deno.openSync(tmp, { write: true, create: true, truncate: true });
+  const where = (problem: string) =>
+    problem === "full"
+      ? "Free some space, or write the bundle to another disk."
+      : "Write the bundle to a directory you can write.";
+  const out = onDisk(
+    file,
+    "write",
+    () => Deno.openSync(tmp, { write: true, create: true, truncate: true }),
+    where,
+  );
   let bytes = 0;
   const write = (b: Uint8Array) => {
     let off = 0;
@@ -86,10 +109,18 @@ export function exportBundle(
     name: string,
     data: Uint8Array,
     sha = sha256Hex(data),
+    extra: Record<string, unknown> = {},
   ) => {
     write(
       enc.encode(
-        JSON.stringify({ type, name, size: data.length, sha256: sha }) + "\n",
+        JSON.stringify({
+          type,
+          name,
+          size: data.length,
+          sha256: sha,
+          ...extra,
+        }) +
+          "\n",
       ),
     );
     write(data);
@@ -108,7 +139,13 @@ export function exportBundle(
         filters &&
         !filters.some((re) => re.test(entry.id) || re.test(entry.kind))
       ) continue;
-      record("entry", key, data);
+      record(
+        "entry",
+        key,
+        data,
+        undefined,
+        store.importMark(key) ? { imported: true } : {},
+      );
       entries++;
       if (!options.jsonOnly) { for (const b of entry.blobs) blobSet.add(b); }
     }
@@ -128,15 +165,29 @@ export function exportBundle(
         JSON.stringify({ type: "end", count: entries + blobs + aux }) + "\n",
       ),
     );
-  } finally {
+  } catch (e) {
     out.close();
+    try {
+      Deno.removeSync(tmp);
+    } catch { /* never written */ }
+    throw asFileSystemError(e, file, "write", where) ?? e;
   }
-  if (file.endsWith(".gz")) {
-    const packed = gzipSync(Deno.readFileSync(tmp), { level: 9 });
-    Deno.writeFileSync(tmp, packed);
-    bytes = packed.length;
-  }
-  Deno.renameSync(tmp, file);
+  out.close();
+  onDisk(file, "write", () => {
+    try {
+      if (file.endsWith(".gz")) {
+        const packed = gzipSync(Deno.readFileSync(tmp), { level: 9 });
+        Deno.writeFileSync(tmp, packed);
+        bytes = packed.length;
+      }
+      Deno.renameSync(tmp, file);
+    } catch (e) {
+      try {
+        Deno.removeSync(tmp);
+      } catch { /* never written */ }
+      throw e;
+    }
+  }, where);
   return { entries, blobs, aux, bytes };
 }
 
@@ -157,121 +208,287 @@ function _bundleBytes(file: string): Uint8Array {
 
 /** One record of a bundle. */
 interface _Record {
-  readonly type: string;
+  readonly type: "entry" | "blob" | "aux";
   readonly name: string;
   readonly size: number;
   readonly sha256: string;
-  readonly count?: number;
+  /** An entry that was itself imported where the bundle was made. */
+  readonly imported?: boolean;
 }
 
-/** Reads the records of a bundle, each verified against its sha256. */
-function* _records(
+/** The reason a bundle cannot be imported; says that nothing was. */
+function _bad(file: string, why: string): UserError {
+  return new UserError(
+    `${file}: ${why}; the bundle is damaged or was edited, nothing was imported (export it again)`,
+  );
+}
+
+/** A record header, checked field by field. */
+function _head(file: string, line: string, at: number): _Record | number {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(line);
+  } catch {
+    throw _bad(file, `the record header at byte ${at} is not JSON`);
+  }
+  const h = raw as Record<string, unknown>;
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
+    throw _bad(file, `the record header at byte ${at} is not an object`);
+  }
+  if (h.type === "end") {
+    if (!Number.isSafeInteger(h.count)) {
+      throw _bad(file, `the end record at byte ${at} has no record count`);
+    }
+    return h.count as number;
+  }
+  if (h.type !== "entry" && h.type !== "blob" && h.type !== "aux") {
+    throw _bad(
+      file,
+      `the record at byte ${at} has ${
+        typeof h.type === "string"
+          ? `unknown type "${h.type.slice(0, 40)}"`
+          : "no type"
+      } (expected entry, blob, aux or end)`,
+    );
+  }
+  const what = `the ${h.type} record at byte ${at}`;
+  if (typeof h.name !== "string" || h.name === "") {
+    throw _bad(file, `${what} has no name`);
+  }
+  if (!Number.isSafeInteger(h.size) || (h.size as number) < 0) {
+    throw _bad(file, `${what} has no valid size`);
+  }
+  if (typeof h.sha256 !== "string" || !/^[0-9a-f]{64}$/.test(h.sha256)) {
+    throw _bad(file, `${what} has no valid sha256`);
+  }
+  return {
+    type: h.type,
+    name: h.name,
+    size: h.size as number,
+    sha256: h.sha256,
+    ...(h.imported === true ? { imported: true } : {}),
+  };
+}
+
+/** Reads the records of a bundle, each checked against its sha256, and the end record's count. */
+function _records(
   file: string,
   data: Uint8Array,
-): Generator<{ head: _Record; body: Uint8Array }> {
+): { head: _Record; body: Uint8Array }[] {
   const dec = new TextDecoder();
   let pos = 0;
   const line = (): string => {
     const nl = data.indexOf(10, pos);
-    if (nl < 0) {
-      throw new UserError(
-        `${file}: truncated bundle (no line end at byte ${pos})`,
-      );
-    }
+    if (nl < 0) throw _bad(file, `truncated (no line end at byte ${pos})`);
     const s = dec.decode(data.subarray(pos, nl));
     pos = nl + 1;
     return s;
   };
-  if (line() !== BUNDLE_HEADER) {
+  if (data.indexOf(10) < 0 || line() !== BUNDLE_HEADER) {
     throw new UserError(
       `${file} is not an envsmith bundle (first line must be "${BUNDLE_HEADER}")`,
     );
   }
-  for (let records = 0;; records++) {
+  const out: { head: _Record; body: Uint8Array }[] = [];
+  for (;;) {
     const at = pos;
-    let head: _Record;
-    try {
-      head = JSON.parse(line());
-    } catch {
-      throw new UserError(`${file}: bad record header at byte ${at}`);
-    }
-    if (head.type === "end") {
-      if (head.count !== records) {
-        throw new UserError(
-          `${file}: bundle says ${head.count} records, read ${records}`,
-        );
+    const head = _head(file, line(), at);
+    if (typeof head === "number") {
+      if (head !== out.length) {
+        throw _bad(file, `it says ${head} records, but holds ${out.length}`);
       }
-      return;
+      return out;
     }
     if (pos + head.size + 1 > data.length) {
-      throw new UserError(
-        `${file}: truncated record ${head.type} ${head.name}`,
-      );
+      throw _bad(file, `truncated in ${head.type} ${head.name.slice(0, 80)}`);
     }
     const body = data.subarray(pos, pos + head.size);
     pos += head.size + 1;
     if (sha256Hex(body) !== head.sha256) {
-      throw new UserError(
-        `${file}: ${head.type} ${head.name} is corrupt (sha256 mismatch at byte ${at})`,
+      throw _bad(
+        file,
+        `${head.type} ${
+          head.name.slice(0, 80)
+        } is corrupt (sha256 mismatch at byte ${at})`,
       );
     }
-    yield { head, body };
+    out.push({ head, body });
   }
 }
 
-/** Adds an aux file unless present; false when kept. */
-function _importAux(
-  store: Store,
-  file: string,
-  name: string,
-  body: Uint8Array,
-): boolean {
+/** Where an aux record goes; refuses a path that leaves `aux/`. */
+function _auxDest(store: Store, file: string, name: string): string {
   const dest = join(store.root, "aux", name);
-  if (relative(join(store.root, "aux"), dest).startsWith("..")) {
-    throw new UserError(`${file}: aux path ${name} escapes the cache`);
+  const rel = relative(join(store.root, "aux"), dest);
+  if (rel === "" || rel.startsWith("..")) {
+    throw _bad(file, `aux path ${name.slice(0, 80)} escapes the cache`);
   }
+  return dest;
+}
+
+/** Adds an aux file unless present; false when kept. */
+function _importAux(store: Store, dest: string, body: Uint8Array): boolean {
   try {
     Deno.statSync(dest);
     return false;
   } catch {
-    Deno.mkdirSync(dirname(dest), { recursive: true });
-    const tmp = `${dest}.${crypto.randomUUID().slice(0, 8)}.tmp`;
-    Deno.writeFileSync(tmp, body);
-    Deno.renameSync(tmp, dest);
+    onDisk(dest, "write", () => {
+      Deno.mkdirSync(dirname(dest), { recursive: true });
+      const tmp = store.tmpPath("aux");
+      Deno.writeFileSync(tmp, body);
+      Deno.renameSync(tmp, dest);
+    });
     return true;
   }
 }
 
-/** Adds a bundle's records to `store` (verified; nothing existing is overwritten). */
+/** Options of {@linkcode importBundle}. */
+export interface ImportOptions {
+  /**
+   * Use the bundle's complete entries as if computed here (cached results
+   * for `run`) and import its aux files (LLM reply caches, which runs
+   * replay). Only for bundles from a source you trust: their values cannot
+   * be checked here.
+   * @default false
+   */
+  readonly trust?: boolean;
+}
+
+/** What {@linkcode importBundle} added. */
+export interface ImportResult {
+  /** New entries. */
+  readonly entries: number;
+  /** Of those, marked imported (shown as such; recomputed by `run`). */
+  readonly marked: number;
+  /** Of those, without their blobs (results only: enough for tables). */
+  readonly resultsOnly: number;
+  /** New blobs. */
+  readonly blobs: number;
+  /** New aux files. */
+  readonly aux: number;
+  /** Records already present (kept). */
+  readonly kept: number;
+  /** Aux files not imported (without `trust`). */
+  readonly skippedAux: number;
+}
+
+/**
+ * Adds a bundle's records to `store`: every record is checked first (a
+ * bundle that fails a check imports nothing), then blobs, entries (marked
+ * imported unless trusted and complete) and, with `trust`, aux files are
+ * written; nothing existing is overwritten. When writing fails (a full
+ * disk), what was written is complete and kept, and the error says so.
+ */
 export function importBundle(
   store: Store,
   file: string,
-): { entries: number; blobs: number; aux: number; kept: number } {
-  let entries = 0, blobs = 0, aux = 0, kept = 0;
-  for (const { head, body } of _records(file, _bundleBytes(file))) {
+  options: ImportOptions = {},
+): ImportResult {
+  const records = _records(file, _bundleBytes(file));
+  const inBundle = new Set(
+    records.filter((r) => r.head.type === "blob").map((r) => r.head.name),
+  );
+  const entries: { head: _Record; body: Uint8Array; complete: boolean }[] = [];
+  const blobs: { head: _Record; body: Uint8Array }[] = [];
+  const aux: { dest: string; body: Uint8Array }[] = [];
+  for (const r of records) {
+    const { head, body } = r;
     if (head.type === "entry") {
       if (!/^[0-9a-f]{64}$/.test(head.name)) {
-        throw new UserError(`${file}: bad entry name ${head.name}`);
+        throw _bad(file, `entry name ${head.name.slice(0, 80)} is not a key`);
       }
-      if (store.importEntryBytes(head.name, body)) entries++;
-      else kept++;
-    } else if (head.type === "blob") {
-      if (head.name !== head.sha256) {
-        throw new UserError(
-          `${file}: blob ${head.name} does not match its content`,
+      let entry: Entry;
+      try {
+        entry = store.parseEntry(head.name, `(entry ${head.name})`, body);
+      } catch (e) {
+        if (e instanceof CorruptEntryError) {
+          throw _bad(file, e.message.replace(/^Corrupt cache /, "corrupt "));
+        }
+        throw e;
+      }
+      let keyOk = false;
+      try {
+        keyOk = hashJson(entry.components) === head.name;
+      } catch { /* not hashable: not a key's components */ }
+      if (!keyOk) {
+        throw _bad(
+          file,
+          `entry ${head.name} is not the result of its key (the key is not the hash of its components)`,
         );
       }
+      entries.push({
+        ...r,
+        complete: entry.blobs.every((b) => inBundle.has(b) || store.hasBlob(b)),
+      });
+    } else if (head.type === "blob") {
+      if (head.name !== head.sha256) {
+        throw _bad(
+          file,
+          `blob ${head.name.slice(0, 80)} does not match its content`,
+        );
+      }
+      blobs.push(r);
+    } else aux.push({ dest: _auxDest(store, file, head.name), body });
+  }
+  let nEntries = 0, marked = 0, resultsOnly = 0, nBlobs = 0, nAux = 0;
+  let kept = 0;
+  const mark = {
+    bundle: basename(file),
+    imported: new Date().toISOString(),
+  };
+  try {
+    // Blobs first: an entry is complete when it appears.
+    for (const { head, body } of blobs) {
       if (store.hasBlob(head.name)) kept++;
       else {
         store.writeBlob(body, "application/octet-stream");
-        blobs++;
+        nBlobs++;
       }
-    } else if (head.type === "aux") {
-      if (_importAux(store, file, head.name, body)) aux++;
-      else kept++;
-    } else throw new UserError(`${file}: unknown record type ${head.type}`);
+    }
+    for (const { head, body, complete } of entries) {
+      if (store.hasEntry(head.name)) {
+        kept++;
+        continue;
+      }
+      const trusted = options.trust === true && complete && !head.imported;
+      if (!trusted) {
+        store.markImported(head.name, { ...mark, resultsOnly: !complete });
+      }
+      if (store.importEntryBytes(head.name, body)) {
+        nEntries++;
+        if (!trusted) marked++;
+        if (!complete) resultsOnly++;
+      } else {
+        kept++; // stored meanwhile by another process: theirs stays, unmarked
+        if (!trusted) store.unmarkImported(head.name);
+      }
+    }
+    if (options.trust) {
+      for (const { dest, body } of aux) {
+        if (_importAux(store, dest, body)) nAux++;
+        else kept++;
+      }
+    }
+  } catch (e) {
+    if (!(e instanceof FileSystemError)) throw e;
+    throw new FileSystemError(
+      e.path,
+      e.problem,
+      e.code,
+      e.action,
+      `${e.advice} The import of ${file} stopped there; what it wrote before (${nEntries} entries, ${nBlobs} blobs, ${nAux} aux files) is complete and was kept: import again once fixed (records already present are skipped).`,
+      { cause: e },
+    );
   }
-  return { entries, blobs, aux, kept };
+  return {
+    entries: nEntries,
+    marked,
+    resultsOnly,
+    blobs: nBlobs,
+    aux: nAux,
+    kept,
+    skippedAux: options.trust ? 0 : aux.length,
+  };
 }
 
 /** `cache export FILE` */
@@ -313,15 +530,31 @@ export async function cacheExportCommand(
   return 0;
 }
 
-/** `cache import FILE` */
+/** `cache import FILE [--trust]` */
 export function cacheImportCommand(
   ctx: CommandContext,
   file: string,
+  options: ImportOptions = {},
 ): Promise<number> {
   const store = new Store(ctx.cache);
-  const r = importBundle(store, file);
+  const r = importBundle(store, file, options);
+  const notes: string[] = [];
+  if (r.marked > 0) {
+    notes.push(
+      `${r.marked} marked imported: tables and status show them as such, run computes them here${
+        r.resultsOnly ? ` (${r.resultsOnly} results only, without blobs)` : ""
+      }`,
+    );
+  }
+  if (r.skippedAux > 0) {
+    notes.push(
+      `${r.skippedAux} aux files (LLM reply caches) not imported: use --trust to replay them`,
+    );
+  }
   ctx.output.err(
-    `imported ${file} into ${store.root}: ${r.entries} entries, ${r.blobs} blobs, ${r.aux} aux files (${r.kept} already present)`,
+    `imported ${file} into ${store.root}: ${r.entries} entries, ${r.blobs} blobs, ${r.aux} aux files (${r.kept} already present)${
+      notes.length ? `; ${notes.join("; ")}` : ""
+    }`,
   );
   return Promise.resolve(0);
 }

@@ -30,6 +30,8 @@ import type { NodeKind } from "./types.ts";
 import { UserError } from "./errors.ts";
 import { getField } from "./refs.ts";
 import { didYouMean } from "./suggest.ts";
+import type { Limits } from "./limits.ts";
+import { FileSystemError } from "./fs_errors.ts";
 
 /** Where command output goes. */
 export interface Output {
@@ -73,6 +75,21 @@ export interface CommandContext {
    */
   // deno-lint-ignore no-explicit-any
   readonly executors?: readonly ExecutorKind<any>[];
+  /**
+   * Resource limits of experiment files (`--limit NAME=N`), over the
+   * defaults of `limits.ts`.
+   */
+  readonly limits?: Partial<Limits>;
+  /**
+   * Called when a command enters a phase that stops cleanly when `signal`
+   * aborts (a run's scheduler: nodes are cancelled, locks released, the
+   * manifest written); returns the function that ends the phase. The CLI
+   * listens for SIGINT and SIGTERM only inside such phases: elsewhere
+   * (loading, planning, building tables, which run without yielding to the
+   * event loop) an interrupt ends the process at once, as its default
+   * action, which the cache survives like any kill.
+   */
+  readonly interruptible?: () => () => void;
 }
 
 /** The command that reruns `ids` of `file` (with `extra` flags, e.g. `--executor slurm`). */
@@ -94,7 +111,15 @@ export function load(ctx: CommandContext, file: string): Promise<Experiment> {
     kinds: ctx.kinds,
     ...(ctx.executors ? { executors: ctx.executors } : {}),
     ...(ctx.env ? { env: ctx.env } : {}),
+    ...(ctx.limits ? { limits: ctx.limits } : {}),
   });
+}
+
+/** Width of the id column: the longest id, between 4 and 48 (no spread: a plan may be large). */
+function _idWidth(items: readonly PlanItem[]): number {
+  let w = 4;
+  for (const it of items) if (it.node.id.length > w) w = it.node.id.length;
+  return Math.min(48, w);
 }
 
 function _counts(items: readonly PlanItem[]): string {
@@ -152,10 +177,7 @@ export async function planCommand(
       _counts(plan.items)
     }`,
   );
-  const width = Math.min(
-    48,
-    Math.max(...plan.items.map((it) => it.node.id.length), 4),
-  );
+  const width = _idWidth(plan.items);
   for (const it of plan.items) {
     if (it.status === "cached" && options.all === false) continue;
     let why = it.why.join("; ");
@@ -223,44 +245,63 @@ export async function runCommand(
 ): Promise<{ code: number; result: RunResult; plan: Plan }> {
   const exp = await load(ctx, file);
   const store = new Store(ctx.cache);
-  const plan = makePlan(exp, store, options.only ? { only: options.only } : {});
+  // A read-only, full or foreign cache stops here, before anything runs.
+  store.ensureWritable();
   const reporter = ctx.reporter ?? defaultReporter();
+  // This host's leftovers only (another host's job may still be running).
+  const left = store.cleanLeftovers(Infinity);
+  if (left.removed > 0) {
+    reporter.info(
+      `removed ${left.removed} leftover${
+        left.removed > 1 ? "s" : ""
+      } of killed runs from ${store.root}/tmp (${
+        (left.bytes / 1e6).toFixed(1)
+      } MB)`,
+    );
+  }
+  const plan = makePlan(exp, store, options.only ? { only: options.only } : {});
   for (const n of plan.notes) reporter.info(`warning: ${n}`);
   reporter.info(
     `run ${exp.name}: ${plan.items.length} nodes: ${_counts(plan.items)}`,
   );
   const t0 = performance.now();
   const runId = newRunId();
-  const executor = createExecutor(ctx.executors ?? builtinExecutors, {
-    exp,
-    store,
-    runId,
-    ...(options.jobs !== undefined ? { jobs: options.jobs } : {}),
-    ...(ctx.command ? { command: ctx.command } : {}),
-  }, options.executor);
-  if (executor.name !== "local") reporter.info(executor.describe());
-  const resumeFlags = executor.name !== (exp.executor?.type ?? "local")
-    ? ["--executor", executor.name]
-    : [];
-  reporter.begin?.(
-    runOutline(
-      plan,
-      store,
-      executor.jobs ?? navigator.hardwareConcurrency ?? 2,
-    ),
-  );
+  const endInterruptible = ctx.interruptible?.() ?? (() => {});
   let result: RunResult;
+  let resumeFlags: string[];
   try {
-    result = await runPlan(plan, store, {
-      reporter,
-      ...(executor.jobs !== undefined ? { jobs: executor.jobs } : {}),
+    const executor = createExecutor(ctx.executors ?? builtinExecutors, {
+      exp,
+      store,
       runId,
-      runner: executor.run,
-      executorName: executor.name,
-      ...(ctx.signal ? { signal: ctx.signal } : {}),
-    });
+      ...(options.jobs !== undefined ? { jobs: options.jobs } : {}),
+      ...(ctx.command ? { command: ctx.command } : {}),
+    }, options.executor);
+    if (executor.name !== "local") reporter.info(executor.describe());
+    resumeFlags = executor.name !== (exp.executor?.type ?? "local")
+      ? ["--executor", executor.name]
+      : [];
+    reporter.begin?.(
+      runOutline(
+        plan,
+        store,
+        executor.jobs ?? navigator.hardwareConcurrency ?? 2,
+      ),
+    );
+    try {
+      result = await runPlan(plan, store, {
+        reporter,
+        ...(executor.jobs !== undefined ? { jobs: executor.jobs } : {}),
+        runId,
+        runner: executor.run,
+        executorName: executor.name,
+        ...(ctx.signal ? { signal: ctx.signal } : {}),
+      });
+    } finally {
+      await executor.close();
+    }
   } finally {
-    await executor.close();
+    endInterruptible();
   }
   const c = result.manifest.counts;
   const summary =
@@ -269,10 +310,29 @@ export async function runCommand(
     } failed, ` +
     `${c.blocked ?? 0} blocked, ${c.skipped ?? 0} skipped in ${
       formatDuration(performance.now() - t0)
-    } (manifest ${result.manifestPath})`;
+    } (${
+      result.manifestError
+        ? "manifest not written"
+        : `manifest ${result.manifestPath}`
+    })`;
   ctx.output.err(summary);
+  const fsFailed = result.failures.filter((f) =>
+    f.cause instanceof FileSystemError
+  );
+  const failures = result.failures.filter((f) => !fsFailed.includes(f));
+  if (failures.length > 0) printFailures(ctx, plan, failures, resumeFlags);
+  if (result.cacheError) {
+    // One line for the cause, not a failure block per node it stopped.
+    ctx.output.err(`error: ${result.cacheError.message}`);
+    if (fsFailed.length > 0) {
+      ctx.output.err(
+        `not stored: ${fsFailed.slice(0, 10).map((f) => f.id).join(", ")}${
+          fsFailed.length > 10 ? ` and ${fsFailed.length - 10} more` : ""
+        } (they run again next time)`,
+      );
+    }
+  }
   if (result.failures.length > 0) {
-    printFailures(ctx, plan, result.failures, resumeFlags);
     ctx.output.err(
       `${result.failures.length} node${
         result.failures.length > 1 ? "s" : ""
@@ -309,10 +369,7 @@ export async function statusCommand(
         Object.entries(c).map(([k, n]) => `${n} ${k}`).join(", "),
     );
   } else ctx.output.out("no run recorded in this cache");
-  const width = Math.min(
-    48,
-    Math.max(...plan.items.map((it) => it.node.id.length), 4),
-  );
+  const width = _idWidth(plan.items);
   for (const it of plan.items) {
     const l = lastById.get(it.node.id);
     let extra = "";
@@ -376,11 +433,17 @@ export async function runNodeCommand(
       ctx.output.err(`${b} is cached (key ${it.key.key})`);
       return 0;
     }
-    const r = await runPlan(plan, store, {
-      reporter,
-      jobs: 1,
-      ...(ctx.signal ? { signal: ctx.signal } : {}),
-    });
+    const endInterruptible = ctx.interruptible?.() ?? (() => {});
+    let r;
+    try {
+      r = await runPlan(plan, store, {
+        reporter,
+        jobs: 1,
+        ...(ctx.signal ? { signal: ctx.signal } : {}),
+      });
+    } finally {
+      endInterruptible();
+    }
     if (r.failures.length > 0) {
       printFailures(ctx, plan, r.failures);
       return 1;
@@ -388,6 +451,7 @@ export async function runNodeCommand(
     return 0;
   }
   reporter.start(job.id);
+  const endInterruptible = ctx.interruptible?.() ?? (() => {});
   try {
     const r = await executeJob(job, store, {
       reporter,
@@ -406,6 +470,8 @@ export async function runNodeCommand(
       }\n  resume  run-node ${job.key}`,
     );
     return 1;
+  } finally {
+    endInterruptible();
   }
 }
 
@@ -436,7 +502,16 @@ export async function showCommand(
     );
   }
   const key = computeKeys(exp)[index]!;
-  const entry = new Store(ctx.cache).loadVerified(key.key);
+  const store = new Store(ctx.cache);
+  const entry = store.readEntry(key.key);
+  const mark = entry ? store.importMark(key.key) : null;
+  if (mark) {
+    ctx.output.err(
+      `${id}: imported from ${mark.bundle}${
+        mark.imported ? ` on ${mark.imported.slice(0, 10)}` : ""
+      }, not computed here (${resumeCommand(file, [id])} computes it)`,
+    );
+  }
   if (!entry) {
     ctx.output.err(
       `${id} is not in the cache (${ctx.cache}); compute it with: ${

@@ -17,7 +17,9 @@ export type DiagnosticCode =
   | "stages"
   | "table"
   | "executor"
-  | "file";
+  | "file"
+  | "limit"
+  | "value";
 
 /** One problem found in an experiment file. */
 export interface Diagnostic {

@@ -33,13 +33,14 @@ import {
 import { sha256Hex } from "./canonical.ts";
 import type { BlobRef, Json, NodeContext, NodeKind } from "./types.ts";
 
-const _RelPath: v.GenericSchema<unknown, string> = v.pipe(
+const _RelPathKey = v.pipe(
   v.string(),
   v.check(
     (p) => !isAbsolute(p) && !normalize(p).startsWith(".."),
     "must be a relative path inside the directory",
   ),
 );
+const _RelPath: v.GenericSchema<unknown, string> = _RelPathKey;
 
 const _Params: v.GenericSchema<unknown, ExecParams> = v.strictObject({
   command: v.pipe(v.string(), v.minLength(1)),
@@ -47,7 +48,7 @@ const _Params: v.GenericSchema<unknown, ExecParams> = v.strictObject({
   inputs: v.optional(v.array(_RelPath), []),
   files: v.optional(
     v.record(
-      v.string(),
+      _RelPathKey,
       v.looseObject({ $blob: v.string(), size: v.number(), media: v.string() }),
     ),
     {},

@@ -12,7 +12,9 @@ import type { ExecutorSpec, TableSpec } from "./experiment_schema.ts";
 import { ExperimentError, UserError } from "./errors.ts";
 import { builtinExecutors, type ExecutorKind } from "./executor.ts";
 import type { Resolvable } from "./refs.ts";
-import { Source } from "./source.ts";
+import { Source, tooLargeMessage } from "./source.ts";
+import { DEFAULT_LIMITS, type Limits, resolveLimits } from "./limits.ts";
+import { checkNodeCount, checkVariantCount } from "./compile/bounds.ts";
 import type { Json, NodeKind } from "./types.ts";
 import * as v from "valibot";
 import { Diagnostics, isRecord } from "./compile/diagnostics.ts";
@@ -114,10 +116,17 @@ export interface LoadOptions {
    * @default Deno.env.get
    */
   readonly env?: (name: string) => string | undefined;
+  /**
+   * Resource limits (file size, depth, stages, variants, nodes...), over
+   * the defaults of `limits.ts`.
+   * @default DEFAULT_LIMITS
+   */
+  readonly limits?: Partial<Limits>;
 }
 
 /**
- * Reads, validates and expands an experiment file.
+ * Reads, validates and expands an experiment file. A file over the size
+ * limit is refused before it is read.
  *
  * @throws {UserError} when the file cannot be read.
  * @throws {ExperimentError} listing every problem of the file.
@@ -126,10 +135,23 @@ export async function loadExperiment(
   file: string,
   options: LoadOptions,
 ): Promise<Experiment> {
+  const limits = resolveLimits(options.limits);
   let text: string;
   try {
+    const size = (await Deno.stat(file)).size;
+    if (size > limits.fileBytes) {
+      throw new ExperimentError([{
+        code: "limit",
+        file,
+        line: 1,
+        col: 1,
+        path: "",
+        message: tooLargeMessage(size, limits),
+      }]);
+    }
     text = await Deno.readTextFile(file);
   } catch (e) {
+    if (e instanceof ExperimentError) throw e;
     throw new UserError(
       `Cannot read experiment file ${file}: ${(e as Error).message}`,
     );
@@ -173,7 +195,10 @@ export function compileExperiment(
   text: string,
   options: LoadOptions,
 ): Experiment {
-  const source = new Source(file, text);
+  const limits = options.limits
+    ? resolveLimits(options.limits)
+    : DEFAULT_LIMITS;
+  const source = new Source(file, text, limits);
   const c: Compilation = {
     diags: new Diagnostics(source),
     kinds: new Map([...options.kinds].map((k) => [k.name, k])),
@@ -181,6 +206,7 @@ export function compileExperiment(
     axes: [],
     names: new Map(),
     plains: new Map(),
+    limits,
   };
   const data = source.data;
   if (!isRecord(data)) {
@@ -213,15 +239,17 @@ export function compileExperiment(
   const order = orderNodes(c);
   let graph: ReturnType<typeof expandGraph> = { nodes: [], byId: new Map() };
   let variants: Record<string, string>[] = [];
-  if (order) {
+  if (order && checkVariantCount(c)) {
     assignAxes(c, order);
     variants = variantsOf(c, data.matrix);
-    graph = expandGraph(
-      c,
-      order,
-      variants,
-      typeof data.seed === "number" ? data.seed : 0,
-    );
+    if (checkNodeCount(c, order, variants)) {
+      graph = expandGraph(
+        c,
+        order,
+        variants,
+        typeof data.seed === "number" ? data.seed : 0,
+      );
+    }
   }
   const tables = checkTables(c, data.tables);
   if (c.diags.list.length > 0) throw new ExperimentError(c.diags.list);

@@ -21,6 +21,8 @@ export interface GcResult {
   readonly bytes: number;
   /** Manifests removed (keepRuns). */
   readonly runs: string[];
+  /** Leftovers of killed processes removed from `tmp/`. */
+  readonly leftovers: number;
 }
 
 function _size(p: string): number {
@@ -42,7 +44,9 @@ export function gc(
   store: Store,
   options: { dryRun?: boolean; keepRuns?: number } = {},
 ): GcResult {
+  if (!options.dryRun) store.ensureWritable();
   const runs: string[] = [];
+  let leftovers = 0;
   const byExp = new Map<string, string[]>();
   for (const f of listManifests(store)) {
     const exp = f.split("/").slice(-2, -1)[0]!;
@@ -91,6 +95,7 @@ export function gc(
   if (!options.dryRun) {
     for (const k of entries) {
       _rm(store.entryPath(k));
+      _rm(store.importMarkPath(k));
       _rm(join(store.root, "logs", `${k}.log`));
       _rm(join(store.root, "jobs", `${k}.json`));
     }
@@ -99,16 +104,16 @@ export function gc(
       _rm(r);
       _rm(r.replace(/\.json$/, "")); // the run's directory (executor logs)
     }
-    // Temporary files older than a day (left by killed processes).
-    try {
-      for (const e of Deno.readDirSync(join(store.root, "tmp"))) {
-        const p = join(store.root, "tmp", e.name);
-        const m = Deno.statSync(p).mtime?.getTime() ?? Date.now();
-        if (Date.now() - m > 86_400_000) _rm(p);
-      }
-    } catch { /* no tmp */ }
+    // Import marks whose entry is gone.
+    const present = new Set(store.keys());
+    for (const k of store.importedKeys()) {
+      if (!present.has(k)) _rm(store.importMarkPath(k));
+    }
+    // What killed processes left in tmp/: at once when their process (on
+    // this host) is gone, else after a day.
+    leftovers = store.cleanLeftovers().removed;
   }
-  return { entries, blobs, bytes, runs };
+  return { entries, blobs, bytes, runs, leftovers };
 }
 
 /** `cache gc [--dry-run]` */
@@ -127,7 +132,9 @@ export function cacheGcCommand(
   ctx.output.err(
     `${verb} ${r.entries.length} entries, ${r.blobs.length} blobs, ${r.runs.length} manifests (${
       (r.bytes / 1e6).toFixed(2)
-    } MB) from ${store.root}`,
+    } MB)${
+      r.leftovers ? `, ${r.leftovers} leftovers of killed runs` : ""
+    } from ${store.root}`,
   );
   return Promise.resolve(0);
 }
@@ -138,13 +145,18 @@ export interface VerifyResult {
   readonly entries: number;
   /** Blobs checked. */
   readonly blobs: number;
-  /** Problems (each moved to `corrupt/`). */
+  /** Problems (each moved to `corrupt/`, unless listed in `stuck`). */
   readonly corrupt: string[];
+  /** Corrupt files that could not be moved aside (a read-only cache). */
+  readonly stuck: string[];
+  /** Entries imported from bundles: intact files, values computed elsewhere. */
+  readonly imported: number;
 }
 
 /** Verifies every entry and blob of the cache; corrupt ones are moved aside (so they are recomputed). */
 export function verifyCache(store: Store): VerifyResult {
   const corrupt: string[] = [];
+  const stuck: string[] = [];
   let entries = 0, blobs = 0;
   for (const key of [...store.keys()]) {
     entries++;
@@ -152,8 +164,9 @@ export function verifyCache(store: Store): VerifyResult {
       store.readEntry(key);
     } catch (e) {
       if (!(e instanceof CorruptEntryError)) throw e;
-      store.quarantine(e.file);
+      const moved = store.quarantine(e.file);
       corrupt.push(e.message);
+      if (moved === null) stuck.push(e.file);
     }
   }
   for (const h of [...store.blobHashes()]) {
@@ -164,9 +177,13 @@ export function verifyCache(store: Store): VerifyResult {
     } catch (e) {
       if (!(e instanceof CorruptEntryError)) throw e;
       corrupt.push(e.message);
+      if (_exists(e.file)) stuck.push(e.file);
     }
   }
-  return { entries, blobs, corrupt };
+  const present = new Set(store.keys());
+  let imported = 0;
+  for (const k of store.importedKeys()) if (present.has(k)) imported++;
+  return { entries, blobs, corrupt, stuck, imported };
 }
 
 /** `cache verify`: exit 1 when anything was corrupt. */
@@ -176,9 +193,23 @@ export function cacheVerifyCommand(ctx: CommandContext): Promise<number> {
   for (const c of r.corrupt) ctx.output.out(c);
   ctx.output.err(
     `verified ${r.entries} entries and ${r.blobs} blobs in ${store.root}: ` +
-      (r.corrupt.length
+      (r.corrupt.length === 0
+        ? "all intact"
+        : r.stuck.length === 0
         ? `${r.corrupt.length} corrupt (moved to ${store.root}/corrupt; they will be recomputed)`
-        : "all intact"),
+        : `${r.corrupt.length} corrupt; ${r.stuck.length} could not be moved aside (is the cache read-only?): a run on a writable cache recomputes them`) +
+      (r.imported
+        ? ` (${r.imported} entries were imported from bundles: their files are intact, their values were computed elsewhere and cannot be checked here; tables marks them, run recomputes them)`
+        : ""),
   );
   return Promise.resolve(r.corrupt.length ? 1 : 0);
+}
+
+function _exists(path: string): boolean {
+  try {
+    Deno.statSync(path);
+    return true;
+  } catch {
+    return false;
+  }
 }

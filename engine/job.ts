@@ -6,10 +6,12 @@
  *
  * @module
  */
+import { join } from "node:path";
 import * as v from "valibot";
 import { canonicalJson } from "./canonical.ts";
 import { CorruptEntryError } from "./errors.ts";
 import { codeDigest } from "./digest.ts";
+import { FileSystemError, onDisk } from "./fs_errors.ts";
 import { type KeyComponents, seedOfKey } from "./keys.ts";
 import type { Lock, LockOptions } from "./lock.ts";
 import { formatDuration, type Reporter, SilentReporter } from "./progress.ts";
@@ -221,9 +223,14 @@ export async function executeJob(
     }
     lock = claim.lock;
   }
-  const workDir = store.workDir(job.key);
-  const log = _nodeLog(job, store.logPath(job.key));
+  // The log and the work directory are made inside the try: when the disk
+  // is full they fail like the node does, and the lock is still released.
+  let workDir: string | undefined;
+  let log: (m: string) => void = () => {};
+  const logPath = join(store.root, "logs", `${job.key}.log`);
   try {
+    log = _nodeLog(job, store.logPath(job.key));
+    workDir = store.workDir(job.key);
     const result = await _run(
       job,
       store,
@@ -243,7 +250,7 @@ export async function executeJob(
     throw new NodeFailure(
       job.id,
       job.key,
-      store.logPath(job.key),
+      logPath,
       err?.message ?? String(e),
       {
         cause: e,
@@ -251,20 +258,23 @@ export async function executeJob(
     );
   } finally {
     lock?.release();
-    try {
-      Deno.removeSync(workDir, { recursive: true });
-    } catch { /* already gone */ }
+    if (workDir !== undefined) {
+      try {
+        Deno.removeSync(workDir, { recursive: true });
+      } catch { /* already gone */ }
+    }
   }
 }
 
 /** Starts the node's log file; returns the function that appends to it. */
 function _nodeLog(job: Job, logPath: string): (m: string) => void {
-  Deno.writeTextFileSync(
-    logPath,
-    `# ${job.id} key ${job.key} started ${
-      new Date().toISOString()
-    } pid ${Deno.pid}\n`,
-  );
+  onDisk(logPath, "write the node log", () =>
+    Deno.writeTextFileSync(
+      logPath,
+      `# ${job.id} key ${job.key} started ${
+        new Date().toISOString()
+      } pid ${Deno.pid}\n`,
+    ));
   return (m: string) => {
     try {
       Deno.writeTextFileSync(
@@ -417,7 +427,17 @@ function _inWorker(
       else if (m.type === "log") hooks.log(m.message);
       else if (m.type === "done") finish(() => resolve(m.result as NodeResult));
       else {
-        const err = new Error(m.message);
+        // A cache that cannot be written stays a FileSystemError (the run
+        // stops on it as it does for this thread's writes).
+        const err = m.fs
+          ? new FileSystemError(
+            m.fs.path,
+            m.fs.problem,
+            m.fs.code,
+            m.fs.action,
+            m.fs.advice,
+          )
+          : new Error(m.message);
         if (m.stack) err.stack = m.stack;
         finish(() => reject(err));
       }

@@ -7,6 +7,7 @@
  */
 import { codeDigest } from "./digest.ts";
 import { UserError } from "./errors.ts";
+import { onDisk } from "./fs_errors.ts";
 import type { Job } from "./job.ts";
 import type { KeyComponents } from "./keys.ts";
 import { getField } from "./refs.ts";
@@ -50,9 +51,18 @@ export function writeJobSpec(
     components: job.components,
     inputs: job.inputs,
   };
-  const tmp = `${path}.${crypto.randomUUID().slice(0, 8)}.tmp`;
-  Deno.writeTextFileSync(tmp, JSON.stringify(spec));
-  Deno.renameSync(tmp, path);
+  const tmp = store.tmpPath(`job-${job.key.slice(0, 16)}`);
+  onDisk(path, "write the job spec", () => {
+    try {
+      Deno.writeTextFileSync(tmp, JSON.stringify(spec));
+      Deno.renameSync(tmp, path);
+    } catch (e) {
+      try {
+        Deno.removeSync(tmp);
+      } catch { /* never written */ }
+      throw e;
+    }
+  });
   return path;
 }
 

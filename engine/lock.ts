@@ -28,7 +28,7 @@ export interface LockInfo {
 const _HOST = hostname();
 
 /** Whether a process with this pid runs on this host (Linux /proc; elsewhere assume yes). */
-function _alive(pid: number): boolean {
+export function processAlive(pid: number): boolean {
   if (pid === Deno.pid) return true;
   try {
     Deno.statSync(`/proc/${pid}`);
@@ -110,9 +110,15 @@ export function tryLock(
       const f = Deno.openSync(path, { write: true, createNew: true });
       try {
         f.writeSync(new TextEncoder().encode(JSON.stringify(info)));
-      } finally {
+      } catch (e) {
+        // (a full disk): leave no empty lock behind
         f.close();
+        try {
+          Deno.removeSync(path);
+        } catch { /* gone */ }
+        throw e;
       }
+      f.close();
       return new Lock(path, info, heartbeatMs);
     } catch (e) {
       if (!(e instanceof Deno.errors.AlreadyExists)) throw e;
@@ -137,7 +143,7 @@ export function tryLock(
       }
     }
     const stale = holder === null ||
-      (holder.host === _HOST && !_alive(holder.pid)) ||
+      (holder.host === _HOST && !processAlive(holder.pid)) ||
       Date.now() - mtime > staleMs;
     if (!stale) return holder!;
     // Break it: rename it to a unique name (only one breaker wins), then retry.
@@ -167,7 +173,7 @@ export function lockHolder(
   } catch {
     return null; // none, or half-written (tryLock decides then)
   }
-  if (holder.host === _HOST && !_alive(holder.pid)) return null;
+  if (holder.host === _HOST && !processAlive(holder.pid)) return null;
   if (Date.now() - mtime > staleMs) return null;
   return holder;
 }

@@ -7,6 +7,7 @@
  */
 import { join } from "node:path";
 import type { KeyComponents } from "./keys.ts";
+import { onDisk } from "./fs_errors.ts";
 import type { Store } from "./store.ts";
 
 /** Status of a node in a run. */
@@ -88,11 +89,15 @@ export interface Manifest {
   nodes: ManifestNode[];
 }
 
-/** Writes (or rewrites) a manifest atomically (tmp + rename). Returns its path. */
+/**
+ * Writes (or rewrites) a manifest atomically (tmp + rename). Returns its path.
+ *
+ * @throws {FileSystemError} when the cache cannot be written.
+ */
 export function writeManifest(store: Store, m: Manifest): string {
   const dir = store.runsDir(m.experiment);
   const path = join(dir, `${m.run}.json`);
-  const tmp = join(dir, `.${m.run}.${crypto.randomUUID().slice(0, 8)}.tmp`);
+  const tmp = store.tmpPath(`manifest-${m.run}`);
   const counts: Partial<Record<NodeStatus, number>> = {};
   for (const n of m.nodes) counts[n.status] = (counts[n.status] ?? 0) + 1;
   m.counts = counts;
@@ -106,8 +111,17 @@ export function writeManifest(store: Store, m: Manifest): string {
       return rest;
     }),
   };
-  Deno.writeTextFileSync(tmp, JSON.stringify(slim));
-  Deno.renameSync(tmp, path);
+  onDisk(path, "write the run manifest", () => {
+    try {
+      Deno.writeTextFileSync(tmp, JSON.stringify(slim));
+      Deno.renameSync(tmp, path);
+    } catch (e) {
+      try {
+        Deno.removeSync(tmp);
+      } catch { /* never written */ }
+      throw e;
+    }
+  });
   return path;
 }
 

@@ -77,6 +77,22 @@ export {
 } from "./experiment_schema.ts";
 export { type FieldPath, getField, InputRef, type Resolvable } from "./refs.ts";
 export {
+  asFileSystemError,
+  cacheAdvice,
+  FileSystemError,
+  type FsProblem,
+  fsProblem,
+  onDisk,
+} from "./fs_errors.ts";
+export {
+  DEFAULT_LIMITS,
+  type LimitInfo,
+  LIMITS,
+  type Limits,
+  parseLimits,
+  resolveLimits,
+} from "./limits.ts";
+export {
   CorruptEntryError,
   type Diagnostic,
   type DiagnosticCode,
@@ -117,7 +133,10 @@ export {
   cacheDir,
   DEFAULT_CACHE,
   type Entry,
+  type ImportMark,
   Store,
+  tmpName,
+  tmpOwner,
 } from "./store.ts";
 export {
   latestManifest,
@@ -255,6 +274,8 @@ export {
   exportBundle,
   type ExportOptions,
   importBundle,
+  type ImportOptions,
+  type ImportResult,
 } from "./bundle.ts";
 export {
   cacheGcCommand,

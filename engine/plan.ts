@@ -19,7 +19,7 @@ import {
   type ManifestNode,
   readManifest,
 } from "./manifest.ts";
-import type { Store } from "./store.ts";
+import type { ImportMark, Store } from "./store.ts";
 import { UserError } from "./errors.ts";
 import { didYouMean } from "./suggest.ts";
 
@@ -38,6 +38,8 @@ export interface PlanItem {
   why: string[];
   /** Ids of inputs it waits for (when blocked). */
   waitingFor: string[];
+  /** Its entry came from a bundle: shown, never used as a cached result (see `Store.importMark`). */
+  imported?: ImportMark;
 }
 
 /** A plan. */
@@ -117,6 +119,8 @@ interface _Planning {
   readonly history: _History;
   /** Keys with an entry file (one directory listing instead of a failed open per missing entry). */
   readonly present: ReadonlySet<string>;
+  /** Keys whose entry was imported from a bundle. */
+  readonly imported: ReadonlySet<string>;
   readonly notes: string[];
   /** Item per node index, made on first use. */
   readonly planned: Map<number, PlanItem>;
@@ -165,6 +169,7 @@ export function makePlan(
     keys,
     history: _history(exp, store),
     present: new Set(store.keys()),
+    imported: store.importedKeys(),
     notes: [],
     planned: new Map(),
   };
@@ -213,6 +218,20 @@ function _probe(p: _Planning, i: number): PlanItem {
     item.why.push(`not cacheable: ${key.reason}`);
     return item;
   }
+  if (p.imported.has(key.key) && p.present.has(key.key)) {
+    // Shown by tables, never a cached result here (nor a corrupt one when
+    // its blobs were not in the bundle).
+    const mark = p.store.importMark(key.key);
+    if (mark) item.imported = mark;
+    item.why.push(
+      mark?.resultsOnly
+        ? `imported from ${mark.bundle} without its blobs (results only): run computes it here`
+        : `imported from ${
+          mark?.bundle ?? "a bundle"
+        }, not computed here: run computes it (cache import --trust takes a bundle as it is)`,
+    );
+    return item;
+  }
   try {
     if (p.present.has(key.key) && p.store.checkEntry(key.key)) {
       item.status = "cached";
@@ -220,7 +239,11 @@ function _probe(p: _Planning, i: number): PlanItem {
     }
   } catch (e) {
     if (!(e instanceof CorruptEntryError)) throw e;
-    p.notes.push(`${e.message}; moved aside, ${node.id} will be recomputed`);
+    p.notes.push(
+      _exists(e.file)
+        ? `${e.message}; it could not be moved aside (a read-only cache?): ${node.id} will be recomputed by a run on a writable cache`
+        : `${e.message}; moved aside, ${node.id} will be recomputed`,
+    );
     item.why.push(`its cache entry was corrupt (${e.message})`);
     return item;
   }
@@ -362,5 +385,14 @@ function _checkExact(exp: Experiment, items: readonly PlanItem[]): void {
         it.waitingFor.join(" ")
       })`,
     );
+  }
+}
+
+function _exists(path: string): boolean {
+  try {
+    Deno.statSync(path);
+    return true;
+  } catch {
+    return false;
   }
 }

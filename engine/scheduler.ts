@@ -30,6 +30,7 @@ import {
   writeManifest,
 } from "./manifest.ts";
 import type { Plan, PlanItem } from "./plan.ts";
+import { FileSystemError } from "./fs_errors.ts";
 import { SilentReporter } from "./progress.ts";
 import { getField, InputRef, type Resolvable, resolveInputs } from "./refs.ts";
 import type { Store } from "./store.ts";
@@ -66,6 +67,13 @@ export interface RunResult {
   readonly failures: readonly NodeFailure[];
   /** Entry of every node that is cached or was computed (by index; cached ones are read on demand). */
   readonly values: EntryMap;
+  /**
+   * When the cache could not be written (disk full, read-only, permission):
+   * the first such error. The run then starts nothing more.
+   */
+  readonly cacheError?: FileSystemError;
+  /** Why the manifest could not be written, when it could not (the entries are stored regardless). */
+  readonly manifestError?: FileSystemError;
 }
 
 /** The manifest a run of `plan` starts with: every node, its key and its plan status. */
@@ -300,6 +308,8 @@ class _Run {
   #failures: NodeFailure[] = [];
   #active = 0;
   #finish!: () => void;
+  #cacheError: FileSystemError | undefined;
+  #manifestError: FileSystemError | undefined;
 
   constructor(plan: Plan, store: Store, options: RunPlanOptions) {
     this.#plan = plan;
@@ -327,7 +337,7 @@ class _Run {
     this.#timer = setInterval(() => {
       if (!this.#dirty) return;
       this.#dirty = false;
-      this.#manifestPath = writeManifest(store, this.#manifest);
+      this.#writeManifest();
     }, options.manifestEveryMs ?? 2000);
     this.#values = new EntryMap(store, plan.keys.map((k) => k.key));
     for (const [i, it] of plan.byIndex) {
@@ -338,8 +348,24 @@ class _Run {
     this.#pump();
   }
 
+  /**
+   * Rewrites the manifest; a file-system failure is reported once and the
+   * run goes on (results are stored as entries; the manifest only explains).
+   */
+  #writeManifest(): void {
+    try {
+      this.#manifestPath = writeManifest(this.#store, this.#manifest);
+    } catch (e) {
+      if (!(e instanceof FileSystemError)) throw e;
+      if (!this.#manifestError) {
+        this.#manifestError = e;
+        this.#reporter.info(`warning: ${e.message}`);
+      }
+    }
+  }
+
   #pump(): void {
-    if (this.#options.signal?.aborted) this.#queue.drain();
+    if (this.#options.signal?.aborted || this.#cacheError) this.#queue.drain();
     while (this.#active < this.#jobs && this.#queue.hasReady) {
       this.#launch(this.#queue.take()!);
     }
@@ -400,6 +426,8 @@ class _Run {
       { cause: e },
     );
     const interrupted = this.#options.signal?.aborted === true;
+    // A cache that cannot be written fails every node alike: start nothing more.
+    if (f.cause instanceof FileSystemError) this.#cacheError ??= f.cause;
     m.status = interrupted ? "interrupted" : "failed";
     m.error = f.message;
     if (f.job !== undefined) m.job = f.job;
@@ -427,6 +455,9 @@ class _Run {
     for (const m of manifest.nodes) {
       if (m.status === "pending" || m.status === "running") {
         m.status = interrupted ? "interrupted" : "blocked";
+        if (!interrupted && this.#cacheError) {
+          m.reason = "not started: the cache cannot be written";
+        }
       }
     }
     manifest.finished = new Date().toISOString();
@@ -435,12 +466,14 @@ class _Run {
       : this.#failures.length > 0
       ? "failed"
       : "ok";
-    this.#manifestPath = writeManifest(this.#store, manifest);
+    this.#writeManifest();
     return {
       manifest,
       manifestPath: this.#manifestPath,
       failures: this.#failures,
       values: this.#values,
+      ...(this.#cacheError ? { cacheError: this.#cacheError } : {}),
+      ...(this.#manifestError ? { manifestError: this.#manifestError } : {}),
     };
   }
 }

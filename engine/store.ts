@@ -7,6 +7,7 @@
  *
  * ```
  * ROOT/entries/ab/<key>.json   "envsmith-entry 1 <sha256 of the JSON>\n<JSON>"
+ * ROOT/entries/ab/<key>.imported  the entry came from a bundle (ImportMark)
  * ROOT/blobs/ab/<sha256>       raw bytes
  * ROOT/aux/<kind>/             NodeContext.auxDir
  * ROOT/logs/<key>.log          the log of the last execution of a node
@@ -20,21 +21,27 @@
  *
  * Every write goes to a temporary file in `tmp/` and is then hard-linked (or,
  * where links are unsupported, renamed) into place: a file that exists is
- * complete, and an existing entry is never overwritten. Every read verifies
+ * complete, and an existing entry is never overwritten, except an entry
+ * imported from a bundle, which a result computed here replaces (imported
+ * entries are shown by `tables` and `status` as imported, and never used
+ * as a cached result by `run`: their values cannot be checked here). Every read verifies
  * the hash; a mismatch raises {@linkcode CorruptEntryError}, and the bad file
  * is moved to `corrupt/` so the next run recomputes it.
  *
  * @module
  */
+import { hostname } from "node:os";
 import { join } from "node:path";
 import { sha256Hex } from "./canonical.ts";
 import { CorruptEntryError } from "./errors.ts";
+import { asFileSystemError, onDisk } from "./fs_errors.ts";
 import type { KeyComponents } from "./keys.ts";
 import {
   type Lock,
   lockHolder,
   type LockInfo,
   type LockOptions,
+  processAlive,
   tryLock,
 } from "./lock.ts";
 import type { BlobRef, Json } from "./types.ts";
@@ -70,12 +77,40 @@ export interface Entry {
   readonly versions: Readonly<Record<string, string>>;
 }
 
+/** Where an imported entry came from (the `.imported` file beside it). */
+export interface ImportMark {
+  /** File name of the bundle. */
+  readonly bundle: string;
+  /** ISO time of the import. */
+  readonly imported: string;
+  /** The bundle did not carry the entry's blobs (a JSON-only bundle): enough for tables, not for inputs. */
+  readonly resultsOnly: boolean;
+}
+
 /** Default cache directory (relative to the working directory). */
 export const DEFAULT_CACHE = ".envsmith/cache";
 
 /** The cache directory: `--cache`, else `$ENVSMITH_CACHE`, else {@linkcode DEFAULT_CACHE}. */
 export function cacheDir(flag?: string): string {
   return flag ?? Deno.env.get("ENVSMITH_CACHE") ?? DEFAULT_CACHE;
+}
+
+const _HOST = hostname();
+
+/**
+ * A name for a temporary file or directory of this process,
+ * `PREFIX@HOST~PID~RANDOM`: a process killed before removing it leaves a
+ * name that says whose it was, so the next run on this host removes it at
+ * once when that process is gone ({@linkcode Store.cleanLeftovers}).
+ */
+export function tmpName(prefix: string): string {
+  return `${prefix}@${_HOST}~${Deno.pid}~${crypto.randomUUID().slice(0, 8)}`;
+}
+
+/** Host and pid of a {@linkcode tmpName}, or null for another name. */
+export function tmpOwner(name: string): { host: string; pid: number } | null {
+  const m = /@([A-Za-z0-9._-]+)~(\d+)~[0-9a-f]{8}$/.exec(name);
+  return m ? { host: m[1]!, pid: Number(m[2]) } : null;
 }
 
 /** Every BlobRef inside a JSON value. */
@@ -113,7 +148,11 @@ export class Store {
   #dir(...parts: string[]): string {
     const d = join(this.root, ...parts);
     if (!this.#made.has(d)) {
-      Deno.mkdirSync(d, { recursive: true });
+      onDisk(
+        d,
+        "create the directory",
+        () => Deno.mkdirSync(d, { recursive: true }),
+      );
       this.#made.add(d);
     }
     return d;
@@ -135,14 +174,76 @@ export class Store {
   auxDir(kind: string): string {
     return this.#dir("aux", kind.replace(/[^A-Za-z0-9_.-]/g, "_"));
   }
-  /** A fresh private directory for one execution. */
+  /** A fresh private directory for one execution (in `tmp/`, named by {@linkcode tmpName}). */
   workDir(key: string): string {
-    const d = join(
-      this.#dir("tmp"),
-      `work-${key.slice(0, 16)}-${Deno.pid}-${crypto.randomUUID().slice(0, 8)}`,
-    );
-    Deno.mkdirSync(d, { recursive: true });
+    const d = join(this.#dir("tmp"), tmpName(`work-${key.slice(0, 16)}`));
+    onDisk(d, "create the directory", () => Deno.mkdirSync(d));
     return d;
+  }
+  /**
+   * A fresh temporary path in `tmp/` (same file system as the cache, so a
+   * rename moves it into place atomically); a killed process's leftovers
+   * are removed by {@linkcode Store.cleanLeftovers}.
+   */
+  tmpPath(prefix: string): string {
+    return join(this.#dir("tmp"), tmpName(prefix));
+  }
+
+  /**
+   * Checks that the cache can be written (creates it, writes and removes a
+   * small file in `tmp/`), so a run on a read-only, full or foreign cache
+   * stops before anything runs.
+   *
+   * @throws {FileSystemError} naming the path and what to do.
+   */
+  ensureWritable(): void {
+    const probe = this.tmpPath("probe");
+    onDisk(probe, "write", () => {
+      Deno.writeFileSync(probe, new Uint8Array(64));
+      Deno.removeSync(probe);
+    });
+  }
+
+  /**
+   * Removes what killed processes left in `tmp/` (work directories,
+   * half-written files): at once when the owner ran on this host and is
+   * gone, otherwise (another host, or an older name) when older than
+   * `maxAgeMs` (`run` passes Infinity: a job on another host of a shared
+   * cache may be alive and quiet for days; `cache gc` a day). Never touches
+   * a live process's files on this host. Returns how many files or
+   * directories were removed and their bytes.
+   */
+  cleanLeftovers(maxAgeMs = 86_400_000): { removed: number; bytes: number } {
+    let removed = 0, bytes = 0;
+    let list: Deno.DirEntry[];
+    const dir = join(this.root, "tmp");
+    try {
+      list = [...Deno.readDirSync(dir)];
+    } catch {
+      return { removed, bytes };
+    }
+    for (const e of list) {
+      const p = join(dir, e.name);
+      const owner = tmpOwner(e.name);
+      let stale: boolean;
+      let size = 0;
+      try {
+        const st = Deno.statSync(p);
+        size = st.isFile ? st.size : 0;
+        stale = owner !== null && owner.host === _HOST
+          ? owner.pid !== Deno.pid && !processAlive(owner.pid)
+          : Date.now() - (st.mtime?.getTime() ?? Date.now()) > maxAgeMs;
+      } catch {
+        continue; // removed meanwhile
+      }
+      if (!stale) continue;
+      try {
+        Deno.removeSync(p, { recursive: true });
+        removed++;
+        bytes += size;
+      } catch { /* removed meanwhile, or not ours to remove */ }
+    }
+    return { removed, bytes };
   }
   /** Directory of the run manifests of an experiment. */
   runsDir(experiment: string): string {
@@ -160,40 +261,114 @@ export class Store {
   /** Writes `bytes` to `final` atomically and write-once (tmp + link). Returns false if it already existed. */
   #writeOnce(final: string, bytes: Uint8Array, dirParts: string[]): boolean {
     this.#dir(...dirParts);
-    const tmp = join(this.#dir("tmp"), `w-${Deno.pid}-${crypto.randomUUID()}`);
-    Deno.writeFileSync(tmp, bytes);
-    try {
-      Deno.linkSync(tmp, final);
-      return true;
-    } catch (e) {
-      if (e instanceof Deno.errors.AlreadyExists) return false;
-      // No hard links here: rename (atomic; last writer wins with identical content).
+    const tmp = this.tmpPath("w");
+    return onDisk(final, "write", () => {
       try {
-        Deno.statSync(final);
-        return false;
-      } catch {
-        Deno.renameSync(tmp, final);
-        return true;
+        Deno.writeFileSync(tmp, bytes);
+        try {
+          Deno.linkSync(tmp, final);
+          return true;
+        } catch (e) {
+          if (e instanceof Deno.errors.AlreadyExists) return false;
+          // No hard links here: rename (atomic; last writer wins with identical content).
+          try {
+            Deno.statSync(final);
+            return false;
+          } catch {
+            Deno.renameSync(tmp, final);
+            return true;
+          }
+        }
+      } finally {
+        try {
+          Deno.removeSync(tmp);
+        } catch { /* renamed, or never written */ }
       }
-    } finally {
-      try {
-        Deno.removeSync(tmp);
-      } catch { /* renamed */ }
+    });
+  }
+
+  /**
+   * Moves a bad file to `corrupt/` so it is never read again; returns where
+   * it went, or null when it could not be moved (gone already, or a
+   * read-only cache: then it stays, and is reported again next time).
+   */
+  quarantine(file: string): string | null {
+    try {
+      const dest = join(
+        this.#dir("corrupt"),
+        `${file.split("/").pop()}.${Date.now()}-${
+          crypto.randomUUID().slice(0, 6)
+        }`,
+      );
+      Deno.renameSync(file, dest);
+      return dest;
+    } catch {
+      return null; // moved by another process, or cannot be moved
     }
   }
 
-  /** Moves a bad file to `corrupt/` so it is never read again. */
-  quarantine(file: string): string {
-    const dest = join(
-      this.#dir("corrupt"),
-      `${file.split("/").pop()}.${Date.now()}-${
-        crypto.randomUUID().slice(0, 6)
-      }`,
-    );
+  /** Path of the import mark of `key` (beside its entry). */
+  importMarkPath(key: string): string {
+    return join(this.root, "entries", key.slice(0, 2), `${key}.imported`);
+  }
+
+  /** The import mark of `key`, or null when its entry was computed here (or is absent). An unreadable mark still marks. */
+  importMark(key: string): ImportMark | null {
+    let text: string;
     try {
-      Deno.renameSync(file, dest);
-    } catch { /* already moved by another process */ }
-    return dest;
+      text = Deno.readTextFileSync(this.importMarkPath(key));
+    } catch (e) {
+      if (e instanceof Deno.errors.NotFound) return null;
+      return { bundle: "?", imported: "", resultsOnly: false };
+    }
+    try {
+      return JSON.parse(text) as ImportMark;
+    } catch {
+      return { bundle: "?", imported: "", resultsOnly: false };
+    }
+  }
+
+  /** Marks `key` as imported (written before its entry, so an imported entry is never visible unmarked). */
+  markImported(key: string, mark: ImportMark): void {
+    this.#dir("entries", key.slice(0, 2));
+    const final = this.importMarkPath(key);
+    const tmp = this.tmpPath("mark");
+    onDisk(final, "write", () => {
+      Deno.writeTextFileSync(tmp, JSON.stringify(mark));
+      Deno.renameSync(tmp, final);
+    });
+  }
+
+  /** Removes the import mark of `key` (its entry is now computed here). */
+  unmarkImported(key: string): void {
+    const path = this.importMarkPath(key);
+    try {
+      Deno.removeSync(path);
+    } catch (e) {
+      if (!(e instanceof Deno.errors.NotFound)) {
+        throw asFileSystemError(e, path, "remove") ?? e;
+      }
+    }
+  }
+
+  /** Every key with an import mark (one pass over the entry directories). */
+  importedKeys(): Set<string> {
+    const out = new Set<string>();
+    let shards: Deno.DirEntry[];
+    try {
+      shards = [...Deno.readDirSync(join(this.root, "entries"))];
+    } catch {
+      return out;
+    }
+    for (const s of shards) {
+      if (!s.isDirectory) continue;
+      for (const f of Deno.readDirSync(join(this.root, "entries", s.name))) {
+        if (f.isFile && f.name.endsWith(".imported")) {
+          out.add(f.name.slice(0, -".imported".length));
+        }
+      }
+    }
+    return out;
   }
 
   /** Whether an entry file exists for `key` (not verified). */
@@ -305,7 +480,11 @@ export class Store {
     return entry;
   }
 
-  /** Stores an entry (write-once). Returns false if one existed already. */
+  /**
+   * Stores an entry computed here (write-once). Returns false if one
+   * existed already, except an imported one, which it replaces (a local
+   * result is never shadowed by an imported one).
+   */
   writeEntry(entry: Entry): boolean {
     const body = new TextEncoder().encode(JSON.stringify(entry));
     const blobs = entry.blobs.length ? " " + entry.blobs.join(" ") : "";
@@ -315,10 +494,28 @@ export class Store {
     const bytes = new Uint8Array(head.length + body.length);
     bytes.set(head);
     bytes.set(body, head.length);
-    return this.#writeOnce(this.entryPath(entry.key), bytes, [
-      "entries",
-      entry.key.slice(0, 2),
-    ]);
+    const final = this.entryPath(entry.key);
+    if (this.#writeOnce(final, bytes, ["entries", entry.key.slice(0, 2)])) {
+      return true;
+    }
+    if (this.importMark(entry.key) === null) return false;
+    // Replace (atomic rename), then unmark: a crash in between leaves a
+    // local result still marked, which is recomputed again, never the
+    // reverse.
+    const tmp = this.tmpPath("w");
+    onDisk(final, "write", () => {
+      try {
+        Deno.writeFileSync(tmp, bytes);
+        Deno.renameSync(tmp, final);
+      } catch (e) {
+        try {
+          Deno.removeSync(tmp);
+        } catch { /* never written */ }
+        throw e;
+      }
+    });
+    this.unmarkImported(entry.key);
+    return true;
   }
 
   /** Raw bytes of an entry file (for export); verified. */
@@ -369,10 +566,13 @@ export class Store {
   }
 
   /**
-   * Reads an entry and verifies it and its blobs. Returns `null` when absent;
-   * on corruption quarantines the bad file and throws.
+   * Reads an entry computed here and verifies it and its blobs: what a
+   * computation may use. Returns `null` when absent or imported from a
+   * bundle (see {@linkcode Store.importMark}; `readEntry` reads those); on
+   * corruption quarantines the bad file and throws.
    */
   loadVerified(key: string): Entry | null {
+    if (this.importMark(key) !== null) return null;
     let entry: Entry | null;
     try {
       entry = this.readEntry(key);
@@ -385,17 +585,23 @@ export class Store {
     return entry;
   }
 
-  /** Reads (hash-verifying) every blob of an entry; a missing one makes the entry corrupt. */
+  /**
+   * Reads (hash-verifying) every blob of an entry; a missing one makes the
+   * entry corrupt, and the entry file is moved aside (so it is recomputed,
+   * and reported once, not on every run).
+   */
   #verifyBlobs(key: string, blobs: readonly string[]): void {
     for (const b of blobs) {
       try {
         this.readBlob({ $blob: b });
       } catch (e) {
         if (e instanceof Deno.errors.NotFound) {
+          const file = this.entryPath(key);
+          this.quarantine(file);
           throw new CorruptEntryError(
             key,
-            this.blobPath(b),
-            `blob ${b} of this entry is missing`,
+            file,
+            `its blob ${b} is missing`,
           );
         }
         throw e;
@@ -415,7 +621,8 @@ export class Store {
 
   /** Tries to lock `key` for computing; the lock or the live holder's info. */
   lock(key: string, note: string, options?: LockOptions): Lock | LockInfo {
-    return tryLock(join(this.#dir("locks"), `${key}.lock`), note, options);
+    const path = join(this.#dir("locks"), `${key}.lock`);
+    return onDisk(path, "create the lock", () => tryLock(path, note, options));
   }
 
   /** Who computes `key` right now (a live, fresh lock), without locking; `null` when nobody. */

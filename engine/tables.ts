@@ -17,9 +17,9 @@ import {
 } from "./table_compare.ts";
 import type { Json } from "./types.ts";
 
-/** What the cache has for one node. */
+/** What the cache has for one node (`imported`: its entry came from a bundle, not computed here). */
 export type Lookup = (node: GraphNode) =>
-  | { status: "ok"; value: Json; report?: Json }
+  | { status: "ok"; value: Json; report?: Json; imported?: boolean }
   | { status: "missing"; why?: string }
   | { status: "skipped"; why: string };
 
@@ -31,6 +31,8 @@ export interface Sample {
   readonly id: string;
   /** The number, when available. */
   readonly value: number | null;
+  /** The value comes from an entry imported from a bundle (not computed here). */
+  readonly imported?: true;
 }
 
 /** One cell. */
@@ -49,6 +51,8 @@ export interface Cell {
   readonly samples: readonly Sample[];
   /** Node ids whose entries are missing. */
   readonly missing: readonly string[];
+  /** Some of its samples come from entries imported from a bundle (not computed here; which: `samples[].imported`); shown marked. Absent otherwise. */
+  readonly imported?: boolean;
   /** Why not run, when every node is skipped (e.g. `OPENAI_API_KEY not set`). */
   readonly skipped?: string;
   /** Problems (e.g. a field that is not a number). */
@@ -431,7 +435,13 @@ function _cell(
       continue;
     }
     const x = _meanOf(results, col.path, notes);
-    samples.push({ over, id: n.id, value: x });
+    const imported = results.some((y) => y.r.status === "ok" && y.r.imported);
+    samples.push({
+      over,
+      id: n.id,
+      value: x,
+      ...(imported ? { imported: true as const } : {}),
+    });
     if (col.plains !== undefined) continue; // not part of the aggregate
     const list = perOver.get(over) ?? [];
     list.push(x);
@@ -446,6 +456,7 @@ function _cell(
     n: xs.length,
     samples,
     missing: miss,
+    ...(samples.some((s) => s.imported) ? { imported: true } : {}),
     ...(allSkipped && skipped ? { skipped } : {}),
     notes,
   };
@@ -539,6 +550,7 @@ function _aggregateCell(
     missing: xs.length < overValues.length && !skipped
       ? [...rowState.missing]
       : [],
+    ...(rowCells.some((c) => c.imported) ? { imported: true } : {}),
     ...(skipped ? { skipped } : {}),
     notes: [],
   };
@@ -601,7 +613,9 @@ export function tableMarkdown(t: Table): string {
     const why = row[0]?.skipped;
     const cells = why && row.every((c) => c?.skipped === why)
       ? [esc(formatCell(t, row[0]!)), ...row.slice(1).map(() => "")]
-      : row.map((c) => (c ? esc(formatCell(t, c)) : "—"));
+      : row.map((c) =>
+        c ? esc(formatCell(t, c)) + (c.imported ? " (imported)" : "") : "—"
+      );
     lines.push(`| ${esc(r)} | ${cells.join(" | ")} |`);
   }
   lines.push("");
@@ -637,6 +651,21 @@ export function tableMarkdown(t: Table): string {
       "",
     );
   }
+  const imported = new Set(
+    t.cells.flatMap((c) =>
+      c.samples.filter((x) => x.imported).map((x) => x.id)
+    ),
+  );
+  if (imported.size) {
+    lines.push(
+      `(imported): from a bundle (cache import), not computed here: ${imported.size} node${
+        imported.size > 1 ? "s" : ""
+      }; \`deno task run ${t.file}\` computes ${
+        imported.size > 1 ? "them" : "it"
+      } here.`,
+      "",
+    );
+  }
   const probs = t.cells.flatMap((c) => c.notes);
   if (probs.length) {
     lines.push(`Problems: ${[...new Set(probs)].slice(0, 10).join("; ")}`, "");
@@ -652,7 +681,7 @@ function _csv(s: string | number | null): string {
 
 /** Long-form CSV: one line per cell. */
 export function tableCsv(t: Table): string {
-  const lines = ["row,column,mean,std,n,missing,skipped,samples"];
+  const lines = ["row,column,mean,std,n,missing,skipped,samples,imported"];
   for (const c of t.cells) {
     lines.push(
       [
@@ -664,6 +693,7 @@ export function tableCsv(t: Table): string {
         c.missing.join(" "),
         c.skipped ?? "",
         c.samples.map((s) => `${s.over}=${s.value ?? ""}`).join(" "),
+        c.samples.filter((x) => x.imported).map((x) => x.id).join(" "),
       ].map((x) => _csv(x as string | number | null)).join(","),
     );
   }

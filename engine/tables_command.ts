@@ -10,6 +10,7 @@ import { cacheImportCommand } from "./bundle.ts";
 import { type CommandContext, load, resumeCommand } from "./commands.ts";
 import { CorruptEntryError, UserError } from "./errors.ts";
 import { computeKeys } from "./keys.ts";
+import { onDisk } from "./fs_errors.ts";
 import { Store } from "./store.ts";
 import { buildTable, type Table, tableCsv, tableMarkdown } from "./tables.ts";
 import { comparisonCsv } from "./table_compare.ts";
@@ -57,6 +58,7 @@ export async function buildTables(
   const exp = await load(ctx, file);
   const store = new Store(ctx.cache);
   const keys = computeKeys(exp);
+  const imported = store.importedKeys();
   return exp.tables.map((spec) =>
     buildTable(exp, spec, (node) => {
       if (node.skipped) return { status: "skipped", why: node.skipped };
@@ -73,6 +75,7 @@ export async function buildTables(
           status: "ok",
           value: e.value,
           ...(e.report !== undefined ? { report: e.report } : {}),
+          ...(imported.has(k.key) ? { imported: true } : {}),
         };
       } catch (e) {
         if (e instanceof CorruptEntryError) {
@@ -119,18 +122,11 @@ export async function tablesCommand(
     for (const t of tables) {
       count++;
       ctx.output.out(tableMarkdown(t));
-      Deno.mkdirSync(out, { recursive: true });
-      Deno.writeTextFileSync(join(out, `${t.name}.csv`), tableCsv(t));
+      _writeOut(out, `${t.name}.csv`, tableCsv(t));
       if (t.comparison) {
-        Deno.writeTextFileSync(
-          join(out, `${t.name}.compare.csv`),
-          comparisonCsv(t.comparison),
-        );
+        _writeOut(out, `${t.name}.compare.csv`, comparisonCsv(t.comparison));
       }
-      Deno.writeTextFileSync(
-        join(out, `${t.name}.json`),
-        JSON.stringify(t, null, 2) + "\n",
-      );
+      _writeOut(out, `${t.name}.json`, JSON.stringify(t, null, 2) + "\n");
       if (t.missing.length) incomplete = true;
     }
   }
@@ -140,4 +136,21 @@ export async function tablesCommand(
     );
   }
   return incomplete ? 1 : 0;
+}
+
+/** Writes a table file; a full, read-only or forbidden directory is one line naming it and --out. */
+function _writeOut(dir: string, name: string, text: string): void {
+  const path = join(dir, name);
+  onDisk(
+    path,
+    "write",
+    () => {
+      Deno.mkdirSync(dir, { recursive: true });
+      Deno.writeTextFileSync(path, text);
+    },
+    (problem) =>
+      problem === "full"
+        ? "Free some space, or write the tables elsewhere with --out DIR."
+        : "Write the tables elsewhere with --out DIR.",
+  );
 }

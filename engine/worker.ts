@@ -8,6 +8,7 @@
  */
 import * as v from "valibot";
 import { Store } from "./store.ts";
+import { FileSystemError, type FsProblem } from "./fs_errors.ts";
 import type { NodeContext, NodeKind } from "./types.ts";
 
 /** What the main thread sends. */
@@ -36,7 +37,19 @@ export type WorkerMessage =
   | { type: "progress"; done: number; total: number; note?: string }
   | { type: "log"; message: string }
   | { type: "done"; result: unknown }
-  | { type: "error"; message: string; stack?: string };
+  | {
+    type: "error";
+    message: string;
+    stack?: string;
+    /** When the cache could not be written: the FileSystemError's fields. */
+    fs?: {
+      path: string;
+      problem: FsProblem;
+      code: string;
+      action: string;
+      advice: string;
+    };
+  };
 
 /** The worker's global scope (typed here: a package may not change the globals' types). */
 const _scope = self as unknown as {
@@ -97,6 +110,17 @@ _scope.onmessage = async (e: MessageEvent<WorkerRequest>) => {
       type: "error",
       message: e?.message ?? String(err),
       ...(e?.stack ? { stack: e.stack } : {}),
+      ...(err instanceof FileSystemError
+        ? {
+          fs: {
+            path: err.path,
+            problem: err.problem,
+            code: err.code,
+            action: err.action,
+            advice: err.advice,
+          },
+        }
+        : {}),
     });
   }
 };

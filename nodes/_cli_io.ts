@@ -1,6 +1,6 @@
 // Shared helpers of the diagnose/redesign subcommands (private to nodes/).
 import { parse as parseYaml } from "yaml";
-import { UserError } from "@envsmith/engine";
+import { cacheDir, UserError } from "@envsmith/engine";
 import {
   type AnyEnvConfig,
   EnvConfigError,
@@ -8,12 +8,36 @@ import {
   PRESET_NAMES,
 } from "../schemas/env_config.ts";
 
-/** Where a subcommand writes. */
+/** Where a subcommand writes, and what it reads from its surroundings. */
 export interface CliIo {
   /** Standard output (one call per line or block). */
   out(text: string): void;
   /** Standard error. */
   err(text: string): void;
+  /**
+   * The cache directory (its `aux/KIND/llm` folders hold the LLM reply
+   * caches).
+   * @default the global `--cache` option, else `$ENVSMITH_CACHE`, else `.envsmith/cache`
+   */
+  readonly cache?: string;
+  /**
+   * Reads environment variables (e.g. `ENVSMITH_LLM_GGUF`).
+   * @default Deno.env.get
+   */
+  readonly env?: (name: string) => string | undefined;
+}
+
+/**
+ * The cache directory of a subcommand's invocation: `io.cache`, else the
+ * program's global `--cache`, else `$ENVSMITH_CACHE`, else the default, so
+ * `--cache DIR` governs every cache the command writes.
+ */
+export function cacheOf(
+  io: CliIo,
+  cmd: { optsWithGlobals(): unknown },
+): string {
+  return io.cache ??
+    cacheDir((cmd.optsWithGlobals() as { cache?: string }).cache);
 }
 
 /** stdout/stderr. */

@@ -27,7 +27,7 @@
  */
 import { Command } from "@commander-js/extra-typings";
 import * as v from "valibot";
-import { cacheDir, UserError } from "@envsmith/engine";
+import { UserError } from "@envsmith/engine";
 import { LlmEndpointSchema } from "../schemas/llm.ts";
 import type { Instance } from "../mapf/instance.ts";
 import { PolicyContractError } from "../policy/errors.ts";
@@ -35,7 +35,7 @@ import { llmRollout } from "../policy/llm_policy.ts";
 import { obsSize } from "../policy/observation.ts";
 import { OnnxPolicy } from "../policy/onnx_policy.ts";
 import { onnxRunner, rollout, type RolloutResult } from "../policy/rollout.ts";
-import { configFromFlags, intFlag, splitFlag } from "./_cli_io.ts";
+import { cacheOf, configFromFlags, intFlag, splitFlag } from "./_cli_io.ts";
 import {
   generateOrExplain,
   numberFlag,
@@ -44,7 +44,7 @@ import {
   readInstanceFile,
   suiteInstances,
 } from "./policy_cli.ts";
-import { policyObs } from "./policy_io.ts";
+import { policyObs, readPolicyFile } from "./policy_io.ts";
 import { roundJson } from "./rollout.ts";
 
 /** The `evaluate` subcommand. */
@@ -120,7 +120,7 @@ export function evaluateCommand(io: PolicyCliIo = policyIo) {
       "after",
       "\nExamples:\n  deno task cli evaluate --policy easy.onnx --suite base\n  deno task cli evaluate --base-url http://127.0.0.1:11434/v1 --model qwen3:4b --suite mini --json",
     )
-    .action((o) => _evaluate(io, o));
+    .action((o, cmd) => _evaluate(io, o, cacheOf(io, cmd)));
 }
 
 /** The flags of `evaluate`. */
@@ -146,7 +146,11 @@ interface _EvalFlags {
   readonly json?: true | undefined;
 }
 
-async function _evaluate(io: PolicyCliIo, o: _EvalFlags): Promise<void> {
+async function _evaluate(
+  io: PolicyCliIo,
+  o: _EvalFlags,
+  cache: string,
+): Promise<void> {
   const { instances, what } = await _instances(o);
   const given = [o.policy, o.baseUrl, o.gguf].filter((x) => x !== undefined)
     .length;
@@ -156,7 +160,7 @@ async function _evaluate(io: PolicyCliIo, o: _EvalFlags): Promise<void> {
     );
   }
   if (o.baseUrl !== undefined || o.gguf !== undefined) {
-    const res = await _llmEvaluation(io, o, instances);
+    const res = await _llmEvaluation(io, o, instances, cache);
     report(
       io,
       o.gguf ?? `${o.model} at ${o.baseUrl}`,
@@ -223,6 +227,7 @@ async function _llmEvaluation(
   io: PolicyCliIo,
   o: _EvalFlags,
   instances: Instance[],
+  cache: string,
 ): Promise<RolloutResult> {
   const ep = v.safeParse(LlmEndpointSchema, {
     ...(o.gguf !== undefined
@@ -244,7 +249,7 @@ async function _llmEvaluation(
   try {
     res = await llmRollout(instances, {
       endpoint: ep.output,
-      cacheDir: `${cacheDir()}/aux/evaluate/llm`,
+      cacheDir: `${cache}/aux/evaluate/llm`,
       episodes: o.episodes,
       seed: o.seed,
       concurrency: o.concurrency,
@@ -273,7 +278,7 @@ async function _onnxEvaluation(
   const policyFile = o.policy!;
   let bytes: Uint8Array;
   try {
-    bytes = await Deno.readFile(policyFile);
+    bytes = await readPolicyFile(policyFile);
   } catch (e) {
     throw new UserError(
       `Cannot read policy ${o.policy}: ${(e as Error).message}`,

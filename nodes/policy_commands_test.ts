@@ -13,6 +13,7 @@ async function run(
   // deno-lint-ignore no-explicit-any
   make: (io: PolicyCliIo) => Command<any, any, any>,
   args: string[],
+  cache?: string,
 ): Promise<{ out: string; err: string; status: string[] }> {
   const out: string[] = [], err: string[] = [], status: string[] = [];
   const cmd = make({
@@ -20,6 +21,7 @@ async function run(
     err: (t) => err.push(t),
     status: (t) => status.push(t),
     endStatus: () => {},
+    ...(cache !== undefined ? { cache } : {}),
   });
   cmd.exitOverride();
   cmd.configureOutput({
@@ -199,8 +201,9 @@ Deno.test("cli evaluate/train: user errors name the problem (no stack traces)", 
 
 Deno.test("cli evaluate with an LLM policy: plans from an endpoint, cached for --offline replays", async () => {
   const dir = await Deno.makeTempDir();
-  const old = Deno.env.get("ENVSMITH_CACHE");
-  Deno.env.set("ENVSMITH_CACHE", join(dir, "cache"));
+  // The cache goes in through the io object, never the process-wide
+  // ENVSMITH_CACHE (test files run in parallel in one process).
+  const cache = join(dir, "cache");
   try {
     await using stub = startStubServer((req) => {
       const agents = Number(
@@ -223,13 +226,17 @@ Deno.test("cli evaluate with an LLM policy: plans from an endpoint, cached for -
       "3",
       "--json",
     ];
-    const r = await run(evaluateCommand, args);
+    const r = await run(evaluateCommand, args, cache);
     const m = JSON.parse(r.out);
     assert.equal(m.policy, `stub at ${stub.baseURL}`);
     assert.equal(m.episodes, 3);
     assert.equal(m.outcome_rates.timeout, 1, "everyone stays: timeouts");
     assert.equal(stub.requests.length, 3);
-    const again = await run(evaluateCommand, [...args, "--offline"]);
+    const again = await run(evaluateCommand, [...args, "--offline"], cache);
+    assert.ok(
+      Deno.statSync(join(cache, "aux", "evaluate", "llm")).isDirectory,
+      "the reply cache is under the given cache",
+    );
     assert.deepEqual(JSON.parse(again.out), m);
     assert.equal(stub.requests.length, 3, "served from the reply cache");
     await assert.rejects(
@@ -245,8 +252,6 @@ Deno.test("cli evaluate with an LLM policy: plans from an endpoint, cached for -
         e instanceof UserError && /Give either --policy/.test(e.message),
     );
   } finally {
-    if (old === undefined) Deno.env.delete("ENVSMITH_CACHE");
-    else Deno.env.set("ENVSMITH_CACHE", old);
     await Deno.remove(dir, { recursive: true });
   }
 });

@@ -100,6 +100,37 @@ export class PolicyInputError extends TypeError {
   }
 }
 
+/**
+ * Largest ONNX policy file read (256 MiB): an MLP policy is kilobytes to a
+ * few megabytes, so a bigger file is almost surely the wrong one, and
+ * reading it whole would take seconds and gigabytes before the ONNX check
+ * could say so.
+ */
+export const MAX_POLICY_BYTES = 256 * 1024 * 1024;
+
+/** Throws a {@linkcode PolicyInputError} when the file at `path` is over {@linkcode MAX_POLICY_BYTES}. */
+export function checkPolicySize(path: string, label: string = path): void {
+  const size = Deno.statSync(path).size;
+  if (size > MAX_POLICY_BYTES) {
+    throw new PolicyInputError(
+      `${label} is ${
+        (size / 1024 / 1024).toFixed(0)
+      } MB; ONNX policy files are limited to ${
+        MAX_POLICY_BYTES / 1024 / 1024
+      } MB (an MLP policy is a few MB at most): is this the right file?`,
+    );
+  }
+}
+
+/** Reads an ONNX policy file after checking its size ({@linkcode MAX_POLICY_BYTES}). */
+export async function readPolicyFile(
+  path: string,
+  label: string = path,
+): Promise<Uint8Array> {
+  checkPolicySize(path, label);
+  return await Deno.readFile(path);
+}
+
 /** The file path of a literal policy parameter, if it names a file. */
 export function policyFile(x: unknown): string | undefined {
   if (typeof x === "string" && !x.startsWith("$")) return x;
@@ -117,8 +148,9 @@ export async function readPolicy(
     const path = resolve(ctx.baseDir, file);
     let bytes: Uint8Array;
     try {
-      bytes = await Deno.readFile(path);
+      bytes = await readPolicyFile(path, `policy file ${file}`);
     } catch (e) {
+      if (e instanceof PolicyInputError) throw e;
       throw new PolicyInputError(
         `Cannot read policy file ${file} (${path}): ${(e as Error).message}`,
       );
@@ -226,8 +258,11 @@ export function policyFingerprint(
   const out: { [k: string]: Json } = { obs_version: OBS_VERSION };
   const file = policyFile(field(params, "policy"));
   if (file !== undefined) {
-    const bytes = readFileSync(resolve(info.baseDir, file));
-    out.policy_file = createHash("sha256").update(bytes).digest("hex");
+    const path = resolve(info.baseDir, file);
+    checkPolicySize(path, `policy file ${file}`);
+    out.policy_file = createHash("sha256").update(readFileSync(path)).digest(
+      "hex",
+    );
   }
   // An LLM policy whose URL or model comes from the environment: those enter
   // the key (never the API key); a GGUF model file enters by its sha256.

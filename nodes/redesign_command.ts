@@ -25,7 +25,7 @@
  * @module
  */
 import { Command, Option } from "@commander-js/extra-typings";
-import { cacheDir, UserError } from "@envsmith/engine";
+import { UserError } from "@envsmith/engine";
 import { CONTEXT_TYPES } from "../engineer/context.ts";
 import { ENGINEER_NAMES } from "../engineer/engineer.ts";
 import { EngineerConfigError } from "../engineer/registry.ts";
@@ -36,6 +36,7 @@ import { LlmEndpointSchema } from "../schemas/llm.ts";
 import { PROMPT_VARIANTS } from "../engineer/llm.ts";
 import * as v from "valibot";
 import {
+  cacheOf,
   type CliIo,
   configFromFlags,
   defaultIo,
@@ -157,7 +158,7 @@ export function redesignCommand(
       "after",
       "\nExamples:\n  deno task cli redesign --engineer rules --context full --preset easy --findings findings.json\n  ENVSMITH_LLM_GGUF=model.gguf deno task cli redesign --engineer llm --context none --preset easy",
     )
-    .action(async (o) => {
+    .action(async (o, cmd) => {
       const given = await configFromFlags(o);
       let findings: unknown = null;
       if (o.findings !== undefined) {
@@ -191,7 +192,7 @@ export function redesignCommand(
       }
       let llm: RedesignParams["llm"];
       if (o.engineer === "llm") {
-        const env = (n: string) => Deno.env.get(n) || undefined;
+        const env = (n: string) => (io.env ?? Deno.env.get)(n) || undefined;
         const gguf = o.gguf ??
           (o.baseUrl === undefined ? env("ENVSMITH_LLM_GGUF") : undefined);
         const remote = gguf === undefined
@@ -251,7 +252,7 @@ export function redesignCommand(
       let result;
       try {
         result = await redesign(params, o.seed, {
-          cacheDir: `${cacheDir()}/aux/redesign/llm`,
+          cacheDir: `${cacheOf(io, cmd)}/aux/redesign/llm`,
           onEndpointError: "fallback",
         });
       } catch (e) {

@@ -13,13 +13,26 @@ import {
 import { diagnose } from "../engineer/mod.ts";
 import { NO_CONFIG_EXIT, redesignCommand } from "./redesign_command.ts";
 
-async function run(args: string[]) {
+/** The cache of the current test (set by withTmp; the tests of a file run one at a time). */
+let cache: string | undefined;
+
+/**
+ * Runs the subcommand with the test's cache and, when given, environment
+ * (never the process-wide ENVSMITH_CACHE or ENVSMITH_LLM_GGUF: test files
+ * run in parallel in one process, and other files read those).
+ */
+async function run(
+  args: string[],
+  env?: Readonly<Record<string, string>>,
+) {
   const out: string[] = [];
   const err: string[] = [];
   let code = 0;
   const cmd = redesignCommand({
     out: (t) => out.push(t),
     err: (t) => err.push(t),
+    ...(cache !== undefined ? { cache } : {}),
+    ...(env ? { env: (n: string) => env[n] ?? Deno.env.get(n) } : {}),
   }, (c) => (code = c));
   cmd.exitOverride();
   await cmd.parseAsync(args, { from: "user" });
@@ -28,13 +41,11 @@ async function run(args: string[]) {
 
 async function withTmp(fn: (dir: string) => Promise<void>) {
   const dir = await Deno.makeTempDir({ prefix: "envsmith-redesign-cli-" });
-  const old = Deno.env.get("ENVSMITH_CACHE");
-  Deno.env.set("ENVSMITH_CACHE", join(dir, "cache"));
+  cache = join(dir, "cache");
   try {
     await fn(dir);
   } finally {
-    if (old === undefined) Deno.env.delete("ENVSMITH_CACHE");
-    else Deno.env.set("ENVSMITH_CACHE", old);
+    cache = undefined;
     await Deno.remove(dir, { recursive: true });
   }
 }
@@ -219,26 +230,21 @@ Deno.test("cli redesign: --gguf FILE and ENVSMITH_LLM_GGUF run a local model (no
       assert.equal(flag.code, 0, flag.err);
       parseEnvConfig(JSON.parse(flag.out));
       assert.doesNotMatch(flag.err, /\[fallback\]/);
-      Deno.env.set("ENVSMITH_LLM_GGUF", gguf);
-      try {
-        const fromEnv = await run([
-          "--engineer",
-          "llm",
-          "--context",
-          "none",
-          "--preset",
-          "easy",
-          "--temperature",
-          "1",
-          "--llm-seed",
-          "2",
-        ]);
-        // Same file, same request: the reply comes from the reply cache.
-        assert.equal(fromEnv.out, flag.out);
-        assert.match(fromEnv.err, /\[cached\]/);
-      } finally {
-        Deno.env.delete("ENVSMITH_LLM_GGUF");
-      }
+      const fromEnv = await run([
+        "--engineer",
+        "llm",
+        "--context",
+        "none",
+        "--preset",
+        "easy",
+        "--temperature",
+        "1",
+        "--llm-seed",
+        "2",
+      ], { ENVSMITH_LLM_GGUF: gguf });
+      // Same file, same request: the reply comes from the reply cache.
+      assert.equal(fromEnv.out, flag.out);
+      assert.match(fromEnv.err, /\[cached\]/);
       const missing = await run([
         "--engineer",
         "llm",

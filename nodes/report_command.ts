@@ -26,6 +26,7 @@ import {
   missingFileMessage,
   type NodeKind,
   type Output,
+  parseLimits,
   SHIPPED_BUNDLE,
   UserError,
 } from "@envsmith/engine";
@@ -131,6 +132,7 @@ export function reportCommand(
       const g = cmd.optsWithGlobals() as {
         cache?: string;
         kinds?: string[];
+        limit?: string[];
       };
       const ctx: CommandContext = {
         kinds: [
@@ -139,6 +141,7 @@ export function reportCommand(
           ...await loadKindModules(g.kinds ?? []),
         ],
         cache: cacheDir(g.cache),
+        ...(g.limit ? { limits: parseLimits(g.limit.join(",")) } : {}),
         output,
       };
       Deno.exitCode = await runReport(ctx, files ?? [], {

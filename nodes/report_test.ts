@@ -633,12 +633,13 @@ Deno.test("report --import: a fresh cache shows the results of a bundle, as `den
       c.row === "full" && c.column === "mean"
     )!,
   );
+  // The bundle's numbers, marked as imported (computed elsewhere).
   assert.match(
     page,
     new RegExp(
       `data-row="full" data-col="mean"[^>]*><span class="m">${
         want.split(" ")[0]!.replace(".", "\\.")
-      }</span>`,
+      }<span class="imported"[^>]*>†</span></span>`,
     ),
   );
   assert.match(

@@ -41,6 +41,7 @@ import {
   policyIo,
   readInstanceFile,
 } from "./policy_cli.ts";
+import { readPolicyFile } from "./policy_io.ts";
 import { curvePointJson, trainerOptions } from "./train.ts";
 
 /** The `train` subcommand. */
@@ -181,7 +182,7 @@ async function _checkpoint(o: _TrainFlags): Promise<Checkpoint> {
   }
   let bytes: Uint8Array;
   try {
-    bytes = await Deno.readFile(o.policy);
+    bytes = await readPolicyFile(o.policy);
   } catch (e) {
     throw new UserError(
       `Cannot read policy ${o.policy}: ${(e as Error).message}`,

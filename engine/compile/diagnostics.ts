@@ -59,33 +59,49 @@ export class Diagnostics {
   }
 
   /**
-   * Reports valibot issues under `at` (unknown keys excepted: those are
-   * reported by {@linkcode Diagnostics.unknownKeys}); `skip` drops issues by
-   * their path below `at`.
+   * Reports valibot issues under `at`, the first issue per path only (one
+   * mistake, one line: `-1.5` is not "not an integer" and "below 1" too).
+   * Unknown keys are skipped (those are reported by
+   * {@linkcode Diagnostics.unknownKeys}), except, with `nestedUnknownKeys`,
+   * below the top level (e.g. inside a kind's parameter that is itself a
+   * strict object, which `unknownKeys` does not visit); `skip` drops issues
+   * by their path below `at`.
    */
   issues(
     issues: readonly v.BaseIssue<unknown>[],
     at: DocPath,
     code: DiagnosticCode,
     skip?: (p: DocPath) => boolean,
+    nestedUnknownKeys = false,
   ): void {
+    const done = new Set<string>();
     for (const issue of issues) {
-      if (issue.type === "strict_object" && issue.expected === "never") {
-        continue;
-      }
+      const unknownKey = issue.type === "strict_object" &&
+        issue.expected === "never";
+      if (
+        unknownKey && (!nestedUnknownKeys || (issue.path?.length ?? 0) <= 1)
+      ) continue;
       const sub: (string | number)[] = (issue.path ?? []).map((p) =>
         p.key as string | number
       );
       if (skip && skip(sub)) continue;
+      const id = sub.join("\u0000");
+      if (done.has(id)) continue;
+      done.add(id);
       const msg = issue.issues && issue.type === "union"
         ? issue.issues.map((i) => i.message).filter((m, i, a) =>
           a.indexOf(m) === i
         ).join("; or ")
+        : unknownKey && issue.message.startsWith("Invalid key: Expected never")
+        ? `unknown key ${issue.received}`
         : issue.message;
+      // A problem with a mapping key (unknown, or a key schema's) is shown at the key.
+      const atKey = unknownKey || issue.path?.at(-1)?.origin === "key";
       this.report(
         code,
         [...at, ...sub],
         `${sub.length ? sub.join(".") + ": " : ""}${msg}`,
+        atKey,
       );
     }
   }

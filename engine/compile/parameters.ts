@@ -70,12 +70,30 @@ export function validateParams(
       }
       return true;
     });
+  // Unknown top-level parameters are reported by unknownKeys (with "did
+  // you mean"); unknown keys deeper down (a config's fields) here.
   const issues = r.issues.filter((i) =>
     !(i.type === "object" && i.expected === "never") &&
-    !(i.type === "strict_object" && i.expected === "never")
+    !(i.type === "strict_object" && i.expected === "never" &&
+      (i.path?.length ?? 0) <= 1)
   );
+  // A mapping key is written literally even when its value is a
+  // reference (`files: { ../x: $node.blob }`): it is in a hole only when the
+  // whole mapping is one.
+  const isKey = (i: v.BaseIssue<unknown>) => i.path?.at(-1)?.origin === "key";
+  const aboveHole = (path: DocPath) =>
+    holes.some((h) =>
+      h.length < path.length && h.every((x, i) => String(x) === String(path[i]))
+    );
   const before = c.diags.list.length;
-  c.diags.issues(issues, at, "invalid-param", inHole);
+  c.diags.issues(issues.filter(isKey), at, "invalid-param", aboveHole, true);
+  c.diags.issues(
+    issues.filter((i) => !isKey(i)),
+    at,
+    "invalid-param",
+    inHole,
+    true,
+  );
   if (suffix) c.diags.suffixSince(before, suffix);
 }
 

@@ -10,6 +10,7 @@ import type { NodeRef, Template } from "../refs.ts";
 import type { NodeKind } from "../types.ts";
 import type { AxisValue } from "../experiment.ts";
 import type { Diagnostics } from "./diagnostics.ts";
+import type { Limits } from "../limits.ts";
 
 /** Where a stage node sits in its stages node. */
 export interface StageScope {
@@ -75,6 +76,8 @@ export interface Compilation {
   readonly names: Map<string, string>;
   /** Plain nodes by id, in file order. */
   readonly plains: Map<string, PlainNode>;
+  /** Resource limits (stages, variants, nodes). */
+  readonly limits: Limits;
 }
 
 /** Ids a node (or a stages node's `each` entry) may not use. */

@@ -15,6 +15,7 @@ import type { DocPath } from "../source.ts";
 import { didYouMean } from "../suggest.ts";
 import { isRecord } from "./diagnostics.ts";
 import { type Compilation, type PlainNode, RESERVED } from "./plain_node.ts";
+import { checkStageCount } from "./bounds.ts";
 
 /** Collects the nodes of `nodes:` into `c.plains` and `c.names`. */
 export function collectNodes(
@@ -94,12 +95,18 @@ function _collectStages(
     `key of a stages node`,
   );
   const r = v.safeParse(StagesNodeSchema, raw);
-  if (!r.success) {
-    c.diags.issues(r.issues, at, "stages");
-    if (typeof raw.count !== "number" || !isRecord(raw.each)) return;
+  if (!r.success) c.diags.issues(r.issues, at, "stages");
+  // A count that is not a positive number was reported above; a fractional
+  // one is rounded down so the rest of the file is still checked.
+  if (
+    typeof raw.count !== "number" || !Number.isFinite(raw.count) ||
+    raw.count < 1 || !isRecord(raw.each)
+  ) return;
+  const count = Math.floor(raw.count);
+  const each = raw.each;
+  if (!checkStageCount(c, count, Object.keys(each).length, [...at, "count"])) {
+    return;
   }
-  const count = Math.max(1, Math.floor(Number(raw.count)));
-  const each = raw.each as Record<string, unknown>;
   const from = isRecord(raw.from) ? raw.from : {};
   const eachNames = new Set(Object.keys(each));
   for (const name of eachNames) {
