@@ -64,6 +64,8 @@ export interface Comparison {
   readonly minPairs: number;
   /** Set when no cell has enough pairs for any test to reach p < 0.05. */
   readonly tooFewPairs?: string;
+  /** Some compared values come from entries imported from a bundle (not computed here). */
+  readonly imported?: true;
 }
 
 /** What a comparison reads of a built table. */
@@ -78,6 +80,7 @@ export interface ComparedTable {
       readonly over: string;
       readonly id: string;
       readonly value: number | null;
+      readonly imported?: true;
     }[];
   }[];
 }
@@ -136,7 +139,12 @@ export function compareRows(
   const withPairs = cells.filter((c) => c.n > 0).map((c) => c.n);
   const minPairs = withPairs.length ? Math.min(...withPairs) : 0;
   const maxPairs = withPairs.length ? Math.max(...withPairs) : 0;
+  const compared = new Set([against, ...rows]);
+  const imported = table.cells.some((c) =>
+    compared.has(c.row) && c.samples.some((x) => x.imported)
+  );
   return {
+    ...(imported ? { imported: true as const } : {}),
     against,
     pairedBy,
     level: 0.95,
@@ -321,6 +329,12 @@ export function comparisonMarkdown(
     );
   }
   if (cmp.tooFewPairs) out.push(`_Note: ${cmp.tooFewPairs}._`, "");
+  if (cmp.imported) {
+    out.push(
+      "_Compared values include results imported from a bundle (cache import), not computed here._",
+      "",
+    );
+  }
   return out.join("\n");
 }
 

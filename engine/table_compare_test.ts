@@ -140,6 +140,16 @@ Deno.test("compare: instance records widen the interval; 6 pairs can reach p < 0
   assert.match(md, /_No pairs \(not run or not computed\): worse\._/);
   assert.ok(!/\| worse − base/.test(md));
   assert.match(md, /\| worse \| not run: X not set \| {2}\|/);
+  // values imported from a bundle are said to be
+  const imported: Lookup = (n) => ({
+    status: "ok",
+    value: value(n),
+    imported: true,
+  });
+  const im = buildTable(exp, exp.tables[0]!, imported, cmd);
+  assert.equal(im.comparison!.imported, true);
+  assert.match(tableMarkdown(im), /Compared values include results imported/);
+  assert.equal(c.imported, undefined);
   // deterministic
   const again = buildTable(exp, exp.tables[0]!, lookup, cmd).comparison!;
   assert.deepEqual(again, c);

@@ -289,6 +289,11 @@ export function comparisonHtml(t: Table): string {
   if (cmp.tooFewPairs) {
     out.push(`<p class="empty">Note: ${esc(cmp.tooFewPairs)}.</p>`);
   }
+  if (cmp.imported) {
+    out.push(
+      `<p class="empty">† Compared values include results imported from a bundle, not computed here.</p>`,
+    );
+  }
   return out.join("\n");
 }
 
