@@ -7,7 +7,7 @@
  */
 import { join } from "node:path";
 import type { KeyComponents } from "./keys.ts";
-import { onDisk } from "./fs_errors.ts";
+import { writeTextAtomic } from "./atomic_write.ts";
 import type { Store } from "./store.ts";
 
 /** Status of a node in a run. */
@@ -111,17 +111,7 @@ export function writeManifest(store: Store, m: Manifest): string {
       return rest;
     }),
   };
-  onDisk(path, "write the run manifest", () => {
-    try {
-      Deno.writeTextFileSync(tmp, JSON.stringify(slim));
-      Deno.renameSync(tmp, path);
-    } catch (e) {
-      try {
-        Deno.removeSync(tmp);
-      } catch { /* never written */ }
-      throw e;
-    }
-  });
+  writeTextAtomic(path, tmp, JSON.stringify(slim), "write the run manifest");
   return path;
 }
 

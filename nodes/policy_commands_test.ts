@@ -3,7 +3,7 @@ import { join } from "node:path";
 import type { Command } from "@commander-js/extra-typings";
 import { UserError } from "@envsmith/engine";
 import { generate, instancesToJsonLines } from "../mapf/mod.ts";
-import { loadCheckpoint } from "../policy/mod.ts";
+import { initCheckpoint, loadCheckpoint, OBS_VERSION } from "../policy/mod.ts";
 import { startStubServer } from "../llm/mod.ts";
 import { trainCommand } from "./train_command.ts";
 import { evaluateCommand } from "./evaluate_command.ts";
@@ -142,6 +142,73 @@ Deno.test("cli train -> evaluate: checkpoint, progress lines, resume, text and J
       ) < 1e-6,
     );
     assert.equal(m.outcome_rates.success, m.success_rate);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("cli train --kernel: the TypeScript reference and the SIMD kernels train the same policy up to rounding", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const params: Record<string, Float32Array> = {};
+    for (const kernel of ["ts", "simd"]) {
+      const out = join(dir, `${kernel}.onnx`);
+      await run(trainCommand, [
+        "--preset",
+        "easy",
+        "--count",
+        "40",
+        "--updates",
+        "2",
+        "--parallel",
+        "8",
+        "--seed",
+        "5",
+        "--hidden",
+        "16,16",
+        "--kernel",
+        kernel,
+        "--out",
+        out,
+      ]);
+      const ck = loadCheckpoint(await Deno.readFile(out));
+      assert.equal(ck.counters.updates, 2);
+      params[kernel] = ck.net.params;
+    }
+    const ts = params.ts!, simd = params.simd!;
+    assert.equal(ts.length, simd.length);
+    const init = initCheckpoint({
+      hidden: [16, 16],
+      obs: { version: OBS_VERSION, radius: 2 },
+      seed: 5,
+    }).net.params;
+    let maxDiff = 0, maxMove = 0;
+    for (let i = 0; i < ts.length; i++) {
+      maxDiff = Math.max(maxDiff, Math.abs(ts[i]! - simd[i]!));
+      maxMove = Math.max(maxMove, Math.abs(ts[i]! - init[i]!));
+    }
+    // Both trained (the weights moved), to the same weights up to the order of
+    // float additions.
+    assert.ok(
+      maxMove > 1e-4,
+      `largest move from the initial weights ${maxMove}`,
+    );
+    assert.ok(
+      maxDiff < maxMove / 100,
+      `ts vs simd: ${maxDiff} (moves ${maxMove})`,
+    );
+    await assert.rejects(
+      () =>
+        run(trainCommand, [
+          "--preset",
+          "easy",
+          "--kernel",
+          "avx",
+          "--out",
+          join(dir, "x.onnx"),
+        ]),
+      /--kernel.*avx.*Allowed choices are simd, ts/s,
+    );
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

@@ -13,7 +13,9 @@
  * and/or `--updates`; training stops at the first one reached (`--updates`
  * alone is deterministic; a wall-time budget is not). `--policy` resumes a
  * checkpoint (weights, optimiser, normaliser, counters); otherwise a fresh
- * MLP is built (`--hidden`, `--activation`, `--radius`). A progress line
+ * MLP is built (`--hidden`, `--activation`, `--radius`). `--kernel ts` trains
+ * on the TypeScript reference kernels instead of the WebAssembly SIMD ones
+ * (same learning, different rounding, about 15x slower). A progress line
  * (updates, samples, training success) is shown on stderr; at the end the
  * checkpoint is written to `--out` and a summary printed. `--curve FILE`
  * writes the training curve as JSON.
@@ -86,6 +88,12 @@ export function trainCommand(io: PolicyCliIo = policyIo) {
       intFlag("--radius", 0),
     )
     .option("--lr <x>", "Adam learning rate", numberFlag("--lr", 0))
+    .addOption(
+      new Option(
+        "--kernel <name>",
+        "learner kernels: simd (WebAssembly SIMD) or ts (the TypeScript reference)",
+      ).choices(["simd", "ts"] as const).default("simd" as const),
+    )
     .option("--parallel <n>", "parallel environments", intFlag("--parallel", 1))
     .option("--curve <file>", "write the training curve (JSON) here")
     .requiredOption("--out <file>", "where to write the ONNX checkpoint")
@@ -111,6 +119,7 @@ interface _TrainFlags {
   readonly activation?: "tanh" | "relu" | undefined;
   readonly radius?: number | undefined;
   readonly lr?: number | undefined;
+  readonly kernel: "simd" | "ts";
   readonly parallel?: number | undefined;
   readonly curve?: string | undefined;
   readonly out: string;
@@ -131,7 +140,10 @@ async function _train(io: PolicyCliIo, o: _TrainFlags): Promise<void> {
       seed: o.seed,
     });
   const ck = await _checkpoint(o);
-  const params: Parameters<typeof trainerOptions>[0] = { algo: o.algo };
+  const params: Parameters<typeof trainerOptions>[0] = {
+    algo: o.algo,
+    kernel: o.kernel,
+  };
   if (o.lr !== undefined) params.lr = o.lr;
   if (o.parallel !== undefined) params.parallel = o.parallel;
   let trainer: Trainer;

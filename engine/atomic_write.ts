@@ -1,0 +1,42 @@
+/**
+ * Replacing a small file atomically: the text goes to a temporary file that is
+ * then renamed over the target, so readers see the old file or the new one,
+ * never half of one.
+ *
+ * @module
+ */
+import { onDisk } from "./fs_errors.ts";
+
+/**
+ * Writes `text` to `path` through the temporary file `tmp` (same file system)
+ * and a rename; the temporary file is removed when either step fails.
+ *
+ * @throws {FileSystemError} when the file cannot be written; `action` names
+ * what was being done ("write the run manifest").
+ *
+ * @example
+ * ```ts
+ * import { writeTextAtomic } from "./atomic_write.ts";
+ * const dir = Deno.makeTempDirSync();
+ * writeTextAtomic(`${dir}/a.json`, `${dir}/a.json.tmp`, "{}", "write a file");
+ * console.assert(Deno.readTextFileSync(`${dir}/a.json`) === "{}");
+ * ```
+ */
+export function writeTextAtomic(
+  path: string,
+  tmp: string,
+  text: string,
+  action: string,
+): void {
+  onDisk(path, action, () => {
+    try {
+      Deno.writeTextFileSync(tmp, text);
+      Deno.renameSync(tmp, path);
+    } catch (e) {
+      try {
+        Deno.removeSync(tmp);
+      } catch { /* never written */ }
+      throw e;
+    }
+  });
+}
