@@ -280,110 +280,129 @@ export function renderContext(ctx: EngineerContext): string {
   if (ctx.type === "none") {
     out.push("", "(No diagnosis is provided for this redesign.)");
   }
-  const s = ctx.stats;
-  if (s !== undefined) {
-    out.push("", "# Statistics");
-    out.push(
-      `Episodes: ${s.episodes}; success: ${
-        _pct(s.success_rate)
-      }; agents on goal: ${
-        _pct(s.agent_success_rate)
-      }; path efficiency (reference/achieved sum-of-costs): ${
-        _pct(s.efficiency.mean)
-      }`,
-    );
-    if (s.components.length > 1 || (s.components[0]?.weight ?? 1) !== 1) {
-      out.push("Per component:");
-      for (const c of s.components) {
-        out.push(
-          `- component ${c.index} (id ${c.config_id}, weight ${c.weight}): ${c.episodes} episodes, success ${
-            _pct(c.success_rate)
-          }, agents on goal ${_pct(c.agent_success_rate)}`,
-        );
-      }
-    }
-    if (s.dimensions.length > 0) {
-      out.push("Success by dimension:");
-      for (const d of s.dimensions) {
-        out.push(
-          `- ${d.dimension}${d.unit === "agent" ? " (per agent)" : ""}: ${
-            d.buckets.map((b) =>
-              `${b.label}: ${_pct(b.success_rate)} (n=${b.n})`
-            ).join(", ")
-          }`,
-        );
-      }
-    }
-    if (s.dropped_dimensions > 0) {
-      out.push(`(${s.dropped_dimensions} more dimensions omitted)`);
-    }
-  }
-  const b = ctx.behavior;
-  if (b !== undefined) {
-    out.push("", "# Behaviour (agent-steps before reaching the goal)");
-    out.push(
-      `Waiting: ${_pct(b.wait_fraction)} of steps; oscillation (A-B-A moves): ${
-        _pct(b.oscillation_rate)
-      } of moves; detour ratio (moves / shortest distance): ${
-        b.detour_ratio ?? "n/a"
-      }`,
-    );
-    out.push(
-      `Agents that never moved: ${_pct(b.idle_agent_rate)} (in ${
-        _pct(b.episodes_with_idle_agent)
-      } of episodes); moves that went elsewhere than intended (slip/blocked): ${
-        _pct(b.deviation_rate)
-      }; agents on goal when an episode failed: ${_pct(b.progress_at_failure)}`,
-    );
-  }
-  const f = ctx.failures;
-  if (f !== undefined) {
-    out.push("", "# Failures");
-    const types = Object.entries(f.failure_types).map(([t, x]) =>
-      `${t} ${_pct(x)}`
-    );
-    out.push(
-      `${f.failure_count} failed episodes; failure types: ${
-        types.join(", ") || "none"
-      }`,
-    );
-    f.cases.forEach((c, i) => {
-      const feats = [
-        c.features.slipped ? "the failing move slipped" : "",
-        c.features.narrow ? "in a narrow passage" : "",
-        `${c.features.crowd} agents within 2 cells`,
-        c.features.recent_oscillation ? "oscillation just before" : "",
-        `recent waiting ${_pct(c.features.recent_wait)}`,
-        c.features.remaining_distance === null
-          ? ""
-          : `mean remaining distance ${c.features.remaining_distance}`,
-      ].filter((x) => x !== "");
-      out.push(
-        "",
-        `## Case ${i + 1}: ${c.outcome} (${feats.join("; ")})`,
-        c.text,
-      );
-    });
-    if (f.dropped_cases > 0) {
-      out.push(`(${f.dropped_cases} more cases omitted)`);
-    }
-  }
-  const h = ctx.history;
-  if (h !== undefined) {
-    out.push("", "# History of earlier stages (oldest first)");
-    if (h.dropped_entries > 0) {
-      out.push(`(${h.dropped_entries} older stages omitted)`);
-    }
-    if (h.entries.length === 0) out.push("(none: this is the first redesign)");
-    for (const e of h.entries) {
-      out.push(
-        `- stage ${e.stage}: config ${e.config_id || "?"}: success ${
-          _pct(e.success_rate)
-        }, agents on goal ${_pct(e.agent_success_rate)}, top failure ${
-          e.top_failure ?? "none"
-        }${e.config === null ? "" : `; ${describeEnvConfig(e.config)}`}`,
-      );
-    }
-  }
+  if (ctx.stats !== undefined) _statsText(out, ctx.stats);
+  if (ctx.behavior !== undefined) _behaviorText(out, ctx.behavior);
+  if (ctx.failures !== undefined) _failuresText(out, ctx.failures);
+  if (ctx.history !== undefined) _historyText(out, ctx.history);
   return out.join("\n");
+}
+
+/** The "Statistics" section of {@linkcode renderContext}. */
+function _statsText(
+  out: string[],
+  s: NonNullable<EngineerContext["stats"]>,
+): void {
+  out.push("", "# Statistics");
+  out.push(
+    `Episodes: ${s.episodes}; success: ${
+      _pct(s.success_rate)
+    }; agents on goal: ${
+      _pct(s.agent_success_rate)
+    }; path efficiency (reference/achieved sum-of-costs): ${
+      _pct(s.efficiency.mean)
+    }`,
+  );
+  if (s.components.length > 1 || (s.components[0]?.weight ?? 1) !== 1) {
+    out.push("Per component:");
+    for (const c of s.components) {
+      out.push(
+        `- component ${c.index} (id ${c.config_id}, weight ${c.weight}): ${c.episodes} episodes, success ${
+          _pct(c.success_rate)
+        }, agents on goal ${_pct(c.agent_success_rate)}`,
+      );
+    }
+  }
+  if (s.dimensions.length > 0) {
+    out.push("Success by dimension:");
+    for (const d of s.dimensions) {
+      out.push(
+        `- ${d.dimension}${d.unit === "agent" ? " (per agent)" : ""}: ${
+          d.buckets.map((b) => `${b.label}: ${_pct(b.success_rate)} (n=${b.n})`)
+            .join(", ")
+        }`,
+      );
+    }
+  }
+  if (s.dropped_dimensions > 0) {
+    out.push(`(${s.dropped_dimensions} more dimensions omitted)`);
+  }
+}
+
+/** The "Behaviour" section of {@linkcode renderContext}. */
+function _behaviorText(
+  out: string[],
+  b: NonNullable<EngineerContext["behavior"]>,
+): void {
+  out.push("", "# Behaviour (agent-steps before reaching the goal)");
+  out.push(
+    `Waiting: ${_pct(b.wait_fraction)} of steps; oscillation (A-B-A moves): ${
+      _pct(b.oscillation_rate)
+    } of moves; detour ratio (moves / shortest distance): ${
+      b.detour_ratio ?? "n/a"
+    }`,
+  );
+  out.push(
+    `Agents that never moved: ${_pct(b.idle_agent_rate)} (in ${
+      _pct(b.episodes_with_idle_agent)
+    } of episodes); moves that went elsewhere than intended (slip/blocked): ${
+      _pct(b.deviation_rate)
+    }; agents on goal when an episode failed: ${_pct(b.progress_at_failure)}`,
+  );
+}
+
+/** The "Failures" section of {@linkcode renderContext}. */
+function _failuresText(
+  out: string[],
+  f: NonNullable<EngineerContext["failures"]>,
+): void {
+  out.push("", "# Failures");
+  const types = Object.entries(f.failure_types).map(([t, x]) =>
+    `${t} ${_pct(x)}`
+  );
+  out.push(
+    `${f.failure_count} failed episodes; failure types: ${
+      types.join(", ") || "none"
+    }`,
+  );
+  f.cases.forEach((c, i) => {
+    const feats = [
+      c.features.slipped ? "the failing move slipped" : "",
+      c.features.narrow ? "in a narrow passage" : "",
+      `${c.features.crowd} agents within 2 cells`,
+      c.features.recent_oscillation ? "oscillation just before" : "",
+      `recent waiting ${_pct(c.features.recent_wait)}`,
+      c.features.remaining_distance === null
+        ? ""
+        : `mean remaining distance ${c.features.remaining_distance}`,
+    ].filter((x) => x !== "");
+    out.push(
+      "",
+      `## Case ${i + 1}: ${c.outcome} (${feats.join("; ")})`,
+      c.text,
+    );
+  });
+  if (f.dropped_cases > 0) {
+    out.push(`(${f.dropped_cases} more cases omitted)`);
+  }
+}
+
+/** The "History" section of {@linkcode renderContext}. */
+function _historyText(
+  out: string[],
+  h: NonNullable<EngineerContext["history"]>,
+): void {
+  out.push("", "# History of earlier stages (oldest first)");
+  if (h.dropped_entries > 0) {
+    out.push(`(${h.dropped_entries} older stages omitted)`);
+  }
+  if (h.entries.length === 0) out.push("(none: this is the first redesign)");
+  for (const e of h.entries) {
+    out.push(
+      `- stage ${e.stage}: config ${e.config_id || "?"}: success ${
+        _pct(e.success_rate)
+      }, agents on goal ${_pct(e.agent_success_rate)}, top failure ${
+        e.top_failure ?? "none"
+      }${e.config === null ? "" : `; ${describeEnvConfig(e.config)}`}`,
+    );
+  }
 }

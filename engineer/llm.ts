@@ -51,7 +51,7 @@ import {
   safeParseEnvConfig,
 } from "../schemas/env_config.ts";
 import { generate, GenerationError } from "../mapf/generator.ts";
-import type { ChatMessage } from "../llm/client.ts";
+import type { ChatMessage, ChatReply } from "../llm/client.ts";
 import {
   type AnyChatOptions,
   createChatClient,
@@ -64,6 +64,7 @@ import {
   LlmError,
 } from "../llm/errors.ts";
 import { heaviest } from "./config_ops.ts";
+import type { BuiltContext } from "./context.ts";
 import type {
   Engineer,
   EngineerEvent,
@@ -383,89 +384,24 @@ export function llmEngineer(options: LlmEngineerOptions): Engineer {
     async propose(input: ProposeInput): Promise<Proposal> {
       const prompts = options.prompts ?? loadPrompts(options.prompt);
       const client = createChatClient(_constrained(options.chat, constrain));
-      const ctx = input.context;
-      const messages: ChatMessage[] = [
-        {
-          role: "system",
-          content: _fill(prompts.system, { dimensions: dimensionsText() }),
-        },
-        {
-          role: "user",
-          content: _fill(prompts.user, {
-            context_type: ctx.json.type,
-            context: ctx.text,
-          }),
-        },
-      ];
-      const events: EngineerEvent[] = [];
-      const usage = {
-        promptTokens: 0,
-        completionTokens: 0,
-        totalTokens: 0,
-        requests: 0,
-      };
-      const tally: LlmTally = {
-        calls: 1,
-        requests: 0,
-        reasks: 0,
-        clamped: 0,
-        truncated: 0,
-        fallback: 0,
-        cached: 0,
-      };
-      const reads = ctx.json.type === "none"
-        ? []
-        : [`context.${ctx.json.type} (text)`];
+      const messages = _firstMessages(prompts, input.context);
+      const run = _newRun(input.context);
       const previous = heaviest(input.config);
       const keep = (rationale: string): Proposal => {
-        tally.fallback = 1;
-        return {
-          config: input.config,
-          rationale,
-          events,
-          reads,
-          usage,
-          llm: tally,
-        };
+        run.llm.fallback = 1;
+        return { config: input.config, rationale, ...run };
       };
       for (let attempt = 0; attempt <= reasks; attempt++) {
-        let text: string;
-        let cutOff = false;
+        let reply: ChatReply;
         try {
-          const reply = await client.chat(messages);
-          text = reply.text;
-          cutOff = reply.finishReason === "length";
-          usage.requests++;
-          tally.requests++;
-          usage.promptTokens += reply.usage.promptTokens;
-          usage.completionTokens += reply.usage.completionTokens;
-          usage.totalTokens += reply.usage.totalTokens;
-          for (const note of reply.notes ?? []) {
-            events.push({ type: "format_rejected", detail: note });
-          }
-          if (reply.cached) {
-            tally.cached++;
-            events.push({
-              type: "cached",
-              detail: `reply ${reply.requestHash.slice(0, 12)} from the cache`,
-            });
-          }
-          const retried = reply.attempts.filter((a) => a.status !== 200);
-          if (retried.length > 0) {
-            events.push({
-              type: "http_retry",
-              detail: `${reply.attempts.length} HTTP attempts (${
-                reply.attempts.map((a) => a.status || a.error).join(", ")
-              })`,
-            });
-          }
+          reply = await client.chat(messages);
         } catch (e) {
           if (
             !(e instanceof LlmError) || onError === "throw" ||
             e instanceof LlmContextOverflowError
           ) throw e;
-          events.push({ type: "llm_error", detail: e.message });
-          events.push({
+          run.events.push({ type: "llm_error", detail: e.message });
+          run.events.push({
             type: "fallback",
             detail: "the endpoint failed; kept the previous config",
           });
@@ -473,11 +409,13 @@ export function llmEngineer(options: LlmEngineerOptions): Engineer {
             `llm engineer: no usable reply (${e.name}); kept the previous config.`,
           );
         }
+        _recordReply(run, reply);
+        const text = reply.text;
         const check = checkReply(text, previous, { seed: input.seed });
         if (check.ok) {
           if (check.adjustments.length > 0) {
-            tally.clamped = 1;
-            events.push({
+            run.llm.clamped = 1;
+            run.events.push({
               type: "clamped",
               detail: check.adjustments.join("; "),
             });
@@ -487,28 +425,22 @@ export function llmEngineer(options: LlmEngineerOptions): Engineer {
             rationale: `llm engineer: ${
               check.rationale || "(no rationale given)"
             }`,
-            events,
-            reads,
-            usage,
-            llm: tally,
+            ...run,
           };
         }
         let error = check.error;
-        if (cutOff) {
-          tally.truncated++;
-          const thinking = /<think>(?![\s\S]*<\/think>)/i.test(text);
-          const detail = `reply ${attempt + 1} was cut off at max_tokens ${
-            _maxTokens(options.chat)
-          } before its JSON was complete${
-            thinking ? " (inside an unfinished <think> block)" : ""
-          }: raise max_tokens, or set thinking: off`;
-          events.push({ type: "truncated", detail });
+        if (reply.finishReason === "length") {
+          run.llm.truncated++;
+          run.events.push({
+            type: "truncated",
+            detail: _truncation(text, attempt, options.chat),
+          });
           error =
             `your reply was cut off at the token limit before the JSON was complete; answer with the JSON object only, without reasoning first`;
         }
         if (attempt < reasks) {
-          tally.reasks++;
-          events.push({
+          run.llm.reasks++;
+          run.events.push({
             type: "retry",
             detail: `reply ${attempt + 1} rejected: ${check.error}`,
           });
@@ -518,7 +450,7 @@ export function llmEngineer(options: LlmEngineerOptions): Engineer {
             content: _fill(prompts.retry, { error }),
           });
         } else {
-          events.push({
+          run.events.push({
             type: "fallback",
             detail: `reply ${
               attempt + 1
@@ -533,6 +465,103 @@ export function llmEngineer(options: LlmEngineerOptions): Engineer {
       );
     },
   };
+}
+
+/** What one proposal of the llm engineer records besides its config. */
+interface _Run {
+  events: EngineerEvent[];
+  reads: string[];
+  usage: {
+    promptTokens: number;
+    completionTokens: number;
+    totalTokens: number;
+    requests: number;
+  };
+  llm: LlmTally;
+}
+
+function _newRun(ctx: BuiltContext): _Run {
+  return {
+    events: [],
+    reads: ctx.json.type === "none" ? [] : [`context.${ctx.json.type} (text)`],
+    usage: {
+      promptTokens: 0,
+      completionTokens: 0,
+      totalTokens: 0,
+      requests: 0,
+    },
+    llm: {
+      calls: 1,
+      requests: 0,
+      reasks: 0,
+      clamped: 0,
+      truncated: 0,
+      fallback: 0,
+      cached: 0,
+    },
+  };
+}
+
+/** The system prompt and the context as the first user message. */
+function _firstMessages(
+  prompts: PromptTemplates,
+  ctx: BuiltContext,
+): ChatMessage[] {
+  return [
+    {
+      role: "system",
+      content: _fill(prompts.system, { dimensions: dimensionsText() }),
+    },
+    {
+      role: "user",
+      content: _fill(prompts.user, {
+        context_type: ctx.json.type,
+        context: ctx.text,
+      }),
+    },
+  ];
+}
+
+/** Counts a reply's tokens and notes how it came (format notes, cache, HTTP retries). */
+function _recordReply(run: _Run, reply: ChatReply): void {
+  run.usage.requests++;
+  run.llm.requests++;
+  run.usage.promptTokens += reply.usage.promptTokens;
+  run.usage.completionTokens += reply.usage.completionTokens;
+  run.usage.totalTokens += reply.usage.totalTokens;
+  for (const note of reply.notes ?? []) {
+    run.events.push({ type: "format_rejected", detail: note });
+  }
+  if (reply.cached) {
+    run.llm.cached++;
+    run.events.push({
+      type: "cached",
+      detail: `reply ${reply.requestHash.slice(0, 12)} from the cache`,
+    });
+  }
+  const retried = reply.attempts.filter((a) => a.status !== 200);
+  if (retried.length > 0) {
+    run.events.push({
+      type: "http_retry",
+      detail: `${reply.attempts.length} HTTP attempts (${
+        reply.attempts.map((a) => a.status || a.error).join(", ")
+      })`,
+    });
+  }
+}
+
+/** The `truncated` event's text: where the reply was cut off and what to do. */
+function _truncation(
+  text: string,
+  attempt: number,
+  chat: AnyChatOptions,
+): string {
+  const thinking = /<think>(?![\s\S]*<\/think>)/i.test(text);
+  return `reply ${attempt + 1} was cut off at max_tokens ${
+    _maxTokens(chat)
+  } before its JSON was complete${
+    thinking ? " (inside an unfinished <think> block)" : ""
+  }: raise max_tokens, or set thinking: off`;
 }
 
 function _maxTokens(chat: AnyChatOptions): string {

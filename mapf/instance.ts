@@ -193,10 +193,57 @@ export function validateInstance(x: unknown): Instance {
   const o = x as Record<string, unknown>;
   const width = _int(o.width, "width", 1, 64);
   const height = _int(o.height, "height", 1, 64);
-  if (!Array.isArray(o.cells) || o.cells.length !== height) {
+  const cells = _cells(o.cells, width, height);
+  const { starts, goals } = _agents(o, cells, width, height);
+  const slip = o.slip ?? 0;
+  if (typeof slip !== "number" || !(slip >= 0 && slip <= 1)) {
+    throw new InstanceError(
+      `must be a number in 0..1 (got ${JSON.stringify(o.slip)})`,
+      "slip",
+    );
+  }
+  const horizon = _int(o.horizon, "horizon", 1, 65535);
+  const collision = o.collision ?? "fail";
+  if (collision !== "fail" && collision !== "block") {
+    throw new InstanceError(
+      `must be "fail" or "block" (got ${JSON.stringify(collision)})`,
+      "collision",
+    );
+  }
+  const holes = o.holes ?? "lethal";
+  if (holes !== "lethal" && holes !== "blocked") {
+    throw new InstanceError(
+      `must be "lethal" or "blocked" (got ${JSON.stringify(holes)})`,
+      "holes",
+    );
+  }
+  const out: Instance = {
+    id: typeof o.id === "string" ? o.id : "",
+    config: typeof o.config === "string" ? o.config : "",
+    seed: typeof o.seed === "number" ? o.seed : 0,
+    index: typeof o.index === "number" ? o.index : 0,
+    width,
+    height,
+    cells,
+    starts,
+    goals,
+    slip,
+    horizon,
+    collision,
+    holes,
+    reference: _reference(o.reference),
+    ...(o.stats !== undefined ? { stats: o.stats as InstanceStats } : {}),
+    ...(typeof o.suite === "string" ? { suite: o.suite } : {}),
+  };
+  return out;
+}
+
+/** `cells`: `height` rows of `width` characters from ".", "H", "#". */
+function _cells(x: unknown, width: number, height: number): string[] {
+  if (!Array.isArray(x) || x.length !== height) {
     throw new InstanceError(`must be a list of ${height} row strings`, "cells");
   }
-  o.cells.forEach((row, r) => {
+  x.forEach((row, r) => {
     if (
       typeof row !== "string" || row.length !== width || !/^[.H#]*$/.test(row)
     ) {
@@ -208,7 +255,16 @@ export function validateInstance(x: unknown): Instance {
       );
     }
   });
-  const cells = o.cells as string[];
+  return x as string[];
+}
+
+/** `starts` and `goals`: one of each per agent, on free cells, pairwise distinct. */
+function _agents(
+  o: Record<string, unknown>,
+  cells: readonly string[],
+  width: number,
+  height: number,
+): { starts: [number, number][]; goals: [number, number][] } {
   if (!Array.isArray(o.starts) || o.starts.length < 1 || o.starts.length > 64) {
     throw new InstanceError(
       "must be a list of 1..64 [row, col] positions",
@@ -243,65 +299,26 @@ export function validateInstance(x: unknown): Instance {
       seen.set(k, i);
     });
   }
-  const slip = o.slip ?? 0;
-  if (typeof slip !== "number" || !(slip >= 0 && slip <= 1)) {
+  return { starts, goals };
+}
+
+/** `reference`: `{ soc, makespan, solver }` or null/absent. */
+function _reference(x: unknown): Reference | null {
+  if (x === null || x === undefined) return null;
+  const ref = x as Record<string, unknown>;
+  if (
+    typeof ref !== "object" || (ref.solver !== "pp" && ref.solver !== "cbs")
+  ) {
     throw new InstanceError(
-      `must be a number in 0..1 (got ${JSON.stringify(o.slip)})`,
-      "slip",
+      'must be { soc, makespan, solver: "pp" | "cbs" } or null',
+      "reference",
     );
   }
-  const horizon = _int(o.horizon, "horizon", 1, 65535);
-  const collision = o.collision ?? "fail";
-  if (collision !== "fail" && collision !== "block") {
-    throw new InstanceError(
-      `must be "fail" or "block" (got ${JSON.stringify(collision)})`,
-      "collision",
-    );
-  }
-  const holes = o.holes ?? "lethal";
-  if (holes !== "lethal" && holes !== "blocked") {
-    throw new InstanceError(
-      `must be "lethal" or "blocked" (got ${JSON.stringify(holes)})`,
-      "holes",
-    );
-  }
-  let reference: Reference | null = null;
-  if (o.reference !== null && o.reference !== undefined) {
-    const ref = o.reference as Record<string, unknown>;
-    if (
-      typeof ref !== "object" || (ref.solver !== "pp" && ref.solver !== "cbs")
-    ) {
-      throw new InstanceError(
-        'must be { soc, makespan, solver: "pp" | "cbs" } or null',
-        "reference",
-      );
-    }
-    reference = {
-      soc: _int(ref.soc, "reference.soc", 0, 1e9),
-      makespan: _int(ref.makespan, "reference.makespan", 0, 1e9),
-      solver: ref.solver,
-    };
-  }
-  const id = typeof o.id === "string" ? o.id : "";
-  const out: Instance = {
-    id,
-    config: typeof o.config === "string" ? o.config : "",
-    seed: typeof o.seed === "number" ? o.seed : 0,
-    index: typeof o.index === "number" ? o.index : 0,
-    width,
-    height,
-    cells,
-    starts,
-    goals,
-    slip,
-    horizon,
-    collision,
-    holes,
-    reference,
-    ...(o.stats !== undefined ? { stats: o.stats as InstanceStats } : {}),
-    ...(typeof o.suite === "string" ? { suite: o.suite } : {}),
+  return {
+    soc: _int(ref.soc, "reference.soc", 0, 1e9),
+    makespan: _int(ref.makespan, "reference.makespan", 0, 1e9),
+    solver: ref.solver,
   };
-  return out;
 }
 
 /**

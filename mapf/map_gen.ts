@@ -45,13 +45,32 @@ export function partitionLines(c: EnvConfig): number {
 
 /** Draw a random map for component `c`. */
 export function generateMap(c: EnvConfig, rng: Rng): GeneratedMap {
-  const W = c.width, H = c.height, N = W * H;
+  const N = c.width * c.height;
   const grid = new Uint8Array(N);
   const protect = new Uint8Array(N);
+  const lines = _drawCorridors(c, rng, grid, protect);
+  let walls = 0;
+  for (let i = 0; i < N; i++) if (grid[i] === WALL) walls++;
+  walls += _scatterWalls(c, rng, grid, protect);
+  const holes = _placeHoles(c, rng, grid, protect);
+  return { grid, walls, holes, lines };
+}
+
+/**
+ * Partition lines of wall with one door per segment between crossing lines;
+ * the doors and the cells on either side are protected from walls and holes.
+ * Returns the number of lines drawn.
+ */
+function _drawCorridors(
+  c: EnvConfig,
+  rng: Rng,
+  grid: Uint8Array,
+  protect: Uint8Array,
+): number {
+  const W = c.width, H = c.height;
   const lines = partitionLines(c);
   const vertical: number[] = [];
   const horizontal: number[] = [];
-  let walls = 0;
   for (let k = 0; k < lines; k++) {
     const vert = (k % 2 === 0) === (W >= H);
     const dim = vert ? W : H;
@@ -69,7 +88,6 @@ export function generateMap(c: EnvConfig, rng: Rng): GeneratedMap {
   for (const row of horizontal) {
     for (let col = 0; col < W; col++) grid[row * W + col] = WALL;
   }
-  // one door per segment between crossing lines
   const door = (cell: number, a: number, b: number) => {
     grid[cell] = FREE;
     protect[cell] = 1;
@@ -102,9 +120,17 @@ export function generateMap(c: EnvConfig, rng: Rng): GeneratedMap {
       );
     }
   }
-  for (let i = 0; i < N; i++) if (grid[i] === WALL) walls++;
+  return vertical.length + horizontal.length;
+}
 
-  // scattered walls
+/** Scattered walls on free, unprotected cells; returns how many were placed. */
+function _scatterWalls(
+  c: EnvConfig,
+  rng: Rng,
+  grid: Uint8Array,
+  protect: Uint8Array,
+): number {
+  const N = grid.length;
   const wallTarget = Math.round(c.walls * N);
   const free: number[] = [];
   for (let i = 0; i < N; i++) {
@@ -118,9 +144,21 @@ export function generateMap(c: EnvConfig, rng: Rng): GeneratedMap {
     grid[cell] = WALL;
     placed++;
   }
-  walls += placed;
+  return placed;
+}
 
-  // holes
+/**
+ * Holes on free, unprotected cells: `hole_density` of the free cells, each
+ * next to an earlier hole with probability `hole_clustering`. Returns how
+ * many were placed.
+ */
+function _placeHoles(
+  c: EnvConfig,
+  rng: Rng,
+  grid: Uint8Array,
+  protect: Uint8Array,
+): number {
+  const W = c.width, H = c.height, N = grid.length;
   const candidates: number[] = [];
   for (let i = 0; i < N; i++) {
     if (grid[i] === FREE && protect[i] === 0) candidates.push(i);
@@ -161,10 +199,5 @@ export function generateMap(c: EnvConfig, rng: Rng): GeneratedMap {
     remaining--;
     holeList.push(cell);
   }
-  return {
-    grid,
-    walls,
-    holes: holeList.length,
-    lines: vertical.length + horizontal.length,
-  };
+  return holeList.length;
 }
