@@ -79,6 +79,25 @@ export class Source {
         first.replace(/ at line \d+, column \d+.*$/, ""),
       );
     });
+    const { values, firstAlias } = this.#scan(diags, limits);
+    if (diags.length > 0) {
+      diags.push(...values);
+      diags.sort((a, b) => a.line - b.line || a.col - b.col);
+      throw new ExperimentSyntaxError(diags);
+    }
+    if (values.length > 0) throw new ExperimentError(values);
+    this.data = this.#toData(firstAlias, limits);
+  }
+
+  /**
+   * One pass over the composed document: repeated keys (into `diags`),
+   * `__proto__` keys and scalars JSON cannot carry exactly (returned as
+   * `values`), and where the first alias is.
+   */
+  #scan(
+    diags: Diagnostic[],
+    limits: Limits,
+  ): { values: Diagnostic[]; firstAlias: number | null } {
     const values: Diagnostic[] = [];
     let firstAlias: number | null = null;
     visit(this.#doc, {
@@ -120,12 +139,11 @@ export class Source {
         firstAlias ??= node.range?.[0] ?? 0;
       },
     });
-    if (diags.length > 0) {
-      diags.push(...values);
-      diags.sort((a, b) => a.line - b.line || a.col - b.col);
-      throw new ExperimentSyntaxError(diags);
-    }
-    if (values.length > 0) throw new ExperimentError(values);
+    return { values, firstAlias };
+  }
+
+  /** The document as plain data, with aliases expanded within the limits. */
+  #toData(firstAlias: number | null, limits: Limits): unknown {
     let data: unknown;
     try {
       data = this.#doc.toJS({ maxAliasCount: limits.yamlAliases });
@@ -159,7 +177,7 @@ export class Source {
         ),
       ]);
     }
-    this.data = data;
+    return data;
   }
 
   /** A diagnostic at a character offset (no document path). */

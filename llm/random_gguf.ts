@@ -221,18 +221,43 @@ export function randomGguf(options: RandomGgufOptions = {}): GgufFile {
   const type = options.type ?? "f16";
   const { tokens, types, eos, bos } = _vocab(base, options.extraTokens ?? []);
   const shape: GgufShape = { ...base, vocab: tokens.length };
-  const headDim = shape.embedding / shape.heads;
-  const kv = headDim * shape.kvHeads;
-  const arch = shape.architecture;
   const shapeName = typeof options.shape === "string"
     ? options.shape
     : "custom";
-  const metadata: GgufMetadata[] = [
+  const metadata = _metadata(shape, {
+    name: options.name ?? `envsmith-random-${shapeName}`,
+    type,
+    tokens,
+    types,
+    eos,
+    bos,
+    chatTemplate: options.chatTemplate ?? CHATML_TEMPLATE,
+  });
+  return { metadata, tensors: _tensors(shape, type, seed) };
+}
+
+/** The metadata of a model of `shape`: architecture, sizes, tokenizer, template. */
+function _metadata(
+  shape: GgufShape,
+  t: {
+    name: string;
+    type: GgufTensorType;
+    tokens: string[];
+    types: number[];
+    eos: number;
+    bos: number;
+    chatTemplate: string;
+  },
+): GgufMetadata[] {
+  const { tokens, types, eos, bos, type } = t;
+  const headDim = shape.embedding / shape.heads;
+  const arch = shape.architecture;
+  return [
     { key: "general.architecture", type: "string", value: arch },
     {
       key: "general.name",
       type: "string",
-      value: options.name ?? `envsmith-random-${shapeName}`,
+      value: t.name,
     },
     {
       key: "general.file_type",
@@ -288,9 +313,20 @@ export function randomGguf(options: RandomGgufOptions = {}): GgufFile {
     {
       key: "tokenizer.chat_template",
       type: "string",
-      value: options.chatTemplate ?? CHATML_TEMPLATE,
+      value: t.chatTemplate,
     },
   ];
+}
+
+/** The tensors of a model of `shape`, each filled from its own seeded stream when written. */
+function _tensors(
+  shape: GgufShape,
+  type: GgufTensorType,
+  seed: number,
+): GgufTensor[] {
+  const headDim = shape.embedding / shape.heads;
+  const kv = headDim * shape.kvHeads;
+  const arch = shape.architecture;
   const tensors: GgufTensor[] = [];
   const std = 0.02, half = std * Math.sqrt(3);
   const random = (dims: number[], t: GgufTensorType) => {
@@ -353,7 +389,7 @@ export function randomGguf(options: RandomGgufOptions = {}): GgufFile {
       ...random([E, shape.vocab], type),
     });
   }
-  return { metadata, tensors };
+  return tensors;
 }
 
 /** A random-weight model as bytes (small shapes). */

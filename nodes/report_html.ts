@@ -405,9 +405,51 @@ function _meanSeries(
  * chart has one colour per variant and stays readable with many seeds.
  */
 export function curvesHtml(set: CurveSet): string {
+  const { series, averaged, lacking } = _curveSeries(set);
+  const notes = _curveNotes(set, lacking);
+  const open = `<figure class="curves" data-group="${
+    esc(set.group)
+  }" data-name="${esc(set.name)}">`;
+  if (series.length === 0) {
+    return `${open}\n<p class="empty">No training curve of ${
+      esc(set.group)
+    } is in the cache yet${
+      notes.length ? ": " + esc(notes.join("; ")) : ""
+    }.</p></figure>`;
+  }
+  const chart = lineChart(series, {
+    title: `Training success vs samples: ${set.group}.${set.name}`,
+    xLabel: "cumulative samples (agent-steps)",
+    yLabel: "training success rate",
+    markers: _stageMarkers(set),
+    firstRegion: set.stages > 1 ? "stage 0" : "",
+    width: 880,
+  });
+  const caption =
+    `<figcaption>Success rate of the training episodes that ended in each update of <code>${
+      esc(set.name === "" ? set.group : `${set.group}.*.${set.name}`)
+    }</code>, against the policy's cumulative samples${
+      set.stages > 1 ? `, ${set.stages} stages` : ""
+    }; one line per variant${
+      averaged > 1
+        ? "; where a variant ran with several seeds, the line is their mean at each update and the band ± 1 std over them"
+        : ""
+    }${set.stages > 1 ? "; dashed lines: stage boundaries" : ""}.${
+      notes.length ? " " + esc(notes.join("; ")) + "." : ""
+    }</figcaption>`;
+  return [open, chart, caption, "</figure>"].join("\n");
+}
+
+/**
+ * The lines of a curve chart: one per variant, the mean of its seeds with a
+ * band where it has several; `averaged` is the most seeds averaged, `lacking`
+ * the variants with stages not in the cache.
+ */
+function _curveSeries(
+  set: CurveSet,
+): { series: ChartSeries[]; averaged: number; lacking: string[] } {
   const groups = new Map<string, CurveSet["series"][number][]>();
   const series: ChartSeries[] = [];
-  const notes: string[] = [];
   const lacking: string[] = [];
   for (const s of set.series) {
     if (s.skipped) continue;
@@ -453,6 +495,11 @@ export function curvesHtml(set: CurveSet): string {
       },
     });
   }
+  return { series, averaged, lacking };
+}
+
+/** Dashed stage boundaries: the median start of each stage over the series. */
+function _stageMarkers(set: CurveSet): { x: number; label: string }[] {
   const markers = [];
   for (let st = 1; st < set.stages; st++) {
     const xs = set.series.map((s) => s.stageStarts[st]).filter((
@@ -460,31 +507,12 @@ export function curvesHtml(set: CurveSet): string {
     ): x is number => typeof x === "number");
     if (xs.length) markers.push({ x: _median(xs), label: `stage ${st}` });
   }
-  const out: string[] = [];
-  out.push(
-    `<figure class="curves" data-group="${esc(set.group)}" data-name="${
-      esc(set.name)
-    }">`,
-  );
-  if (series.length === 0) {
-    out.push(
-      `<p class="empty">No training curve of ${
-        esc(set.group)
-      } is in the cache yet${
-        notes.length ? ": " + esc(notes.join("; ")) : ""
-      }.</p></figure>`,
-    );
-    return out.join("\n");
-  } else {
-    out.push(lineChart(series, {
-      title: `Training success vs samples: ${set.group}.${set.name}`,
-      xLabel: "cumulative samples (agent-steps)",
-      yLabel: "training success rate",
-      markers,
-      firstRegion: set.stages > 1 ? "stage 0" : "",
-      width: 880,
-    }));
-  }
+  return markers;
+}
+
+/** Notes under a curve chart: shared stages, stages not in the cache, variants not run. */
+function _curveNotes(set: CurveSet, lacking: readonly string[]): string[] {
+  const notes: string[] = [];
   if (lacking.length) {
     notes.push(
       lacking.length <= 3
@@ -502,7 +530,6 @@ export function curvesHtml(set: CurveSet): string {
       })),
     ),
   );
-
   const shared: number[] = [];
   for (let st = 0; st < set.stages && set.series.length > 1; st++) {
     const id = set.series[0]!.nodes[st];
@@ -515,21 +542,7 @@ export function curvesHtml(set: CurveSet): string {
       } shared by every variant (one node), so the lines coincide there`,
     );
   }
-  out.push(
-    `<figcaption>Success rate of the training episodes that ended in each update of <code>${
-      esc(set.name === "" ? set.group : `${set.group}.*.${set.name}`)
-    }</code>, against the policy's cumulative samples${
-      set.stages > 1 ? `, ${set.stages} stages` : ""
-    }; one line per variant${
-      averaged > 1
-        ? "; where a variant ran with several seeds, the line is their mean at each update and the band ± 1 std over them"
-        : ""
-    }${set.stages > 1 ? "; dashed lines: stage boundaries" : ""}.${
-      notes.length ? " " + esc(notes.join("; ")) + "." : ""
-    }</figcaption>`,
-  );
-  out.push("</figure>");
-  return out.join("\n");
+  return notes;
 }
 
 function _row(r: TrajectoryRow): string {
