@@ -31,6 +31,7 @@ import {
   resolve,
 } from "node:path";
 import { sha256Hex } from "./canonical.ts";
+import { UserError } from "./errors.ts";
 import type { BlobRef, Json, NodeContext, NodeKind } from "./types.ts";
 
 const _RelPathKey = v.pipe(
@@ -134,13 +135,18 @@ export const exec: NodeKind<ExecParams> = {
     const files: Record<string, string> = {};
     for (const f of Array.isArray(p.inputs) ? p.inputs : []) {
       if (typeof f !== "string" || f.startsWith("$")) {
-        throw new Error(
+        throw new UserError(
           `exec inputs must be literal paths, got ${JSON.stringify(f)}`,
         );
       }
       try {
         _hashPath(resolve(info.baseDir, f), f, files);
       } catch (e) {
+        if (e instanceof Deno.errors.NotFound) {
+          throw new UserError(
+            `input file ${f} does not exist (inputs are relative to ${info.baseDir}, the experiment file's directory); create it, or correct the path in inputs:`,
+          );
+        }
         throw new Error(
           `input file ${f} (relative to ${info.baseDir}): ${
             (e as Error).message

@@ -5,6 +5,7 @@ import { makePlan } from "./plan.ts";
 import { runPlan } from "./scheduler.ts";
 import { exec } from "./exec_kind.ts";
 import { Store } from "./store.ts";
+import { UserError } from "./errors.ts";
 
 const SCRIPT = `
 const input = JSON.parse(Deno.readTextFileSync(Deno.env.get("ENVSMITH_INPUT")));
@@ -132,7 +133,23 @@ Deno.test("exec: input files must be literal paths inside the experiment directo
   assert.throws(
     () =>
       exec.fingerprint!({ inputs: ["no-such-file.py"] }, { baseDir: "/tmp" }),
-    /input file no-such-file.py/,
+    (e: unknown) =>
+      e instanceof UserError &&
+      /input file no-such-file\.py does not exist .*relative to \/tmp/.test(
+        e.message,
+      ),
+  );
+  // ... and planning refuses it, naming the node, before anything runs.
+  const missing = compileExperiment(
+    "/tmp/envsmith-no-such-dir/e.yaml",
+    `experiment: x\nseed: 1\nnodes:\n  a: { kind: exec, with: { command: python3, args: [x.py], inputs: [x.py] } }\n`,
+    { kinds: [exec] },
+  );
+  assert.throws(
+    () => makePlan(missing, new Store(Deno.makeTempDirSync())),
+    (e: unknown) =>
+      e instanceof UserError &&
+      /^a: input file x\.py does not exist/.test(e.message),
   );
   const r = compileExperiment.bind(null, "e.yaml");
   assert.throws(

@@ -11,6 +11,7 @@
  */
 import { canonicalJson, sha256Hex } from "./canonical.ts";
 import { codeDigest } from "./digest.ts";
+import { UserError } from "./errors.ts";
 import type { Experiment } from "./experiment.ts";
 import { InputRef, type Resolvable } from "./refs.ts";
 import type { Json } from "./types.ts";
@@ -73,6 +74,11 @@ export function computeKeys(exp: Experiment): NodeKey[] {
       try {
         fingerprint = node.kind.fingerprint(node.literal, { baseDir: exp.dir });
       } catch (e) {
+        // A mistake in the experiment (a declared input file that does not
+        // exist) is refused before anything runs, not run to fail.
+        if (e instanceof UserError) {
+          throw new UserError(`${node.id}: ${e.message}`);
+        }
         reason ??= `fingerprint of kind ${node.kind.name} failed: ${
           (e as Error).message
         }`;

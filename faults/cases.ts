@@ -313,6 +313,17 @@ export const CASES: readonly FaultCase[] = [
     message: /5:54: files\.\.\.\/\.\.\/evil: must be a relative path inside/,
   },
   {
+    name:
+      "exec input file that does not exist (run): refused before anything runs",
+    item: 6,
+    setup: _yaml(
+      "nodes:\n  x: { kind: exec, with: { command: python3, args: [train.py], inputs: [train.py] } }\n",
+    ),
+    args: _run,
+    code: 2,
+    message: /x: input file train\.py does not exist/,
+  },
+  {
     name: "a 2 GB file as an ONNX policy (evaluate)",
     item: 8,
     setup: (dir) => _sparse(join(dir, "big.onnx"), 2 ** 31),
