@@ -192,12 +192,20 @@ export function exportBundle(
 }
 
 /** The bytes of a bundle file, gunzipped when compressed. */
-function _bundleBytes(file: string): Uint8Array {
+function _bundleBytes(file: string, maxBytes: number): Uint8Array {
+  const tooLarge = (what: string) =>
+    new UserError(
+      `${file}: ${what} more than ${maxBytes} bytes, the most a bundle may hold (it is read whole into memory); export the cache in parts (cache export --experiment ... / --filter ...)`,
+    );
+  if (Deno.statSync(file).size > maxBytes) throw tooLarge("holds");
   const raw = Deno.readFileSync(file);
   if (raw[0] !== 0x1f || raw[1] !== 0x8b) return raw;
   try {
-    return gunzipSync(raw);
+    return gunzipSync(raw, { maxOutputLength: maxBytes });
   } catch (e) {
+    if ((e as { code?: string }).code === "ERR_BUFFER_TOO_LARGE") {
+      throw tooLarge("expands to");
+    }
     throw new UserError(
       `${file}: not a readable gzip-compressed bundle (${
         (e as Error).message
@@ -352,7 +360,18 @@ export interface ImportOptions {
    * @default false
    */
   readonly trust?: boolean;
+  /**
+   * Bytes a bundle may hold, as a file and once gunzipped (a bundle is read
+   * whole into memory). Larger bundles are refused before they are read or
+   * expanded, so a gzip bomb cannot exhaust memory; export a large cache in
+   * parts (`--experiment`, `--filter`) instead.
+   * @default BUNDLE_MAX_BYTES (1 GiB)
+   */
+  readonly maxBytes?: number;
 }
+
+/** The default of {@linkcode ImportOptions.maxBytes}: 1 GiB. */
+export const BUNDLE_MAX_BYTES = 2 ** 30;
 
 /** What {@linkcode importBundle} added. */
 export interface ImportResult {
@@ -384,7 +403,10 @@ export function importBundle(
   file: string,
   options: ImportOptions = {},
 ): ImportResult {
-  const records = _records(file, _bundleBytes(file));
+  const records = _records(
+    file,
+    _bundleBytes(file, options.maxBytes ?? BUNDLE_MAX_BYTES),
+  );
   const inBundle = new Set(
     records.filter((r) => r.head.type === "blob").map((r) => r.head.name),
   );

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { gzipSync } from "node:zlib";
 import { exportBundle, importBundle } from "./bundle.ts";
 import { UserError } from "./errors.ts";
 import { type Entry, Store } from "./store.ts";
@@ -272,4 +273,34 @@ tables:
     };
   }, () => "");
   assert.deepEqual(t.cells.map((c) => [c.mean, c.imported]), [[2, undefined]]);
+});
+
+Deno.test("a bundle larger than maxBytes, as a file or once gunzipped (a gzip bomb), is refused before it fills memory", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "envsmith-test-" });
+  try {
+    const store = new Store(join(dir, "cache"));
+    // 64 MB of zeros gzip to about 62 KB: a small file that expands far.
+    const bomb = join(dir, "bomb.esb.gz");
+    Deno.writeFileSync(bomb, gzipSync(new Uint8Array(64 * 2 ** 20)));
+    assert.ok(Deno.statSync(bomb).size < 100_000);
+    assert.throws(
+      () => importBundle(store, bomb, { maxBytes: 2 ** 20 }),
+      (e: unknown) =>
+        e instanceof UserError &&
+        /bomb\.esb\.gz: expands to more than 1048576 bytes, the most a bundle may hold.*export the cache in parts/
+          .test(e.message),
+    );
+    const big = join(dir, "big.esb");
+    Deno.writeFileSync(big, new Uint8Array(2 ** 20 + 1));
+    assert.throws(
+      () => importBundle(store, big, { maxBytes: 2 ** 20 }),
+      (e: unknown) =>
+        e instanceof UserError &&
+        /big\.esb: holds more than 1048576 bytes/.test(e.message),
+    );
+    // Nothing was written.
+    assert.deepEqual([...store.keys()], []);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });
