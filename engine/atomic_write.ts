@@ -1,5 +1,5 @@
 /**
- * Replacing a small file atomically: the text goes to a temporary file that is
+ * Replacing a file atomically: the data goes to a temporary file that is
  * then renamed over the target, so readers see the old file or the new one,
  * never half of one.
  *
@@ -8,7 +8,7 @@
 import { onDisk } from "./fs_errors.ts";
 
 /**
- * Writes `text` to `path` through the temporary file `tmp` (same file system)
+ * Writes `data` (text or bytes) to `path` through the temporary file `tmp` (same file system)
  * and a rename; the temporary file is removed when either step fails.
  *
  * @throws {FileSystemError} when the file cannot be written; `action` names
@@ -16,21 +16,22 @@ import { onDisk } from "./fs_errors.ts";
  *
  * @example
  * ```ts
- * import { writeTextAtomic } from "./atomic_write.ts";
+ * import { writeAtomic } from "./atomic_write.ts";
  * const dir = Deno.makeTempDirSync();
- * writeTextAtomic(`${dir}/a.json`, `${dir}/a.json.tmp`, "{}", "write a file");
+ * writeAtomic(`${dir}/a.json`, `${dir}/a.json.tmp`, "{}", "write a file");
  * console.assert(Deno.readTextFileSync(`${dir}/a.json`) === "{}");
  * ```
  */
-export function writeTextAtomic(
+export function writeAtomic(
   path: string,
   tmp: string,
-  text: string,
+  data: string | Uint8Array,
   action: string,
 ): void {
   onDisk(path, action, () => {
     try {
-      Deno.writeTextFileSync(tmp, text);
+      if (typeof data === "string") Deno.writeTextFileSync(tmp, data);
+      else Deno.writeFileSync(tmp, data);
       Deno.renameSync(tmp, path);
     } catch (e) {
       try {

@@ -7,7 +7,7 @@
  */
 import { codeDigest } from "./digest.ts";
 import { UserError } from "./errors.ts";
-import { writeTextAtomic } from "./atomic_write.ts";
+import { writeAtomic } from "./atomic_write.ts";
 import type { Job } from "./job.ts";
 import type { KeyComponents } from "./keys.ts";
 import { getField } from "./refs.ts";
@@ -52,7 +52,7 @@ export function writeJobSpec(
     inputs: job.inputs,
   };
   const tmp = store.tmpPath(`job-${job.key.slice(0, 16)}`);
-  writeTextAtomic(path, tmp, JSON.stringify(spec), "write the job spec");
+  writeAtomic(path, tmp, JSON.stringify(spec), "write the job spec");
   return path;
 }
 

@@ -7,7 +7,7 @@
  */
 import { join } from "node:path";
 import type { KeyComponents } from "./keys.ts";
-import { writeTextAtomic } from "./atomic_write.ts";
+import { writeAtomic } from "./atomic_write.ts";
 import type { Store } from "./store.ts";
 
 /** Status of a node in a run. */
@@ -111,7 +111,7 @@ export function writeManifest(store: Store, m: Manifest): string {
       return rest;
     }),
   };
-  writeTextAtomic(path, tmp, JSON.stringify(slim), "write the run manifest");
+  writeAtomic(path, tmp, JSON.stringify(slim), "write the run manifest");
   return path;
 }
 

@@ -32,6 +32,7 @@
  */
 import { hostname } from "node:os";
 import { join } from "node:path";
+import { writeAtomic } from "./atomic_write.ts";
 import { sha256Hex } from "./canonical.ts";
 import { CorruptEntryError } from "./errors.ts";
 import { asFileSystemError, onDisk } from "./fs_errors.ts";
@@ -502,18 +503,7 @@ export class Store {
     // Replace (atomic rename), then unmark: a crash in between leaves a
     // local result still marked, which is recomputed again, never the
     // reverse.
-    const tmp = this.tmpPath("w");
-    onDisk(final, "write", () => {
-      try {
-        Deno.writeFileSync(tmp, bytes);
-        Deno.renameSync(tmp, final);
-      } catch (e) {
-        try {
-          Deno.removeSync(tmp);
-        } catch { /* never written */ }
-        throw e;
-      }
-    });
+    writeAtomic(final, this.tmpPath("w"), bytes, "write");
     this.unmarkImported(entry.key);
     return true;
   }
