@@ -78,7 +78,7 @@ td .m{display:block}
 td .imported{color:var(--muted);font-size:11px;vertical-align:top;margin-left:2px}
 td .sd,td .n{display:block;color:var(--muted);font-size:11.5px;font-weight:400;line-height:1.2}
 td.missing{color:var(--bad);font-style:italic}
-table.compare caption{font-weight:500;font-size:13.5px}
+.cmp-caption{font-weight:500;font-size:13.5px;margin:12px 0 6px}
 table.compare td.sig .m{font-weight:700}
 table.compare td .ci,table.compare td .p{display:block;color:var(--muted);font-size:11.5px;font-weight:400;line-height:1.2}
 td.skipped{color:var(--muted);font-style:italic;white-space:normal;min-width:12em;overflow-wrap:anywhere;text-align:left}
@@ -254,17 +254,19 @@ export function comparisonHtml(t: Table): string {
       esc(formatPValues(c))
     }</span></td>`;
   };
+  // The description goes above the scrolling table, not in its <caption>:
+  // a caption is as wide as the table and would scroll off a narrow window.
   const out = [
-    `<div class="scroll"><table class="results compare" data-compare="${
-      esc(t.name)
-    }">`,
-    `<caption>Paired differences against ${esc(cmp.against)} (${
+    `<p class="cmp-caption">Paired differences against ${esc(cmp.against)} (${
       esc(cmp.pairedBy)
     }-paired): mean, [95 % bootstrap interval${
       cmp.cells.some((c) => c.instanceLevel)
         ? ` over ${esc(cmp.pairedBy)}s and instances`
         : ""
-    }], p exact / Holm over the ${cmp.rows.length} rows; bold and * when the interval excludes 0</caption>`,
+    }], p exact / Holm over the ${cmp.rows.length} rows; bold and * when the interval excludes 0</p>`,
+    `<div class="scroll"><table class="results compare" data-compare="${
+      esc(t.name)
+    }">`,
     `<thead><tr><th scope="col">${esc(t.rowsAxis)}</th><th scope="col">n</th>${
       cols.map((c) =>
         `<th scope="col"${c === t.aggregate ? ` class="agg"` : ""}>${

@@ -947,7 +947,12 @@ Deno.test("report: a table's paired comparisons in its column order, the mean fi
     /<td class="" data-row="full" data-col="base"><span class="m">\+0\.100<\/span>/,
   );
   assert.match(compare, /<th scope="row">full − none<\/th><td>10<\/td>/);
-  assert.match(compare, /over seeds and instances/);
+  // The description sits above the scrolling table (a <caption> would be as
+  // wide as the table and scroll out of a narrow window).
+  const caption = html.indexOf(
+    '<p class="cmp-caption">Paired differences against none (seed-paired): mean, [95 % bootstrap interval over seeds and instances]',
+  );
+  assert.ok(caption > 0 && caption < html.indexOf('data-compare="ab"'));
   assert.ok(
     !tableHtml((({ comparison: _, ...rest }) => rest)(t)).includes(
       "data-compare",
