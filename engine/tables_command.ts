@@ -84,7 +84,9 @@ export async function buildTables(
         throw e;
       }
     }, (ids) => {
-      // Whole plain ids when every variant is missing, else exact ids.
+      // Whole plain ids when every variant is missing; exact ids when they
+      // are few; else the whole file (a run computes only what is missing),
+      // not a command line of hundreds of ids.
       const plain = exp.nodes.find((n) => n.id === ids[0])?.plain;
       const all = plain
         ? exp.nodes.filter((n) => n.plain === plain && !n.skipped).map((n) =>
@@ -94,10 +96,14 @@ export async function buildTables(
       const allMissing = plain !== undefined && all.every((id) =>
         ids.includes(id)
       ) && ids.every((id) => all.includes(id));
-      return resumeCommand(file, allMissing ? [plain!] : ids);
+      if (allMissing) return resumeCommand(file, [plain!]);
+      return resumeCommand(file, ids.length > MAX_LISTED_IDS ? [] : ids);
     })
   );
 }
+
+/** Above this many missing nodes, the suggested command runs the whole file. */
+const MAX_LISTED_IDS = 12;
 
 /** `tables [FILE...] [--out DIR]`: returns 0 when complete, 1 when cells are missing. */
 export async function tablesCommand(
