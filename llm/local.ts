@@ -385,7 +385,15 @@ export class LocalChatClient {
     const thinking = o.grammar !== undefined ? "off" : (o.thinking ?? "off");
     let wrapper = loaded.wrappers.get(thinking);
     if (wrapper === undefined) {
+      // Qwen3-style templates read `enable_thinking` and otherwise render as
+      // plain ChatML, so they may resolve to node-llama-cpp's ChatML wrapper,
+      // which cannot turn thinking off: they get its Qwen wrapper.
+      const template = model.fileInfo.metadata?.tokenizer?.chat_template;
+      const qwenThinking = typeof template === "string" &&
+        template.includes("enable_thinking") &&
+        template.includes("<|im_start|>");
       wrapper = nlc.resolveChatWrapper(model, {
+        ...(qwenThinking ? { type: "qwen" as const } : {}),
         customWrapperSettings: {
           qwen: { thoughts: thinking === "off" ? "discourage" : "auto" },
         },

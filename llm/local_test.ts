@@ -77,6 +77,39 @@ Deno.test("local runtime: a random-weight GGUF through node-llama-cpp", async (t
     });
 
     await t.step(
+      "a Qwen3-style template (reads enable_thinking): thinking off puts the empty think block in the prompt, also under a grammar",
+      async () => {
+        // Like Qwen3's: ChatML, plus an empty think block after the
+        // assistant header when enable_thinking is false. Unset, it renders
+        // as plain ChatML, which is why it must not resolve to that wrapper.
+        const qwen3 = join(dir, "qwen3-style.gguf");
+        await writeRandomGguf(qwen3, {
+          seed: 1,
+          chatTemplate: QWEN3_STYLE_TEMPLATE,
+        });
+        const ask = (o: { thinking: "on" | "off" }) =>
+          new LocalChatClient({ gguf: qwen3, maxTokens: 2, ...o }).chat(
+            messages,
+          );
+        const on = await ask({ thinking: "on" });
+        const off = await ask({ thinking: "off" });
+        assert.equal(on.local?.chatWrapper, "Qwen");
+        assert.equal(off.local?.chatWrapper, "Qwen");
+        // "<think>\n\n</think>\n\n": 19 bytes, a token each
+        assert.equal(off.usage.promptTokens - on.usage.promptTokens, 19);
+        // a grammar always turns thinking off, and still decides the reply
+        const g = await new LocalChatClient({
+          gguf: qwen3,
+          thinking: "on",
+          grammar: 'root ::= "yes" | "no"',
+        }).chat(messages);
+        assert.equal(g.usage.promptTokens, off.usage.promptTokens);
+        assert.equal(g.finishReason, "stop");
+        assert.match(g.text, /^(yes|no)$/);
+      },
+    );
+
+    await t.step(
       "the file's digest, not its path, names the model",
       async () => {
         const [d1, d1copy, d2] = await Promise.all([
@@ -160,3 +193,17 @@ Deno.test("local runtime: a random-weight GGUF through node-llama-cpp", async (t
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+/** A Qwen3-style chat template: ChatML with the `enable_thinking` switch. */
+const QWEN3_STYLE_TEMPLATE = `{%- for message in messages -%}
+<|im_start|>{{ message.role }}
+{{ message.content }}<|im_end|>
+{% endfor -%}
+{%- if add_generation_prompt -%}
+<|im_start|>assistant
+{% if enable_thinking is defined and enable_thinking is false %}<think>
+
+</think>
+
+{% endif -%}
+{%- endif -%}`;
