@@ -35,6 +35,7 @@
 import { dirname, join, relative } from "node:path";
 import { gunzipSync, gzipSync } from "node:zlib";
 import { basename } from "node:path";
+import { writeAtomic } from "./atomic_write.ts";
 import { hashJson, sha256Hex } from "./canonical.ts";
 import type { CommandContext } from "./commands.ts";
 import { load } from "./commands.ts";
@@ -340,12 +341,12 @@ function _importAux(store: Store, dest: string, body: Uint8Array): boolean {
     Deno.statSync(dest);
     return false;
   } catch {
-    onDisk(dest, "write", () => {
-      Deno.mkdirSync(dirname(dest), { recursive: true });
-      const tmp = store.tmpPath("aux");
-      Deno.writeFileSync(tmp, body);
-      Deno.renameSync(tmp, dest);
-    });
+    onDisk(
+      dest,
+      "write",
+      () => Deno.mkdirSync(dirname(dest), { recursive: true }),
+    );
+    writeAtomic(dest, store.tmpPath("aux"), body, "write");
     return true;
   }
 }

@@ -23,6 +23,10 @@ Deno.test("bundles round-trip, plain and gzip-compressed (.gz), and a damaged on
   await runAll(compile(p.file, YAML), p.store);
   const keys = [...p.store.keys()].sort();
   assert.equal(keys.length, 3);
+  // An aux file (as the LLM reply cache writes them), nested one level.
+  const auxFile = join(p.store.auxDir("test.add"), "replies", "ab.json");
+  Deno.mkdirSync(join(p.store.auxDir("test.add"), "replies"));
+  Deno.writeTextFileSync(auxFile, '{"reply":"hi"}');
 
   const plain = join(p.dir, "r.esb"), packed = join(p.dir, "r.esb.gz");
   const a = exportBundle(p.store, plain);
@@ -50,8 +54,21 @@ Deno.test("bundles round-trip, plain and gzip-compressed (.gz), and a damaged on
     }
     // Trusted, the same bundle's entries are used as they are.
     const trusted = new Store(join(p.dir, `trusted-${file.endsWith(".gz")}`));
-    assert.equal(importBundle(trusted, file, { trust: true }).marked, 0);
+    const t = importBundle(trusted, file, { trust: true });
+    assert.equal(t.marked, 0);
+    assert.equal(t.aux, 1);
     for (const k of keys) assert.ok(trusted.loadVerified(k));
+    assert.equal(
+      Deno.readTextFileSync(
+        join(trusted.auxDir("test.add"), "replies", "ab.json"),
+      ),
+      '{"reply":"hi"}',
+    );
+    assert.deepEqual(
+      [...Deno.readDirSync(join(trusted.root, "tmp"))].map((e) => e.name),
+      [],
+      "no temporary file left behind",
+    );
   }
 
   const broken = join(p.dir, "broken.esb.gz");
