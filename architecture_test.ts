@@ -160,7 +160,7 @@ const DIGEST_FILES: Record<string, readonly string[]> = {
   "exec": [
     "engine/canonical.ts",
     "engine/errors.ts",
-    "engine/exec_kind.ts",
+    "engine/run/exec_kind.ts",
   ],
   "generate": [
     "mapf/generator.ts",

@@ -66,7 +66,7 @@ export {
   type GraphNode,
   loadExperiment,
   type LoadOptions,
-} from "./experiment.ts";
+} from "./compile/experiment.ts";
 export {
   type ExecutorSpec,
   EXPERIMENT_KEYS,
@@ -74,7 +74,7 @@ export {
   type TableColumn,
   type TableCompare,
   type TableSpec,
-} from "./experiment_schema.ts";
+} from "./compile/experiment_schema.ts";
 export { type FieldPath, getField, InputRef, type Resolvable } from "./refs.ts";
 export {
   asFileSystemError,
@@ -109,7 +109,7 @@ export {
   type NodeKey,
   type PreviousKey,
   seedOfKey,
-} from "./keys.ts";
+} from "./cache/keys.ts";
 export {
   canonicalJson,
   hashJson,
@@ -127,7 +127,7 @@ export {
   type CodeDigest,
   codeDigest,
   DigestError,
-} from "./digest.ts";
+} from "./cache/digest.ts";
 export {
   blobsIn,
   cacheDir,
@@ -137,7 +137,7 @@ export {
   Store,
   tmpName,
   tmpOwner,
-} from "./store.ts";
+} from "./cache/store.ts";
 export {
   latestManifest,
   listManifests,
@@ -145,7 +145,7 @@ export {
   type ManifestNode,
   type NodeStatus,
   readManifest,
-} from "./manifest.ts";
+} from "./cache/manifest.ts";
 export {
   makePlan,
   type Plan,
@@ -153,7 +153,7 @@ export {
   type PlanOptions,
   type PlanStatus,
   selectNodes,
-} from "./plan.ts";
+} from "./run/plan.ts";
 export {
   displayParams,
   ReadyQueue,
@@ -162,8 +162,8 @@ export {
   runPlan,
   type RunPlanOptions,
   type RunResult,
-} from "./scheduler.ts";
-export { EntryMap } from "./entry_map.ts";
+} from "./run/scheduler.ts";
+export { EntryMap } from "./cache/entry_map.ts";
 export {
   claimKey,
   type ClaimOptions,
@@ -174,8 +174,8 @@ export {
   type JobRunner,
   NodeFailure,
   type NodeFailureOptions,
-} from "./job.ts";
-export { jobFromSpec, type JobSpec, writeJobSpec } from "./job_spec.ts";
+} from "./run/job.ts";
+export { jobFromSpec, type JobSpec, writeJobSpec } from "./run/job_spec.ts";
 export {
   type BlockIssues,
   builtinExecutors,
@@ -183,24 +183,24 @@ export {
   type Executor,
   type ExecutorKind,
   type ExecutorRun,
-} from "./executor.ts";
+} from "./run/executor.ts";
 export {
   local,
   localExecutor,
   type LocalExecutorOptions,
   type LocalExecutorSpec,
-} from "./executors/local.ts";
+} from "./run/executors/local.ts";
 export {
   slurm,
   SlurmExecutor,
   slurmExecutorKind,
   type SlurmExecutorKindOptions,
   type SlurmExecutorOptions,
-} from "./executors/slurm.ts";
+} from "./run/executors/slurm.ts";
 export {
   type SlurmExecutorSpec,
   type SlurmResources,
-} from "./executors/slurm_spec.ts";
+} from "./run/executors/slurm_spec.ts";
 export {
   commandSlurmClient,
   type JobInfo,
@@ -209,7 +209,7 @@ export {
   type SlurmClient,
   SlurmCommandError,
   slurmUnavailable,
-} from "./executors/slurm_client.ts";
+} from "./run/executors/slurm_client.ts";
 export {
   defaultReporter,
   formatDuration,
@@ -218,7 +218,7 @@ export {
   type Reporter,
   SilentReporter,
   TtyReporter,
-} from "./progress.ts";
+} from "./run/progress.ts";
 export {
   estimateNode,
   formatRunSnapshot,
@@ -230,7 +230,7 @@ export {
   runOutline,
   RunProgress,
   type RunSnapshot,
-} from "./run_progress.ts";
+} from "./run/run_progress.ts";
 export {
   type CommandContext,
   consoleOutput,
@@ -246,8 +246,8 @@ export {
   showCommand,
   type ShowOptions,
   statusCommand,
-} from "./commands.ts";
-export { exec, type ExecParams, outputName } from "./exec_kind.ts";
+} from "./cli/commands.ts";
+export { exec, type ExecParams, outputName } from "./run/exec_kind.ts";
 export {
   buildTable,
   type Cell,
@@ -258,7 +258,7 @@ export {
   tableCsv,
   tableMarkdown,
   tableNotes,
-} from "./tables.ts";
+} from "./tables/tables.ts";
 export {
   buildTables,
   DEFAULT_TABLES_DIR,
@@ -266,7 +266,7 @@ export {
   importResultsBundle,
   SHIPPED_BUNDLE,
   tablesCommand,
-} from "./tables_command.ts";
+} from "./cli/tables_command.ts";
 export {
   BUNDLE_HEADER,
   cacheExportCommand,
@@ -276,7 +276,7 @@ export {
   importBundle,
   type ImportOptions,
   type ImportResult,
-} from "./bundle.ts";
+} from "./cache/bundle.ts";
 export {
   cacheGcCommand,
   cacheVerifyCommand,
@@ -284,12 +284,20 @@ export {
   type GcResult,
   verifyCache,
   type VerifyResult,
-} from "./gc.ts";
-export { experimentJsonSchema, writeExperimentSchema } from "./json_schema.ts";
-export { Lock, type LockInfo, type LockOptions, tryLock } from "./lock.ts";
-export { loadKindModules } from "./plugins.ts";
+} from "./cache/gc.ts";
+export {
+  experimentJsonSchema,
+  writeExperimentSchema,
+} from "./compile/json_schema.ts";
+export {
+  Lock,
+  type LockInfo,
+  type LockOptions,
+  tryLock,
+} from "./cache/lock.ts";
+export { loadKindModules } from "./cli/plugins.ts";
 
-import { exec as _exec } from "./exec_kind.ts";
+import { exec as _exec } from "./run/exec_kind.ts";
 import type { NodeKind as _NodeKind } from "./types.ts";
 /** The kinds built into the engine (`exec`). */
 // deno-lint-ignore no-explicit-any
@@ -301,7 +309,7 @@ export {
   comparisonMarkdown,
   formatDifference,
   formatPValues,
-} from "./table_compare.ts";
+} from "./tables/table_compare.ts";
 export {
   type CompareOptions,
   comparePaired,
@@ -310,4 +318,4 @@ export {
   type Pair,
   type PairedComparison,
   signFlipP,
-} from "./paired_stats.ts";
+} from "./tables/paired_stats.ts";

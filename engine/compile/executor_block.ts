@@ -5,8 +5,8 @@
  * @module
  */
 import * as v from "valibot";
-import type { ExecutorKind } from "../executor.ts";
-import type { ExecutorSpec } from "../experiment_schema.ts";
+import type { ExecutorKind } from "../run/executor.ts";
+import type { ExecutorSpec } from "./experiment_schema.ts";
 import { didYouMean } from "../suggest.ts";
 import { isRecord } from "./diagnostics.ts";
 import type { Compilation } from "./plain_node.ts";

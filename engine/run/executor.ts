@@ -1,0 +1,128 @@
+/**
+ * Where nodes run. An executor runs one ready node at a time through its
+ * {@linkcode JobRunner} and resolves when the node's entry is in the store;
+ * the scheduler ({@linkcode runPlan}) keeps the graph (dependency order,
+ * failure propagation, manifest). Executors are registered like node kinds:
+ * an {@linkcode ExecutorKind} names itself, declares the schema of its
+ * `executor:` block, and creates the executor of a run.
+ * {@linkcode builtinExecutors} are `local` (the default) and `slurm`.
+ *
+ * @module
+ */
+import type * as v from "valibot";
+import { UserError } from "../errors.ts";
+import type { Experiment } from "../compile/experiment.ts";
+import type { ExecutorSpec } from "../compile/experiment_schema.ts";
+import type { JobRunner } from "./job.ts";
+import type { DocPath } from "../compile/source.ts";
+import type { Store } from "../cache/store.ts";
+import { local } from "./executors/local.ts";
+import { slurm } from "./executors/slurm.ts";
+
+/** Runs ready nodes somewhere. */
+export interface Executor {
+  /** `local`, `slurm`, ... (recorded in the manifest). */
+  readonly name: string;
+  /** How many nodes it runs at once unless `--jobs` says otherwise. */
+  readonly jobs?: number;
+  /** Runs one node (see {@linkcode JobRunner}). */
+  readonly run: JobRunner;
+  /** One line for the start of a run (where nodes go, where logs are). */
+  describe(): string;
+  /** Called once after the run: stops polling, cancels anything left. */
+  close(): Promise<void>;
+}
+
+/** What an executor of one run is created with. */
+export interface ExecutorRun {
+  /** The experiment. */
+  readonly exp: Experiment;
+  /** The cache. */
+  readonly store: Store;
+  /** Run id (an executor may keep its files in the run directory). */
+  readonly runId: string;
+  /** `--jobs`, when given. */
+  readonly jobs?: number;
+  /**
+   * Deno arguments that start this CLI on another machine, without the
+   * binary and `--cache` (e.g. `["run", "-A", "/repo/cli.ts"]`). Needed by
+   * remote executors.
+   */
+  readonly command?: readonly string[];
+}
+
+/** Where an executor reports problems of its `executor:` block (paths below the block). */
+export interface BlockIssues {
+  /** A problem at `path` (`key`: at the mapping key, not its value). */
+  report(path: DocPath, message: string, key?: boolean): void;
+  /** Each key of `obj` not in `known`, as `unknown WHAT "k"` with "did you mean". */
+  unknownKeys(
+    obj: Readonly<Record<string, unknown>>,
+    known: readonly string[],
+    path: DocPath,
+    what: string,
+  ): void;
+}
+
+/**
+ * A kind of executor: what `executor: {type: NAME}` and `--executor NAME`
+ * name.
+ */
+export interface ExecutorKind<S extends ExecutorSpec = ExecutorSpec> {
+  /** The name, e.g. `local` or `slurm`. */
+  readonly name: string;
+  /** One line for `--help`. */
+  readonly description: string;
+  /** Schema of its `executor:` block (a strict object whose `type` is the name). */
+  readonly spec: v.GenericSchema<unknown, S> & {
+    readonly entries: Readonly<Record<string, unknown>>;
+  };
+  /**
+   * Optional: checks of the block beyond its schema (e.g. flags envsmith
+   * sets itself), reported through `issues`; `kinds` are the registered
+   * node kinds' names.
+   */
+  check?(
+    block: Readonly<Record<string, unknown>>,
+    issues: BlockIssues,
+    kinds: readonly string[],
+  ): void;
+  /**
+   * Creates the executor of a run: `spec` is the experiment's block when it
+   * names this executor, else undefined (the executor's defaults).
+   *
+   * @throws {UserError} when the run lacks what the executor needs.
+   */
+  create(spec: S | undefined, run: ExecutorRun): Executor;
+}
+
+/**
+ * The executor of a run: `name` (`--executor`) wins over the experiment's
+ * `executor:` block; without either, the first registered executor (`local`).
+ *
+ * @throws {UserError} for a name no executor has.
+ */
+export function createExecutor(
+  // deno-lint-ignore no-explicit-any
+  executors: readonly ExecutorKind<any>[],
+  run: ExecutorRun,
+  name?: string,
+): Executor {
+  const chosen = name ?? run.exp.executor?.type ?? executors[0]?.name;
+  const kind = executors.find((e) => e.name === chosen);
+  if (!kind) {
+    throw new UserError(
+      `Unknown executor "${chosen}": use ${
+        executors.map((e) => e.name).join(" or ")
+      }`,
+    );
+  }
+  const spec = run.exp.executor?.type === kind.name
+    ? run.exp.executor
+    : undefined;
+  return kind.create(spec, run);
+}
+
+/** The executors built into the engine: `local` (the default) and `slurm`. */
+// deno-lint-ignore no-explicit-any
+export const builtinExecutors: readonly ExecutorKind<any>[] = [local, slurm];
