@@ -11,39 +11,39 @@ import {
   commands as domainCommands,
   kinds as domainKinds,
 } from "./nodes/mod.ts";
+import { missingFileMessage } from "@envsmith/engine/suggest";
 import {
-  builtinExecutors,
-  builtinKinds,
-  cacheDir,
+  CorruptEntryError,
+  ExperimentError,
+  ExperimentSyntaxError,
+  UserError,
+} from "@envsmith/engine/errors";
+import { LIMITS, parseLimits } from "@envsmith/engine/limits";
+import type { NodeKind } from "@envsmith/engine/kind";
+import { writeExperimentSchema } from "@envsmith/engine/compile";
+import { cacheDir } from "@envsmith/engine/cache";
+import { builtinKinds, type Reporter } from "@envsmith/engine/run";
+import { builtinExecutors } from "@envsmith/engine/executor";
+import {
   cacheExportCommand,
   cacheGcCommand,
   cacheImportCommand,
   cacheVerifyCommand,
   type CommandContext,
   consoleOutput,
-  CorruptEntryError,
-  ExperimentError,
-  ExperimentSyntaxError,
-  fsProblem,
   importResultsBundle,
-  LIMITS,
   loadKindModules,
-  missingFileMessage,
-  type NodeKind,
   type Output,
-  parseLimits,
   planCommand,
-  type Reporter,
   runCommand,
   runNodeCommand,
-  SHIPPED_BUNDLE,
   showCommand,
   statusCommand,
   tablesCommand,
-  UserError,
-  writeExperimentSchema,
-} from "@envsmith/engine";
+} from "@envsmith/engine/cli";
+import { fsProblem } from "@envsmith/engine";
 import { fileURLToPath as fromFileUrl, pathToFileURL } from "node:url";
+import { EXPERIMENTS_DIR, SHIPPED_BUNDLE } from "./nodes/project_paths.ts";
 
 /** Options of {@linkcode main}. */
 export interface MainOptions {
@@ -344,7 +344,11 @@ function _addInspectCommands(program: Command, { ctxOf, setCode }: _Env): void {
     )
     .action(async (o, cmd) => {
       const ctx = await ctxOf(cmd as unknown as Command);
-      const n = writeExperimentSchema(ctx.kinds, o.out);
+      const n = writeExperimentSchema(
+        ctx.kinds,
+        o.out,
+        ctx.executors ?? builtinExecutors,
+      );
       ctx.output.err(`wrote ${o.out} (${n} node kinds)`);
       setCode(0);
     });
@@ -375,7 +379,10 @@ function _addTableCommands(program: Command, { ctxOf, setCode }: _Env): void {
       if (o.import !== undefined) await importResultsBundle(ctx, o.import);
       files ??= [];
       setCode(
-        await tablesCommand(ctx, files, o.out ? { out: o.out } : {}),
+        await tablesCommand(ctx, files, {
+          experimentsDir: EXPERIMENTS_DIR,
+          ...(o.out ? { out: o.out } : {}),
+        }),
       );
     });
 }

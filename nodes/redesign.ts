@@ -41,7 +41,7 @@
  * @module
  */
 import * as v from "valibot";
-import type { Json, NodeKind } from "@envsmith/engine";
+import type { Json, NodeKind } from "@envsmith/engine/kind";
 import { basename } from "node:path";
 import {
   type AnyEnvConfig,

@@ -12,7 +12,7 @@ import {
   formatPValues,
   type Table,
   tableNotes,
-} from "@envsmith/engine";
+} from "@envsmith/engine/tables";
 import { escapeHtml as esc } from "./report_escape.ts";
 import type {
   ConfigTrajectory,

@@ -37,13 +37,9 @@ import { gunzipSync, gzipSync } from "node:zlib";
 import { basename } from "node:path";
 import { writeAtomic } from "./atomic_write.ts";
 import { hashJson, sha256Hex } from "../canonical.ts";
-import type { CommandContext } from "../cli/commands.ts";
-import { load } from "../cli/commands.ts";
 import { CorruptEntryError, UserError } from "../errors.ts";
 import { asFileSystemError, FileSystemError, onDisk } from "../fs_errors.ts";
-import { computeKeys } from "./keys.ts";
-import { matchesPattern } from "../run/plan.ts";
-import { type Entry, Store } from "./store.ts";
+import type { Entry, Store } from "./store.ts";
 
 /** First line of a bundle. */
 export const BUNDLE_HEADER = "envsmith-bundle 1";
@@ -512,72 +508,4 @@ export function importBundle(
     kept,
     skippedAux: options.trust ? 0 : aux.length,
   };
-}
-
-/** `cache export FILE` */
-export async function cacheExportCommand(
-  ctx: CommandContext,
-  file: string,
-  options: {
-    jsonOnly?: boolean;
-    filter?: readonly string[];
-    experiments?: readonly string[];
-  },
-): Promise<number> {
-  const store = new Store(ctx.cache);
-  let keys: Set<string> | undefined;
-  if (options.experiments) {
-    keys = new Set();
-    for (const f of options.experiments) {
-      const exp = await load(ctx, f);
-      const ks = computeKeys(exp);
-      for (const n of exp.nodes) {
-        if (
-          options.filter && !options.filter.some((p) => matchesPattern(n, p))
-        ) continue;
-        const k = ks[n.index]!;
-        if (k.cacheable && store.hasEntry(k.key)) keys.add(k.key);
-      }
-    }
-  }
-  const r = exportBundle(store, file, {
-    jsonOnly: options.jsonOnly === true,
-    ...(options.filter && !options.experiments
-      ? { filter: options.filter }
-      : {}),
-    ...(keys ? { keys } : {}),
-  });
-  ctx.output.err(
-    `wrote ${file}: ${r.entries} entries, ${r.blobs} blobs, ${r.aux} aux files (${r.bytes} bytes)`,
-  );
-  return 0;
-}
-
-/** `cache import FILE [--trust]` */
-export function cacheImportCommand(
-  ctx: CommandContext,
-  file: string,
-  options: ImportOptions = {},
-): Promise<number> {
-  const store = new Store(ctx.cache);
-  const r = importBundle(store, file, options);
-  const notes: string[] = [];
-  if (r.marked > 0) {
-    notes.push(
-      `${r.marked} marked imported: tables and status show them as such, run computes them here${
-        r.resultsOnly ? ` (${r.resultsOnly} results only, without blobs)` : ""
-      }`,
-    );
-  }
-  if (r.skippedAux > 0) {
-    notes.push(
-      `${r.skippedAux} aux files (LLM reply caches) not imported: use --trust to replay them`,
-    );
-  }
-  ctx.output.err(
-    `imported ${file} into ${store.root}: ${r.entries} entries, ${r.blobs} blobs, ${r.aux} aux files (${r.kept} already present)${
-      notes.length ? `; ${notes.join("; ")}` : ""
-    }`,
-  );
-  return Promise.resolve(0);
 }

@@ -6,9 +6,8 @@
  * @module
  */
 import { join } from "node:path";
-import type { CommandContext } from "../cli/commands.ts";
 import { listManifests, readManifest } from "./manifest.ts";
-import { Store } from "./store.ts";
+import type { Store } from "./store.ts";
 import { CorruptEntryError } from "../errors.ts";
 
 /** What gc removed (or would remove). */
@@ -116,29 +115,6 @@ export function gc(
   return { entries, blobs, bytes, runs, leftovers };
 }
 
-/** `cache gc [--dry-run]` */
-export function cacheGcCommand(
-  ctx: CommandContext,
-  options: { dryRun?: boolean; keepRuns?: number },
-): Promise<number> {
-  const store = new Store(ctx.cache);
-  const r = gc(store, options);
-  const verb = options.dryRun ? "would remove" : "removed";
-  if (options.dryRun) {
-    for (const k of r.entries) ctx.output.out(`entry ${k}`);
-    for (const b of r.blobs) ctx.output.out(`blob  ${b}`);
-    for (const m of r.runs) ctx.output.out(`run   ${m}`);
-  }
-  ctx.output.err(
-    `${verb} ${r.entries.length} entries, ${r.blobs.length} blobs, ${r.runs.length} manifests (${
-      (r.bytes / 1e6).toFixed(2)
-    } MB)${
-      r.leftovers ? `, ${r.leftovers} leftovers of killed runs` : ""
-    } from ${store.root}`,
-  );
-  return Promise.resolve(0);
-}
-
 /** What `cache verify` found. */
 export interface VerifyResult {
   /** Entries checked. */
@@ -184,25 +160,6 @@ export function verifyCache(store: Store): VerifyResult {
   let imported = 0;
   for (const k of store.importedKeys()) if (present.has(k)) imported++;
   return { entries, blobs, corrupt, stuck, imported };
-}
-
-/** `cache verify`: exit 1 when anything was corrupt. */
-export function cacheVerifyCommand(ctx: CommandContext): Promise<number> {
-  const store = new Store(ctx.cache);
-  const r = verifyCache(store);
-  for (const c of r.corrupt) ctx.output.out(c);
-  ctx.output.err(
-    `verified ${r.entries} entries and ${r.blobs} blobs in ${store.root}: ` +
-      (r.corrupt.length === 0
-        ? "all intact"
-        : r.stuck.length === 0
-        ? `${r.corrupt.length} corrupt (moved to ${store.root}/corrupt; they will be recomputed)`
-        : `${r.corrupt.length} corrupt; ${r.stuck.length} could not be moved aside (is the cache read-only?): a run on a writable cache recomputes them`) +
-      (r.imported
-        ? ` (${r.imported} entries were imported from bundles: their files are intact, their values were computed elsewhere and cannot be checked here; tables marks them, run recomputes them)`
-        : ""),
-  );
-  return Promise.resolve(r.corrupt.length ? 1 : 0);
 }
 
 function _exists(path: string): boolean {

@@ -109,7 +109,7 @@ export function resumeCommand(
 export function load(ctx: CommandContext, file: string): Promise<Experiment> {
   return loadExperiment(file, {
     kinds: ctx.kinds,
-    ...(ctx.executors ? { executors: ctx.executors } : {}),
+    executors: ctx.executors ?? builtinExecutors,
     ...(ctx.env ? { env: ctx.env } : {}),
     ...(ctx.limits ? { limits: ctx.limits } : {}),
   });

@@ -6,7 +6,7 @@
  */
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { cacheImportCommand } from "../cache/bundle.ts";
+import { cacheImportCommand } from "./cache_commands.ts";
 import { type CommandContext, load, resumeCommand } from "./commands.ts";
 import { CorruptEntryError, UserError } from "../errors.ts";
 import { computeKeys } from "../cache/keys.ts";
@@ -19,9 +19,6 @@ import {
   tableMarkdown,
 } from "../tables/tables.ts";
 import { comparisonCsv } from "../tables/table_compare.ts";
-
-/** The results bundle shipped with the project (`deno task tables` and `deno task report` import it). */
-export const SHIPPED_BUNDLE = "results/tables.esb.gz";
 
 /**
  * Imports a results bundle into the cache before tables or a report are
@@ -40,8 +37,8 @@ export async function importResultsBundle(
 /** Default directory of table files. */
 export const DEFAULT_TABLES_DIR = ".envsmith/tables";
 
-/** Experiment files with a `tables:` key in `dir` (default `experiments`). */
-export function experimentsWithTables(dir = "experiments"): string[] {
+/** Experiment files with a `tables:` key in `dir` (a project's experiments folder). */
+export function experimentsWithTables(dir: string): string[] {
   let names: string[];
   try {
     names = [...Deno.readDirSync(dir)].filter((e) =>
@@ -114,12 +111,23 @@ const MAX_LISTED_IDS = 12;
 export async function tablesCommand(
   ctx: CommandContext,
   files: readonly string[],
-  options: { out?: string },
+  options: {
+    out?: string;
+    /** Where to look for experiment files with tables when `files` is empty. */
+    experimentsDir?: string;
+  },
 ): Promise<number> {
-  const list = files.length > 0 ? [...files] : experimentsWithTables();
+  const dir = options.experimentsDir;
+  const list = files.length > 0
+    ? [...files]
+    : dir === undefined
+    ? []
+    : experimentsWithTables(dir);
   if (list.length === 0) {
     throw new UserError(
-      "tables: no experiment file given and no experiments/*.yaml has tables",
+      dir === undefined
+        ? "tables: no experiment file given"
+        : `tables: no experiment file given and no ${dir}/*.yaml has tables`,
     );
   }
   const out = options.out ?? DEFAULT_TABLES_DIR;

@@ -10,7 +10,6 @@ import { dirname, resolve } from "node:path";
 import { ExperimentFileSchema } from "./experiment_schema.ts";
 import type { ExecutorSpec, TableSpec } from "./experiment_schema.ts";
 import { ExperimentError, UserError } from "../errors.ts";
-import { builtinExecutors, type ExecutorKind } from "../run/executor.ts";
 import type { Resolvable } from "../refs.ts";
 import { Source, tooLargeMessage } from "./source.ts";
 import { DEFAULT_LIMITS, type Limits, resolveLimits } from "../limits.ts";
@@ -18,7 +17,7 @@ import { checkNodeCount, checkVariantCount } from "./bounds.ts";
 import type { Json, NodeKind } from "../types.ts";
 import * as v from "valibot";
 import { Diagnostics, isRecord } from "./diagnostics.ts";
-import { readExecutor } from "./executor_block.ts";
+import { type ExecutorDeclaration, readExecutor } from "./executor_block.ts";
 import { assignAxes, expandGraph, orderNodes } from "./expansion.ts";
 import { readMatrix, variantsOf } from "./matrix.ts";
 import { checkParams } from "./parameters.ts";
@@ -106,11 +105,12 @@ export interface LoadOptions {
   /** The node kinds the file may use. */
   readonly kinds: Iterable<NodeKind>;
   /**
-   * The executors `executor:` may name.
-   * @default builtinExecutors
+   * The executors `executor:` may name (the engine's CLI passes
+   * `builtinExecutors` of `@envsmith/engine/executor` and any plugins').
+   * @default {[]}
    */
   // deno-lint-ignore no-explicit-any
-  readonly executors?: readonly ExecutorKind<any>[];
+  readonly executors?: readonly ExecutorDeclaration<any>[];
   /**
    * Reads environment variables (only to decide `requires_env` skips; values are never stored).
    * @default Deno.env.get
@@ -230,7 +230,7 @@ export function compileExperiment(
   const executor = readExecutor(
     c,
     data.executor,
-    options.executors ?? builtinExecutors,
+    options.executors ?? [],
   );
   readMatrix(c, data.matrix);
   collectNodes(c, isRecord(data.nodes) ? data.nodes : {});

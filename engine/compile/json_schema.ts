@@ -8,7 +8,7 @@
  */
 import { toJsonSchema } from "@valibot/to-json-schema";
 import * as v from "valibot";
-import { builtinExecutors, type ExecutorKind } from "../run/executor.ts";
+import type { ExecutorDeclaration } from "./executor_block.ts";
 import { MatrixSchema, TableSchema } from "./experiment_schema.ts";
 import type { NodeKind } from "../types.ts";
 
@@ -125,7 +125,7 @@ function _nodeSchema(kind: NodeKind, definitions: _Js): _Js {
 
 /** The `executor:` block: one of the executors' blocks, by `type`. */
 // deno-lint-ignore no-explicit-any
-function _executorSchema(executors: readonly ExecutorKind<any>[]): _Js {
+function _executorSchema(executors: readonly ExecutorDeclaration<any>[]): _Js {
   const variant = v.variant(
     "type",
     executors.map((e) => e.spec) as unknown as v.VariantOptions<"type">,
@@ -162,7 +162,7 @@ function _dispatch(names: readonly string[], description: string): _Js {
 export function experimentJsonSchema(
   kinds: readonly NodeKind[],
   // deno-lint-ignore no-explicit-any
-  executors: readonly ExecutorKind<any>[] = builtinExecutors,
+  executors: readonly ExecutorDeclaration<any>[] = [],
 ): _Js {
   const definitions: _Js = {
     reference: {
@@ -247,10 +247,12 @@ export function experimentJsonSchema(
 export function writeExperimentSchema(
   kinds: readonly NodeKind[],
   path: string,
+  // deno-lint-ignore no-explicit-any
+  executors: readonly ExecutorDeclaration<any>[] = [],
 ): number {
   Deno.writeTextFileSync(
     path,
-    JSON.stringify(experimentJsonSchema(kinds), null, 2) + "\n",
+    JSON.stringify(experimentJsonSchema(kinds, executors), null, 2) + "\n",
   );
   return kinds.length;
 }

@@ -11,7 +11,6 @@ import type { DocPath } from "./source.ts";
 import { didYouMean } from "../suggest.ts";
 import { isRecord } from "./diagnostics.ts";
 import type { Compilation } from "./plain_node.ts";
-import { columnPlains } from "../tables/tables.ts";
 
 /** Checks `tables:` and returns the valid entries. */
 export function checkTables(c: Compilation, raw: unknown): TableSpec[] {
@@ -324,4 +323,31 @@ function _checkFreeAxes(t: _Table, errorsBefore: number): void {
       } } or aggregate with over: ${free[0]}`,
     );
   }
+}
+
+/**
+ * The plain nodes a column's `node` names: one node (an id or a stage alias
+ * such as `curriculum.config`), or, with a `*` in place of a stage index,
+ * every stage of it in stage order.
+ *
+ * @param plains Every plain node id of the experiment.
+ * @param names Reference names -> plain id ({@linkcode Experiment.names}).
+ */
+export function columnPlains(
+  plains: Iterable<string>,
+  names: ReadonlyMap<string, string>,
+  node: string,
+): string[] {
+  if (!node.includes("*")) {
+    const p = names.get(node);
+    return p === undefined ? [] : [p];
+  }
+  const esc = (t: string) => t.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  const re = new RegExp(`^${node.split("*").map(esc).join("(\\d+)")}$`);
+  const found = new Map<string, number>();
+  for (const p of plains) {
+    const m = re.exec(p);
+    if (m) found.set(p, Number(m[1]));
+  }
+  return [...found.entries()].sort((a, b) => a[1] - b[1]).map(([p]) => p);
 }

@@ -293,3 +293,7 @@ async function _outputs(
 
 /** @see exec */
 export const kind = exec;
+
+/** The kinds built into the engine (`exec`). */
+// deno-lint-ignore no-explicit-any
+export const builtinKinds: readonly NodeKind<any>[] = [exec];

@@ -9,15 +9,19 @@
  *
  * @module
  */
-import type * as v from "valibot";
 import { UserError } from "../errors.ts";
 import type { Experiment } from "../compile/experiment.ts";
 import type { ExecutorSpec } from "../compile/experiment_schema.ts";
 import type { JobRunner } from "./job.ts";
-import type { DocPath } from "../compile/source.ts";
+import type {
+  BlockIssues,
+  ExecutorDeclaration,
+} from "../compile/executor_block.ts";
 import type { Store } from "../cache/store.ts";
 import { local } from "./executors/local.ts";
 import { slurm } from "./executors/slurm.ts";
+
+export type { BlockIssues, ExecutorDeclaration };
 
 /** Runs ready nodes somewhere. */
 export interface Executor {
@@ -51,42 +55,13 @@ export interface ExecutorRun {
   readonly command?: readonly string[];
 }
 
-/** Where an executor reports problems of its `executor:` block (paths below the block). */
-export interface BlockIssues {
-  /** A problem at `path` (`key`: at the mapping key, not its value). */
-  report(path: DocPath, message: string, key?: boolean): void;
-  /** Each key of `obj` not in `known`, as `unknown WHAT "k"` with "did you mean". */
-  unknownKeys(
-    obj: Readonly<Record<string, unknown>>,
-    known: readonly string[],
-    path: DocPath,
-    what: string,
-  ): void;
-}
-
 /**
  * A kind of executor: what `executor: {type: NAME}` and `--executor NAME`
- * name.
+ * name. The compiler reads its {@linkcode ExecutorDeclaration} (name, block
+ * schema, checks); a run creates the executor.
  */
-export interface ExecutorKind<S extends ExecutorSpec = ExecutorSpec> {
-  /** The name, e.g. `local` or `slurm`. */
-  readonly name: string;
-  /** One line for `--help`. */
-  readonly description: string;
-  /** Schema of its `executor:` block (a strict object whose `type` is the name). */
-  readonly spec: v.GenericSchema<unknown, S> & {
-    readonly entries: Readonly<Record<string, unknown>>;
-  };
-  /**
-   * Optional: checks of the block beyond its schema (e.g. flags envsmith
-   * sets itself), reported through `issues`; `kinds` are the registered
-   * node kinds' names.
-   */
-  check?(
-    block: Readonly<Record<string, unknown>>,
-    issues: BlockIssues,
-    kinds: readonly string[],
-  ): void;
+export interface ExecutorKind<S extends ExecutorSpec = ExecutorSpec>
+  extends ExecutorDeclaration<S> {
   /**
    * Creates the executor of a run: `spec` is the experiment's block when it
    * names this executor, else undefined (the executor's defaults).

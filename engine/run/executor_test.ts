@@ -12,7 +12,7 @@ const NODES = `nodes:
 
 function diags(text: string): string[] {
   try {
-    compileExperiment("exp.yaml", text, { kinds });
+    compileExperiment("exp.yaml", text, { kinds, executors: builtinExecutors });
   } catch (e) {
     if (e instanceof ExperimentError) {
       return e.diagnostics.map((d) =>
@@ -90,7 +90,7 @@ executor:
     test.sleep: { cpus: 4, mem: 8192, time: 90, sbatch: [--gres=gpu:1] }
   sbatch: [--nice=10, --constraint=avx2]
 ${NODES}`,
-    { kinds },
+    { kinds, executors: builtinExecutors },
   );
   assert.deepEqual(exp.executor, {
     type: "slurm",
@@ -112,12 +112,12 @@ Deno.test("createExecutor: --executor wins over the file; defaults; errors", asy
     const slurmFile = compileExperiment(
       "exp.yaml",
       `experiment: x\nseed: 1\nexecutor: { type: slurm, jobs: 7 }\n${NODES}`,
-      { kinds },
+      { kinds, executors: builtinExecutors },
     );
     const plain = compileExperiment(
       "exp.yaml",
       `experiment: x\nseed: 1\n${NODES}`,
-      { kinds },
+      { kinds, executors: builtinExecutors },
     );
     const command = ["run", "-A", "cli.ts"];
     const s = createExecutor(builtinExecutors, {

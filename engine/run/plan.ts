@@ -7,6 +7,7 @@
 import { codeDigest } from "../cache/digest.ts";
 import { CorruptEntryError } from "../errors.ts";
 import type { Experiment, GraphNode } from "../compile/experiment.ts";
+import { matchesPattern } from "../compile/node_pattern.ts";
 import {
   computeKeys,
   explainChange,
@@ -66,22 +67,6 @@ export interface PlanOptions {
   readonly exact?: boolean;
   /** Precomputed keys. */
   readonly keys?: readonly NodeKey[];
-}
-
-/** Whether `id` matches a selection pattern: exact id, plain id, group, or a `*` glob. */
-export function matchesPattern(node: GraphNode, pattern: string): boolean {
-  if (pattern === node.id || pattern === node.plain || pattern === node.group) {
-    return true;
-  }
-  if (pattern.includes("*")) {
-    const re = new RegExp(
-      "^" + pattern.split("*").map((s) =>
-        s.replace(/[.+?^${}()|[\]\\]/g, "\\$&")
-      ).join(".*") + "$",
-    );
-    return re.test(node.id);
-  }
-  return false;
 }
 
 /** Indices of the nodes selected by `patterns` (throws a UserError for a pattern that matches nothing). */

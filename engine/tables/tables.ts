@@ -10,6 +10,7 @@
 import type { TableSpec } from "../compile/experiment_schema.ts";
 import type { Experiment, GraphNode } from "../compile/experiment.ts";
 import { getField } from "../refs.ts";
+import { columnPlains } from "../compile/table_spec.ts";
 import {
   compareRows,
   type Comparison,
@@ -112,33 +113,6 @@ function _stats(
   if (xs.length === 1) return { mean, std: 0 };
   const v = xs.reduce((a, b) => a + (b - mean) ** 2, 0) / (xs.length - 1);
   return { mean, std: Math.sqrt(v) };
-}
-
-/**
- * The plain nodes a column's `node` names: one node (an id or a stage alias
- * such as `curriculum.config`), or, with a `*` in place of a stage index,
- * every stage of it in stage order.
- *
- * @param plains Every plain node id of the experiment.
- * @param names Reference names -> plain id ({@linkcode Experiment.names}).
- */
-export function columnPlains(
-  plains: Iterable<string>,
-  names: ReadonlyMap<string, string>,
-  node: string,
-): string[] {
-  if (!node.includes("*")) {
-    const p = names.get(node);
-    return p === undefined ? [] : [p];
-  }
-  const esc = (t: string) => t.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-  const re = new RegExp(`^${node.split("*").map(esc).join("(\\d+)")}$`);
-  const found = new Map<string, number>();
-  for (const p of plains) {
-    const m = re.exec(p);
-    if (m) found.set(p, Number(m[1]));
-  }
-  return [...found.entries()].sort((a, b) => a[1] - b[1]).map(([p]) => p);
 }
 
 /** Like getField, but a null on the way (e.g. `report.llm: null`) is null: "not applicable". */
