@@ -318,6 +318,27 @@ const ENGINEER_FILES: Record<string, readonly string[]> = {
     "engineer/config_ops.ts",
     "schemas/env_config.ts",
   ],
+  "exec": [
+    "engineer/config_ops.ts",
+    "engineer/engineer_kind.ts",
+    "engineer/exec.ts",
+    "engineer/reply_check.ts",
+    "engineer/reply_format.ts",
+    "llm/errors.ts",
+    "llm/gbnf.ts",
+    "llm/json_extract.ts",
+    "mapf/generator.ts",
+    "mapf/grid.ts",
+    "mapf/instance.ts",
+    "mapf/map_gen.ts",
+    "mapf/rng.ts",
+    "mapf/solution.ts",
+    "mapf/solve_cbs.ts",
+    "mapf/solve_pp.ts",
+    "mapf/space_time_astar.ts",
+    "schemas/env_config.ts",
+    "schemas/llm.ts",
+  ],
 };
 
 /** Kinds that train or evaluate policies: the ones whose cache is expensive. */

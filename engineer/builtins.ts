@@ -25,6 +25,7 @@ import { engineer as replay } from "./replay.ts";
 import { engineer as llm } from "./llm.ts";
 import { engineer as scripted } from "./scripted.ts";
 import { engineer as blind } from "./blind.ts";
+import { engineer as exec } from "./exec.ts";
 
 /** Every built-in engineer kind, in the order `--help` lists them. */
 export const builtinEngineers: readonly EngineerKind[] = [
@@ -36,6 +37,7 @@ export const builtinEngineers: readonly EngineerKind[] = [
   llm,
   scripted,
   blind,
+  exec,
 ];
 
 /** A new registry holding the built-in engineers. */

@@ -51,6 +51,7 @@ import {
   didYouMean,
   type Json,
   type NodeKind,
+  runChild,
   UserError,
 } from "@envsmith/engine";
 import {
@@ -373,6 +374,7 @@ export async function redesign(
   const engineer = createFromKind(kind, chosen.params, {
     baseDir: options.baseDir ?? ".",
     log: options.log ?? (() => {}),
+    runProgram: runChild,
     ...(options.auxDir === undefined ? {} : { auxDir: options.auxDir }),
     ...(options.env === undefined ? {} : { env: options.env }),
     ...(options.onEndpointError === undefined
