@@ -489,7 +489,15 @@ Deno.test("digest: editing mapf/render_svg.ts leaves every cached entry valid; e
 async function projectCopy(prefix: string): Promise<string> {
   const dir = await Deno.makeTempDir({ prefix });
   for (
-    const f of ["engine", "mapf", "policy", "engineer", "llm", "schemas", "nodes"]
+    const f of [
+      "engine",
+      "mapf",
+      "policy",
+      "engineer",
+      "llm",
+      "schemas",
+      "nodes",
+    ]
   ) {
     cpSync(join(ROOT, f), join(dir, f), { recursive: true });
   }

@@ -134,7 +134,9 @@ export async function loadPlugins(
           `${at}: the module does not exist (${
             relative(Deno.cwd(), fromFileUrl(url)) || fromFileUrl(url)
           }); correct the path (relative to ${
-            options.from.startsWith("--") ? "the working directory" : "the experiment file"
+            options.from.startsWith("--")
+              ? "the working directory"
+              : "the experiment file"
           })`,
         );
       }
@@ -220,7 +222,11 @@ export async function loadPlugins(
       }
     }
     if (Object.keys(registered).length === 0) {
-      const names = ["kinds", "executors", ...Object.keys(options.handlers ?? {})];
+      const names = [
+        "kinds",
+        "executors",
+        ...Object.keys(options.handlers ?? {}),
+      ];
       throw new UserError(
         `${at}: the module exports nothing to register; export ${
           names.map((n) => `"${n}"`).join(", ")

@@ -40,10 +40,7 @@
 import * as v from "valibot";
 import { delimiter, isAbsolute, join, resolve } from "node:path";
 import { createHash } from "node:crypto";
-import {
-  type AnyEnvConfig,
-  ENV_CONFIG_BOUNDS,
-} from "../schemas/env_config.ts";
+import { type AnyEnvConfig, ENV_CONFIG_BOUNDS } from "../schemas/env_config.ts";
 import { heaviest } from "./config_ops.ts";
 import type {
   Engineer,
@@ -118,7 +115,10 @@ const _SCRIPT_RE = /\.(py|js|mjs|cjs|ts|sh|bash|rb|pl|r|R|jl|lua|php)$/;
 const _Params = v.strictObject({
   command: v.pipe(
     v.array(v.pipe(v.string(), v.minLength(1))),
-    v.minLength(1, "command is [PROGRAM, ARGS...], e.g. [python3, engineer.py]"),
+    v.minLength(
+      1,
+      "command is [PROGRAM, ARGS...], e.g. [python3, engineer.py]",
+    ),
     v.description(
       "the program and its arguments, no shell: [python3, engineers/threshold.py] (paths relative to the experiment file)",
     ),
@@ -392,7 +392,9 @@ export function execEngineer(
         }
         if (r.aborted) {
           // A cancelled run is not a reply: fail the node, cache nothing.
-          throw new Error(`the exec engineer ${program} was stopped (run cancelled)`);
+          throw new Error(
+            `the exec engineer ${program} was stopped (run cancelled)`,
+          );
         }
         if (!r.success || r.stdoutDropped > 0) {
           if (r.stdoutDropped > 0) tally.truncated++;

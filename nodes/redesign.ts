@@ -160,7 +160,6 @@ export interface RedesignParams {
   readonly budget?: number | undefined;
 }
 
-
 /**
  * The schema of `engineer:`: a registered name (for an engineer without
  * required parameters) or a block `{ name, context?, ...parameters }`
@@ -206,7 +205,9 @@ export function engineerSchema(
         },
         (issue) =>
           issue.expected === "never"
-            ? `unknown parameter ${JSON.stringify(issue.input)} of the ${k.name} engineer${
+            ? `unknown parameter ${
+              JSON.stringify(issue.input)
+            } of the ${k.name} engineer${
               didYouMean(String(issue.input), keys)
             } (it takes ${keys.join(", ")})`
             : "an engineer block is a mapping { name, ...parameters }",
@@ -278,9 +279,7 @@ export function engineerOf(
   if (typeof name !== "string" || name.startsWith("$")) return null;
   return {
     name,
-    context: typeof context === "string"
-      ? context as ContextType
-      : undefined,
+    context: typeof context === "string" ? context as ContextType : undefined,
     params: own,
   };
 }

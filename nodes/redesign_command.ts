@@ -242,13 +242,11 @@ export function redesignCommand(
       const params: RedesignParams = {
         engineer: {
           name: o.engineer,
-          ...(llm === undefined
-            ? {}
-            : {
-              llm,
-              prompt: o.prompt,
-              ...(o.reasks === undefined ? {} : { reasks: o.reasks }),
-            }),
+          ...(llm === undefined ? {} : {
+            llm,
+            prompt: o.prompt,
+            ...(o.reasks === undefined ? {} : { reasks: o.reasks }),
+          }),
         },
         context: o.context,
         config: current as RedesignParams["config"],

@@ -56,12 +56,16 @@ async function run(
   success = 0.9,
 ) {
   const logs: string[] = [];
-  const r = await redesign({
-    engineer: { name: "exec", command, ...extra },
-    context: "stats",
-    config: easy,
-    findings: findings(success),
-  }, 1, { engineers, baseDir: dir, log: (l) => logs.push(l) });
+  const r = await redesign(
+    {
+      engineer: { name: "exec", command, ...extra },
+      context: "stats",
+      config: easy,
+      findings: findings(success),
+    },
+    1,
+    { engineers, baseDir: dir, log: (l) => logs.push(l) },
+  );
   const events = r.report.events as { type: string; detail: string }[];
   return { r, logs, events, llm: r.report.llm as Record<string, number> };
 }
@@ -206,8 +210,9 @@ else:
 Deno.test("exec engineer: a hang, a crash, garbage and a stdout flood each give a bounded, logged fallback counted as an event", async () => {
   const dir = await programsIn({
     "hang.sh": "sleep 30 & sleep 30\n",
-    "crash.py": "import sys\nprint('about to fail', file=sys.stderr)\nsys.exit(3)\n",
-    "garbage.py": "print('{\"agents\": \"many\"')\n",
+    "crash.py":
+      "import sys\nprint('about to fail', file=sys.stderr)\nsys.exit(3)\n",
+    "garbage.py": 'print(\'{"agents": "many"\')\n',
     "flood.py": "import sys\nsys.stdout.write('x' * (2 << 20))\n",
     "clamp.py":
       'import json, sys\nc = json.load(sys.stdin)["config"]\nc["agents"] = 70\nc["width"] = 16\nc["height"] = 16\nprint(json.dumps({"config": c, "rationale": "crowd"}))\n',
@@ -224,7 +229,11 @@ Deno.test("exec engineer: a hang, a crash, garbage and a stdout flood each give 
     assert.match(hang.events[0]!.detail, /sh timed out after 0\.5 s/);
     assert.equal(hang.llm.fallback, 1);
     assert.equal(hang.llm.requests, 1);
-    assert.equal(hang.r.report.diff && (hang.r.report.diff as { changed: boolean }).changed, false);
+    assert.equal(
+      hang.r.report.diff &&
+        (hang.r.report.diff as { changed: boolean }).changed,
+      false,
+    );
 
     const crash = await run(dir, ["python3", "crash.py"]);
     assert.match(
@@ -242,7 +251,10 @@ Deno.test("exec engineer: a hang, a crash, garbage and a stdout flood each give 
     assert.match(garbage.r.rationale, /kept the previous config/);
 
     const flood = await run(dir, ["python3", "flood.py"]);
-    assert.match(flood.events[0]!.detail, /flooded stdout \(over 1048576 bytes/);
+    assert.match(
+      flood.events[0]!.detail,
+      /flooded stdout \(over 1048576 bytes/,
+    );
     assert.equal(flood.llm.truncated, 1);
     assert.equal(flood.llm.fallback, 1);
 
