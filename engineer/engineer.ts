@@ -1,7 +1,8 @@
 /**
  * The environment-engineer interface: `propose(context, current config) ->
- * next config + rationale`, shared by every engineer (fixed, random, rules,
- * replay, llm).
+ * next config + rationale`, shared by every engineer, built-in or a
+ * plugin's. Engineer kinds (how one is named, configured and created) are
+ * in `engineer_kind.ts`.
  *
  * @module
  */
@@ -17,7 +18,8 @@ export interface EngineerEvent {
    * the cache), `http_retry` (the client retried an HTTP attempt),
    * `truncated` (a reply was cut off at `max_tokens` before its JSON was
    * complete), `format_rejected` (the server refused the `response_format`
-   * and was asked without it).
+   * and was asked without it), `program_error` (an `exec` engineer's
+   * program timed out, crashed, flooded its output or could not start).
    */
   type:
     | "rule"
@@ -28,7 +30,8 @@ export interface EngineerEvent {
     | "cached"
     | "http_retry"
     | "truncated"
-    | "format_rejected";
+    | "format_rejected"
+    | "program_error";
   /** What happened, in one line. */
   detail: string;
 }
@@ -81,28 +84,23 @@ export interface Proposal {
     totalTokens: number;
     requests: number;
   };
-  /** The llm engineer's tally (absent for other engineers). */
+  /**
+   * The tally of untrusted replies (an `llm` engineer's model, an `exec`
+   * engineer's program); absent for other engineers. The tables show it as
+   * `report.llm.*`.
+   */
   llm?: LlmTally;
+  /**
+   * Fields the engineer adds to the redesign node's report (the `llm`
+   * engineer: `prompt`, `prompt_digest`, `model`).
+   */
+  report?: Record<string, unknown>;
 }
 
 /** An environment engineer. */
 export interface Engineer {
-  /** Its name (`fixed`, `random`, `rules`, `replay`, `llm`, `scripted`, `blind`). */
+  /** Its kind's name (`rules`, `llm`, `exec`, a plugin's, ...). */
   readonly name: string;
   /** Propose the next configuration. */
   propose(input: ProposeInput): Promise<Proposal>;
 }
-
-/** The names of the engineers. */
-export const ENGINEER_NAMES = [
-  "fixed",
-  "random",
-  "rules",
-  "replay",
-  "llm",
-  "scripted",
-  "blind",
-] as const;
-
-/** An engineer name. */
-export type EngineerName = typeof ENGINEER_NAMES[number];

@@ -16,14 +16,21 @@ import {
 import { diagnose, promptDigest } from "../engineer/mod.ts";
 import {
   historyFrom,
-  kind as redesignKind,
-  redesign,
-  RedesignParamsSchema,
+  redesign as redesignWith,
+  redesignKind as redesignKindOver,
+  type RedesignParams,
+  redesignParamsSchema,
 } from "./redesign.ts";
+import { engineers } from "./engineers.ts";
 import { kind as diagnoseKind } from "./diagnose.ts";
+import { buildContext } from "../engineer/context.ts";
 import * as v from "valibot";
 
 const easy = PRESETS.easy;
+const redesignKind = redesignKindOver(engineers);
+const RedesignParamsSchema = redesignParamsSchema(engineers);
+const redesign = (p: RedesignParams, seed: number) =>
+  redesignWith(p, seed, { engineers });
 
 function fakeCtx(dir: string, logs: string[]): NodeContext {
   return {
@@ -111,7 +118,7 @@ Deno.test("redesign: same inputs give the same output; history accepts findings 
 
 Deno.test("redesign kind: the llm prompt digest and an endpoint from the environment enter the key; other engineers add nothing", () => {
   assert.deepEqual(
-    redesignKind.fingerprint!({ engineer: "llm" }, { baseDir: "." }),
+    redesignKind.fingerprint!({ engineer: { name: "llm" } }, { baseDir: "." }),
     { prompts: promptDigest() },
   );
   // Matrix references are substituted before fingerprints: a resolved
@@ -124,11 +131,13 @@ Deno.test("redesign kind: the llm prompt digest and an endpoint from the environ
   try {
     const fp = (model: string) =>
       redesignKind.fingerprint!({
-        engineer: "llm",
-        llm: {
-          base_url_env: "ENVSMITH_TEST_LLM_URL",
-          model,
-          api_key_env: "ENVSMITH_TEST_LLM_KEY",
+        engineer: {
+          name: "llm",
+          llm: {
+            base_url_env: "ENVSMITH_TEST_LLM_URL",
+            model,
+            api_key_env: "ENVSMITH_TEST_LLM_KEY",
+          },
         },
       }, { baseDir: "." });
     assert.deepEqual(fp("m1"), {
@@ -142,8 +151,10 @@ Deno.test("redesign kind: the llm prompt digest and an endpoint from the environ
   assert.throws(
     () =>
       redesignKind.fingerprint!({
-        engineer: "llm",
-        llm: { base_url_env: "ENVSMITH_TEST_LLM_URL", model: "m" },
+        engineer: {
+          name: "llm",
+          llm: { base_url_env: "ENVSMITH_TEST_LLM_URL", model: "m" },
+        },
       }, { baseDir: "." }),
     /ENVSMITH_TEST_LLM_URL, which is not set/,
   );
@@ -171,17 +182,15 @@ nodes:
   good:
     kind: redesign
     with:
-      engineer: llm
+      engineer: { name: llm, llm: { base_url: "${stub.baseURL}", model: good, api_key_env: ${VAR}, max_retries: 0, timeout_ms: 5000 } }
       context: none
       config: { preset: easy }
-      llm: { base_url: "${stub.baseURL}", model: good, api_key_env: ${VAR}, max_retries: 0, timeout_ms: 5000 }
   bad:
     kind: redesign
     with:
-      engineer: llm
+      engineer: { name: llm, llm: { base_url: "${stub.baseURL}", model: bad, api_key_env: ${VAR}, max_retries: 0, timeout_ms: 5000 } }
       context: none
       config: { preset: easy }
-      llm: { base_url: "${stub.baseURL}", model: bad, api_key_env: ${VAR}, max_retries: 0, timeout_ms: 5000 }
 `;
     const file = join(dir, "exp.yaml");
     await Deno.writeTextFile(file, yaml);
@@ -242,8 +251,7 @@ Deno.test("redesign kind with a GGUF model file: the file's digest enters the ke
       Deno.env.set("ENVSMITH_TEST_GGUF", path);
       try {
         return redesignKind.fingerprint!({
-          engineer: "llm",
-          llm: { gguf_env: "ENVSMITH_TEST_GGUF" },
+          engineer: { name: "llm", llm: { gguf_env: "ENVSMITH_TEST_GGUF" } },
         }, { baseDir: dir });
       } finally {
         Deno.env.delete("ENVSMITH_TEST_GGUF");
@@ -258,19 +266,23 @@ Deno.test("redesign kind with a GGUF model file: the file's digest enters the ke
     });
     // The informed prompt is another key.
     assert.notDeepEqual(
-      redesignKind.fingerprint!({ engineer: "llm", prompt: "informed" }, {
+      redesignKind.fingerprint!({
+        engineer: { name: "llm", prompt: "informed" },
+      }, { baseDir: dir }),
+      redesignKind.fingerprint!({ engineer: { name: "llm" } }, {
         baseDir: dir,
       }),
-      redesignKind.fingerprint!({ engineer: "llm" }, { baseDir: dir }),
     );
     // A relative `gguf:` resolves against the experiment file's directory.
     const logs: string[] = [];
     const params = v.parse(RedesignParamsSchema, {
-      engineer: "llm",
+      engineer: {
+        name: "llm",
+        llm: { gguf: "a.gguf", temperature: 1, seed: 4, context_size: 8192 },
+        reasks: 0,
+      },
       context: "none",
       config: easy,
-      llm: { gguf: "a.gguf", temperature: 1, seed: 4, context_size: 8192 },
-      reasks: 0,
     });
     const out = await redesignKind.run(params, fakeCtx(dir, logs));
     const report = out.report as Record<string, unknown>;
@@ -338,9 +350,18 @@ Deno.test("redesign: engineer { name, ...parameters } carries its own inputs; sc
   assert.equal(ruled.report.context, "none");
   assert.match(ruled.rationale, /blind-schedule/);
   // a scripted engineer without a script says what to give
+  const noScript = v.safeParse(RedesignParamsSchema, {
+    engineer: "scripted",
+    config: easy,
+  });
+  assert.ok(!noScript.success);
+  assert.match(
+    noScript.issues[0]!.message,
+    /the scripted engineer needs script: write engineer: \{ name: scripted, script: \.\.\. \}/,
+  );
   await assert.rejects(
-    () => redesign(parse({ engineer: "scripted", config: easy }), 1),
-    /give `script`/,
+    () => redesign({ engineer: "scripted", config: easy }, 1),
+    /missing script/,
   );
   assert.ok(
     !v.safeParse(RedesignParamsSchema, {
@@ -348,4 +369,37 @@ Deno.test("redesign: engineer { name, ...parameters } carries its own inputs; sc
       config: easy,
     }).success,
   );
+});
+
+Deno.test("redesign: the default context is full (history included); the node's context and the engineer block's override it, the block's winning", async () => {
+  const f = findings(0.5);
+  const given = {
+    engineer: "rules",
+    config: easy,
+    findings: f,
+    history: [f],
+    stage: 1,
+  };
+  const fullText = buildContext("full", f, easy, {
+    history: historyFrom([f]),
+    stage: 1,
+  }).text;
+  const byDefault = await redesign(v.parse(RedesignParamsSchema, given), 1);
+  assert.equal(byDefault.report.context, "full");
+  assert.equal(byDefault.report.context_chars, fullText.length);
+  const stats = await redesign(
+    v.parse(RedesignParamsSchema, { ...given, context: "stats" }),
+    1,
+  );
+  assert.equal(stats.report.context, "stats");
+  assert.ok((stats.report.context_chars as number) < fullText.length);
+  const block = await redesign(
+    v.parse(RedesignParamsSchema, {
+      ...given,
+      context: "stats",
+      engineer: { name: "rules", context: "none" },
+    }),
+    1,
+  );
+  assert.equal(block.report.context, "none");
 });

@@ -21,12 +21,12 @@ import { parseLimits } from "@envsmith/engine/limits";
 import type { NodeKind } from "@envsmith/engine/kind";
 import { cacheDir } from "@envsmith/engine/cache";
 import { builtinKinds } from "@envsmith/engine/run";
+import { loadKindModules } from "@envsmith/engine/compile";
 import {
   type CommandContext,
   consoleOutput,
   experimentsWithTables,
   importResultsBundle,
-  loadKindModules,
   type Output,
 } from "@envsmith/engine/cli";
 import { buildReport, DEFAULT_REPORT_FILE, secretEnvValues } from "./report.ts";

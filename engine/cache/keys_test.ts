@@ -144,7 +144,7 @@ Deno.test("code digest follows local imports and npm versions from deno.lock; ed
     await Deno.writeTextFile(join(dir, "lib", "prompt.md"), "hello\n");
     await Deno.writeTextFile(
       join(dir, "kind.ts"),
-      `import * as v from "valibot";\nimport { x } from "./lib/helper.ts";\nimport type { T } from "./lib/types.ts";\n` +
+      `import * as v from "valibot";\nimport { x } from "./lib/helper.ts";\nimport type { T } from "../types.ts";\n` +
         `const p = new URL("./lib/prompt.md", import.meta.url);\nexport const kind = { v, x, p };\n`,
     );
     const url = toFileUrl(join(dir, "kind.ts"));

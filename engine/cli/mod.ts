@@ -10,6 +10,7 @@ export {
   type Output,
   planCommand,
   type PlanCommandOptions,
+  pluginSummary,
   printFailures,
   resumeCommand,
   runCommand,
@@ -26,7 +27,6 @@ export {
   importResultsBundle,
   tablesCommand,
 } from "./tables_command.ts";
-export { loadKindModules } from "./plugins.ts";
 export {
   cacheExportCommand,
   cacheGcCommand,

@@ -21,3 +21,13 @@ export {
   type TableSpec,
 } from "./experiment_schema.ts";
 export { experimentJsonSchema, writeExperimentSchema } from "./json_schema.ts";
+export {
+  declaredPlugins,
+  type LoadedPlugin,
+  loadKindModules,
+  loadPlugins,
+  type LoadPluginsOptions,
+  type PluginHandler,
+  type PluginSet,
+  pluginUrl,
+} from "./plugins.ts";

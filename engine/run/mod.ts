@@ -55,3 +55,11 @@ export {
 } from "./run_progress.ts";
 export { exec, type ExecParams, outputName } from "./exec_kind.ts";
 export { builtinKinds } from "./exec_kind.ts";
+export {
+  type ChildOptions,
+  type ChildResult,
+  ChildSpawnError,
+  type ChildStream,
+  describeExit,
+  runChild,
+} from "./child_process.ts";

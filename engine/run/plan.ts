@@ -4,10 +4,10 @@
  *
  * @module
  */
-import { codeDigest } from "../cache/digest.ts";
+import { nodeCodeDigest } from "../cache/digest.ts";
+import { matchesPattern } from "../compile/node_pattern.ts";
 import { CorruptEntryError } from "../errors.ts";
 import type { Experiment, GraphNode } from "../compile/experiment.ts";
-import { matchesPattern } from "../compile/node_pattern.ts";
 import {
   computeKeys,
   explainChange,
@@ -266,7 +266,9 @@ function _keyChanged(
 ): string[] {
   let codeFiles: Record<string, string> | undefined;
   try {
-    codeFiles = { ...codeDigest(node.kind.module).files };
+    codeFiles = {
+      ...nodeCodeDigest(node.kind, node.literal, p.exp.dir).files,
+    };
   } catch { /* explained as not cacheable elsewhere */ }
   let before: PreviousKey | null = null;
   if (prev.components) {
