@@ -22,6 +22,7 @@ import {
   type CommandContext,
   consoleOutput,
   CorruptEntryError,
+  type ExecutorKind,
   ExperimentError,
   ExperimentSyntaxError,
   fsProblem,
@@ -33,6 +34,7 @@ import {
   type Output,
   parseLimits,
   planCommand,
+  registerExecutors,
   type Reporter,
   runCommand,
   runNodeCommand,
@@ -56,6 +58,12 @@ export interface MainOptions {
   readonly commands?: readonly ((output?: Output) => Command<any, any, any>)[];
   /** Progress reporter of runs. @default live lines on a terminal, plain lines otherwise */
   readonly reporter?: Reporter;
+  /**
+   * Executors besides the built-in ones, registered as a plugin module's
+   * `executors` export is (names must be new).
+   */
+  // deno-lint-ignore no-explicit-any
+  readonly executors?: readonly ExecutorKind<any>[];
 }
 
 const ABLATE_FILE = "experiments/ablate-context.yaml";
@@ -81,11 +89,15 @@ function _cliCommand(extraKindModules: readonly string[]): string[] {
   return args;
 }
 
-function _executorOption() {
+/** `--executor`: its help lists the registered executors (built-in and registered ones). */
+// deno-lint-ignore no-explicit-any
+function _executorOption(executors: readonly ExecutorKind<any>[]) {
   return new Option(
     "--executor <name>",
-    "where nodes run: local (this machine) or slurm (one sbatch job per node; the cache must be on a shared file system)",
-  ).choices(builtinExecutors.map((e) => e.name)).env("ENVSMITH_EXECUTOR");
+    `where nodes run (default: the experiment's executor block, else ${
+      executors[0]?.name ?? "local"
+    }). ${executors.map((e) => `${e.name}: ${e.description}`).join(". ")}.`,
+  ).env("ENVSMITH_EXECUTOR");
 }
 
 /** An experiment file argument: it must exist (else a did-you-mean error). */
@@ -121,6 +133,8 @@ interface _Globals {
 export function createProgram(
   makeContext: (globals: _Globals) => Promise<CommandContext>,
   setCode: (code: number) => void,
+  // deno-lint-ignore no-explicit-any
+  executors: readonly ExecutorKind<any>[] = builtinExecutors,
 ): Command {
   const program = new Command()
     .name("envsmith")
@@ -167,6 +181,7 @@ Examples:
   const env: _Env = {
     ctxOf: (cmd: Command) => makeContext(cmd.optsWithGlobals() as _Globals),
     setCode,
+    executors,
   };
   _addRunCommands(program, env);
   _addInspectCommands(program, env);
@@ -181,10 +196,16 @@ interface _Env {
   readonly ctxOf: (cmd: Command) => Promise<CommandContext>;
   /** Sets the exit code. */
   readonly setCode: (code: number) => void;
+  /** The registered executors (for `--executor`'s help). */
+  // deno-lint-ignore no-explicit-any
+  readonly executors: readonly ExecutorKind<any>[];
 }
 
 /** `run`, `run-node`, `ablate`. */
-function _addRunCommands(program: Command, { ctxOf, setCode }: _Env): void {
+function _addRunCommands(
+  program: Command,
+  { ctxOf, setCode, executors }: _Env,
+): void {
   program.command("run")
     .description("run every node that is not cached (parallel; resumable)")
     .argument("<file>", "experiment file", _file)
@@ -198,7 +219,7 @@ function _addRunCommands(program: Command, { ctxOf, setCode }: _Env): void {
       "only these nodes (ids, plain ids, groups or * globs) and their inputs",
     )
     .option("--tables", "print the experiment's tables afterwards")
-    .addOption(_executorOption())
+    .addOption(_executorOption(executors))
     .addHelpText(
       "after",
       "\nExamples:\n  deno task run experiments/quick.yaml --jobs 2 --tables\n  deno task run experiments/quick.yaml --executor slurm --cache /shared/envsmith-cache",
@@ -247,7 +268,7 @@ function _addRunCommands(program: Command, { ctxOf, setCode }: _Env): void {
       "nodes in parallel (default: number of cores)",
       _int("--jobs"),
     )
-    .addOption(_executorOption())
+    .addOption(_executorOption(executors))
     .addHelpText("after", "\nExample:\n  deno task ablate --jobs 2")
     .action(async (o, cmd) => {
       try {
@@ -271,7 +292,10 @@ function _addRunCommands(program: Command, { ctxOf, setCode }: _Env): void {
 }
 
 /** `plan`, `status`, `show`, `schema`. */
-function _addInspectCommands(program: Command, { ctxOf, setCode }: _Env): void {
+function _addInspectCommands(
+  program: Command,
+  { ctxOf, setCode, executors }: _Env,
+): void {
   program.command("plan")
     .description(
       "list every node as cached / run / blocked / skipped, and why a node is not cached",
@@ -283,6 +307,7 @@ function _addInspectCommands(program: Command, { ctxOf, setCode }: _Env): void {
     )
     .option("--json", "print JSON")
     .option("--no-cached", "hide cached nodes")
+    .addOption(_executorOption(executors))
     .addHelpText(
       "after",
       "\nExample:\n  deno task plan experiments/quick.yaml --only score",
@@ -291,6 +316,7 @@ function _addInspectCommands(program: Command, { ctxOf, setCode }: _Env): void {
       setCode(
         await planCommand(await ctxOf(cmd as unknown as Command), file, {
           ...(o.only ? { only: o.only } : {}),
+          ...(o.executor ? { executor: o.executor } : {}),
           json: o.json === true,
           all: o.cached !== false,
         }),
@@ -595,6 +621,18 @@ export async function main(
   const output = options.output ?? consoleOutput;
   let code = 0;
   const controller = new AbortController();
+  // deno-lint-ignore no-explicit-any
+  let executors: ExecutorKind<any>[];
+  try {
+    executors = registerExecutors(
+      builtinExecutors,
+      options.executors ?? [],
+      "main(): options.executors",
+    );
+  } catch (e) {
+    output.err((e as Error).message);
+    return 2;
+  }
   const makeContext = async (g: _Globals): Promise<CommandContext> => {
     const kinds = await _kinds(options, g.kinds ?? []);
     const builtin = new Set(
@@ -614,10 +652,11 @@ export async function main(
       signal: controller.signal,
       interruptible: () => _listenForInterrupts(output, controller),
       command: _cliCommand(extraModules),
+      executors,
       ...(options.reporter ? { reporter: options.reporter } : {}),
     };
   };
-  const program = createProgram(makeContext, (c) => (code = c));
+  const program = createProgram(makeContext, (c) => (code = c), executors);
   _addDomainCommands(program, options, output);
   _configure(program, output);
   try {

@@ -8,7 +8,8 @@
  */
 import { toJsonSchema } from "@valibot/to-json-schema";
 import * as v from "valibot";
-import { builtinExecutors, type ExecutorKind } from "./executor.ts";
+import type { ExecutorKind } from "./executor.ts";
+import { executors as builtinExecutors } from "./executors/builtin.ts";
 import { MatrixSchema, TableSchema } from "./experiment_schema.ts";
 import type { NodeKind } from "./types.ts";
 

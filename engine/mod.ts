@@ -178,12 +178,45 @@ export {
 export { jobFromSpec, type JobSpec, writeJobSpec } from "./job_spec.ts";
 export {
   type BlockIssues,
-  builtinExecutors,
+  checkExecutor,
+  chosenExecutor,
   createExecutor,
   type Executor,
+  type ExecutorCapabilities,
   type ExecutorKind,
   type ExecutorRun,
+  executorsOfModule,
+  missingPrograms,
+  registerExecutors,
 } from "./executor.ts";
+export { executors as builtinExecutors } from "./executors/builtin.ts";
+export {
+  errorFromLog,
+  type RemoteBackend,
+  type RemoteExecutorDefinition,
+  RemoteExecutor,
+  remoteExecutorKind,
+  type RemoteExecutorOptions,
+  type RemoteInfo,
+  type RemotePhase,
+  type RemoteRun,
+  type RemoteState,
+  type RemoteSubmission,
+  type RemoteSubmitted,
+  type RemoteTask,
+  SubmitError,
+} from "./executors/remote.ts";
+export {
+  type RemoteExecutorSpec,
+  remoteSpecEntries,
+} from "./executors/remote_spec.ts";
+export {
+  jobScript,
+  type JobScriptOptions,
+  type SchedulerVariables,
+  type ScriptTask,
+  shellQuote,
+} from "./executors/job_script.ts";
 export {
   local,
   localExecutor,
@@ -192,10 +225,10 @@ export {
 } from "./executors/local.ts";
 export {
   slurm,
-  SlurmExecutor,
+  SlurmBackend,
   slurmExecutorKind,
   type SlurmExecutorKindOptions,
-  type SlurmExecutorOptions,
+  type SlurmJobResources,
 } from "./executors/slurm.ts";
 export {
   type SlurmExecutorSpec,
