@@ -193,8 +193,8 @@ export { executors as builtinExecutors } from "./executors/builtin.ts";
 export {
   errorFromLog,
   type RemoteBackend,
-  type RemoteExecutorDefinition,
   RemoteExecutor,
+  type RemoteExecutorDefinition,
   remoteExecutorKind,
   type RemoteExecutorOptions,
   type RemoteInfo,
