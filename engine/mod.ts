@@ -208,6 +208,7 @@ export {
 } from "./executors/remote.ts";
 export {
   type RemoteExecutorSpec,
+  type RemoteSpecEntries,
   remoteSpecEntries,
 } from "./executors/remote_spec.ts";
 export {

@@ -24,12 +24,27 @@ export interface RemoteExecutorSpec {
   readonly [field: string]: unknown;
 }
 
+/** An optional field of type `T`. */
+type _Optional<T> = v.OptionalSchema<v.GenericSchema<T>, undefined>;
+
+/** The schemas of the common fields. */
+export interface RemoteSpecEntries {
+  /** `jobs`. */
+  readonly jobs: _Optional<number>;
+  /** `deno`. */
+  readonly deno: _Optional<string>;
+  /** `poll_seconds`. */
+  readonly poll_seconds: _Optional<number>;
+  /** `grace_seconds`. */
+  readonly grace_seconds: _Optional<number>;
+}
+
 /**
  * Valibot entries of the common fields; spread them into a backend's
  * schema: `v.strictObject({ type: v.literal("pbs"), ...remoteSpecEntries,
  * queue: v.optional(v.string()) })`.
  */
-export const remoteSpecEntries = {
+export const remoteSpecEntries: RemoteSpecEntries = {
   /** Nodes queued or running at once (default 100). */
   jobs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1))),
   /** Deno binary on the workers (default: the submitting process's). */
