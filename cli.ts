@@ -64,6 +64,11 @@ export interface MainOptions {
    */
   // deno-lint-ignore no-explicit-any
   readonly executors?: readonly ExecutorKind<any>[];
+  /**
+   * Environment lookup of the commands (`requires_env`, and the PATH the
+   * executor's programs are looked up on). @default Deno.env.get
+   */
+  readonly env?: (name: string) => string | undefined;
 }
 
 const ABLATE_FILE = "experiments/ablate-context.yaml";
@@ -370,7 +375,7 @@ function _addInspectCommands(
     )
     .action(async (o, cmd) => {
       const ctx = await ctxOf(cmd as unknown as Command);
-      const n = writeExperimentSchema(ctx.kinds, o.out);
+      const n = writeExperimentSchema(ctx.kinds, o.out, ctx.executors);
       ctx.output.err(`wrote ${o.out} (${n} node kinds)`);
       setCode(0);
     });
@@ -653,6 +658,7 @@ export async function main(
       interruptible: () => _listenForInterrupts(output, controller),
       command: _cliCommand(extraModules),
       executors,
+      ...(options.env ? { env: options.env } : {}),
       ...(options.reporter ? { reporter: options.reporter } : {}),
     };
   };

@@ -10,13 +10,18 @@ import { readManifest, SilentReporter } from "@envsmith/engine";
 import { kinds as testKinds } from "./engine/testdata/kinds.ts";
 import { executors as testExecutors } from "./engine/testdata/executors.ts";
 
-async function cli(args: string[], withProc = false) {
+async function cli(args: string[], withProc = false, path?: string) {
   const out: string[] = [], err: string[] = [];
   const code = await main(args, {
     kinds: testKinds,
     reporter: new SilentReporter(),
     output: { out: (l) => out.push(l), err: (l) => err.push(l) },
     ...(withProc ? { executors: testExecutors } : {}),
+    // a PATH for the commands' checks only (the process's is left alone:
+    // test files run in parallel)
+    ...(path !== undefined
+      ? { env: (n: string) => n === "PATH" ? path : Deno.env.get(n) }
+      : {}),
   });
   return { code, out, err };
 }
@@ -30,20 +35,6 @@ nodes:
   c: { kind: test.add, with: { a: $a.sum, b: 2 } }
 `;
 
-/** Runs `fn` with PATH set to an empty directory (no sbatch, no anything). */
-async function withoutPrograms<T>(fn: () => Promise<T>): Promise<T> {
-  const empty = await Deno.makeTempDir();
-  const saved = Deno.env.get("PATH");
-  Deno.env.set("PATH", empty);
-  try {
-    return await fn();
-  } finally {
-    if (saved === undefined) Deno.env.delete("PATH");
-    else Deno.env.set("PATH", saved);
-    await Deno.remove(empty, { recursive: true });
-  }
-}
-
 Deno.test("cli: sbatch missing is one line at plan and at run, naming the executor and the fix; exit 2, nothing run", async () => {
   const dir = await Deno.makeTempDir();
   try {
@@ -51,15 +42,17 @@ Deno.test("cli: sbatch missing is one line at plan and at run, naming the execut
     const cache = join(dir, "cache");
     Deno.writeTextFileSync(file, SLURM);
     for (const cmd of ["plan", "run"]) {
-      const r = await withoutPrograms(() => cli(["--cache", cache, cmd, file]));
+      const r = await cli(["--cache", cache, cmd, file], false, dir);
       assert.equal(r.code, 2, cmd);
       assert.deepEqual(r.out, [], cmd);
       assert.deepEqual(r.err, [
         `${file}: executor slurm: sbatch, squeue, scontrol, scancel are not on PATH on this machine; run envsmith where the Slurm client commands are (e.g. a login node of the cluster), or choose another executor (--executor local)`,
       ], cmd);
     }
-    const viaFlag = await withoutPrograms(() =>
-      cli(["--cache", cache, "plan", "--executor", "slurm", file])
+    const viaFlag = await cli(
+      ["--cache", cache, "plan", "--executor", "slurm", file],
+      false,
+      dir,
     );
     assert.equal(viaFlag.code, 2);
     assert.match(viaFlag.err.join("\n"), /^--executor slurm: sbatch, /);
@@ -68,8 +61,10 @@ Deno.test("cli: sbatch missing is one line at plan and at run, naming the execut
       Deno.errors.NotFound,
     );
     // --executor local needs nothing: the same file plans and runs
-    const local = await withoutPrograms(() =>
-      cli(["--cache", cache, "run", "--executor", "local", file])
+    const local = await cli(
+      ["--cache", cache, "run", "--executor", "local", file],
+      false,
+      dir,
     );
     assert.equal(local.code, 0, local.err.join("\n"));
   } finally {

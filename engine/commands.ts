@@ -155,7 +155,7 @@ export async function planCommand(
 ): Promise<number> {
   const exp = await load(ctx, file);
   const store = new Store(ctx.cache);
-  _checkExecutor(ctx, exp, store, options.executor);
+  _checkExecutor(ctx, exp, store, options.executor, true);
   const plan = makePlan(exp, store, options.only ? { only: options.only } : {});
   for (const n of plan.notes) ctx.output.err(`warning: ${n}`);
   if (options.json) {
@@ -212,11 +212,17 @@ function _checkExecutor(
   exp: Experiment,
   store: Store,
   name: string | undefined,
+  note = false,
 ): void {
   const executors = ctx.executors ?? builtinExecutors;
-  checkExecutor(executors, exp, name);
+  checkExecutor(
+    executors,
+    exp,
+    name,
+    ...(ctx.env ? [ctx.env("PATH") ?? ""] : []),
+  );
   const kind = chosenExecutor(executors, exp, name);
-  if (kind.capabilities?.sharedCache) {
+  if (note && kind.capabilities?.sharedCache) {
     ctx.output.err(
       `executor ${kind.name}: nodes run elsewhere and read and write the cache ${store.root} directly, so it must be on a file system the workers share`,
     );
@@ -271,7 +277,7 @@ export async function runCommand(
 ): Promise<{ code: number; result: RunResult; plan: Plan }> {
   const exp = await load(ctx, file);
   const store = new Store(ctx.cache);
-  checkExecutor(ctx.executors ?? builtinExecutors, exp, options.executor);
+  _checkExecutor(ctx, exp, store, options.executor);
   // A read-only, full or foreign cache stops here, before anything runs.
   store.ensureWritable();
   const reporter = ctx.reporter ?? defaultReporter();
@@ -305,7 +311,8 @@ export async function runCommand(
       ...(ctx.command ? { command: ctx.command } : {}),
     }, options.executor);
     if (executor.name !== "local") reporter.info(executor.describe());
-    resumeFlags = executor.name !== (exp.executor?.type ?? "local")
+    resumeFlags = executor.name !==
+        (exp.executor?.type ?? (ctx.executors ?? builtinExecutors)[0]?.name)
       ? ["--executor", executor.name]
       : [];
     reporter.begin?.(

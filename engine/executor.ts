@@ -75,8 +75,15 @@ export interface ExecutorCapabilities {
    * system this machine and the workers share.
    */
   readonly sharedCache: boolean;
-  /** Programs this machine needs on PATH (e.g. `sbatch`); checked once, at `plan` and before `run`. */
-  readonly programs: readonly string[];
+  /**
+   * Programs this machine needs (e.g. `sbatch`: a name is looked up on PATH,
+   * a path must be an executable file), of the experiment's block when they
+   * depend on it; checked once, at `plan` and before `run`.
+   */
+  readonly programs:
+    | readonly string[]
+    // deno-lint-ignore no-explicit-any
+    | ((spec: any) => readonly string[]);
   /** The fix when one is missing (one clause, e.g. `run envsmith on a login node`). */
   readonly programsFix?: string;
 }
@@ -193,19 +200,28 @@ export function checkExecutor(
   executors: readonly ExecutorKind<any>[],
   exp: Pick<Experiment, "executor" | "file">,
   name?: string,
+  path: string = Deno.env.get("PATH") ?? "",
 ): void {
   const kind = chosenExecutor(executors, exp, name);
   const caps = kind.capabilities;
   if (!caps) return;
-  const missing = missingPrograms(caps.programs);
+  const spec = exp.executor?.type === kind.name
+    ? exp.executor
+    : { type: kind.name };
+  const programs = typeof caps.programs === "function"
+    ? caps.programs(spec)
+    : caps.programs;
+  const missing = missingPrograms(programs, path);
   if (missing.length === 0) return;
   const where = name !== undefined
     ? `--executor ${name}`
     : `${exp.file}: executor ${kind.name}`;
   throw new UserError(
-    `${where}: ${missing.join(", ")} ${
-      missing.length > 1 ? "are" : "is"
-    } not on PATH on this machine; ${
+    `${where}: ${missing.join(", ")} ${missing.length > 1 ? "are" : "is"} ${
+      missing.some((p) => p.includes("/"))
+        ? "not an executable file"
+        : "not on PATH"
+    } on this machine; ${
       caps.programsFix ??
         "install them, or choose another executor (--executor local)"
     }`,

@@ -248,10 +248,12 @@ export function experimentJsonSchema(
 export function writeExperimentSchema(
   kinds: readonly NodeKind[],
   path: string,
+  // deno-lint-ignore no-explicit-any
+  executors: readonly ExecutorKind<any>[] = builtinExecutors,
 ): number {
   Deno.writeTextFileSync(
     path,
-    JSON.stringify(experimentJsonSchema(kinds), null, 2) + "\n",
+    JSON.stringify(experimentJsonSchema(kinds, executors), null, 2) + "\n",
   );
   return kinds.length;
 }

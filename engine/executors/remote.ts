@@ -769,8 +769,11 @@ export class RemoteExecutor<R = unknown> implements Executor {
         );
         return;
       }
+      // The job script has exited but the scheduler does not say the job
+      // ended yet: give it a moment to, so the report has its final state.
+      const phase = info ? info.phase : t.phase;
       if (
-        info && !_ended(info.phase) && t.exitSeen &&
+        phase !== undefined && !_ended(phase) && t.exitSeen &&
         now - t.exitSeen.at < Math.min(graceMs, 10_000)
       ) return;
       this.#checkFiles(t); // the entry may have landed meanwhile
@@ -854,8 +857,12 @@ export interface RemoteExecutorDefinition<
     issues: BlockIssues,
     kinds: readonly string[],
   ): void;
-  /** Programs this machine needs on PATH (e.g. `["qsub", "qstat", "qdel"]`); checked once, at `plan` and before `run`. */
-  readonly programs: readonly string[];
+  /**
+   * Programs this machine needs (e.g. `["qsub", "qstat", "qdel"]`: names are
+   * looked up on PATH, paths must be executable files), or a function of the
+   * block giving them; checked once, at `plan` and before `run`.
+   */
+  readonly programs: readonly string[] | ((spec: S) => readonly string[]);
   /** The fix when one is missing, e.g. `run envsmith on a login node of the cluster`. */
   readonly programsFix?: string;
   /** The module that defines it (`import.meta.url`), named when its name is taken twice. */
@@ -888,7 +895,7 @@ export function remoteExecutorKind<S extends RemoteExecutorSpec, R = unknown>(
 ): ExecutorKind<S> {
   const capabilities: ExecutorCapabilities = {
     sharedCache: true,
-    programs: def.programs,
+    programs: def.programs as ExecutorCapabilities["programs"],
     ...(def.programsFix ? { programsFix: def.programsFix } : {}),
   };
   return {

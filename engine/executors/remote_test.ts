@@ -18,6 +18,7 @@ import { canonicalJson } from "../canonical.ts";
 import { kinds } from "../testdata/kinds.ts";
 import { executors as builtinExecutors } from "./builtin.ts";
 import { remoteExecutorKind } from "./remote.ts";
+import { experimentJsonSchema } from "../json_schema.ts";
 import * as plugin from "../testdata/executors.ts";
 
 const PLUGIN = fromFileUrl(
@@ -179,6 +180,13 @@ Deno.test("registration: names are unique across modules, kinds are checked, the
     /m\.ts: "executors" must be an array/,
   );
   assert.deepEqual(executorsOfModule({ kinds: [] }, "m.ts"), []);
+  // a registered executor's block is in the JSON Schema
+  const types = JSON.stringify(experimentJsonSchema(kinds, reg));
+  assert.match(types, /"const":"proc"/);
+  assert.doesNotMatch(
+    JSON.stringify(experimentJsonSchema(kinds, builtinExecutors)),
+    /"const":"proc"/,
+  );
 });
 
 Deno.test("missingPrograms: executable files on the given PATH only", async () => {

@@ -45,6 +45,8 @@ export interface PbsSpec extends RemoteExecutorSpec {
   readonly type: "pbs";
   /** `qsub -q`. */
   readonly queue?: string | undefined;
+  /** Directory of qsub, qstat and qdel when they are not on PATH. */
+  readonly bin?: string | undefined;
   /** Resources of every job. */
   readonly resources?: PbsResources | undefined;
 }
@@ -53,6 +55,7 @@ const PbsSchema = v.strictObject({
   type: v.literal("pbs"),
   ...remoteSpecEntries,
   queue: v.optional(v.pipe(v.string(), v.minLength(1))),
+  bin: v.optional(v.pipe(v.string(), v.minLength(1))),
   resources: v.optional(v.strictObject({
     ncpus: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1))),
     mem: v.optional(v.pipe(v.string(), v.regex(/^\d+[kmgt]?b$/i))),
@@ -62,6 +65,11 @@ const PbsSchema = v.strictObject({
 
 /** PBS job states (`job_state`) that have not ended. */
 const _QUEUED = new Set(["Q", "H", "W", "T", "M"]);
+
+/** A PBS command: by name on PATH, or in the block's `bin` directory. */
+function _command(spec: PbsSpec, name: string): string {
+  return spec.bin ? join(spec.bin, name) : name;
+}
 
 /** The PBS backend of one run. */
 class PbsBackend implements RemoteBackend<PbsResources> {
@@ -118,7 +126,7 @@ class PbsBackend implements RemoteBackend<PbsResources> {
       ...(r.walltime ? ["-l", `walltime=${r.walltime}`] : []),
       script,
     ];
-    const out = await runCommandLine("qsub", args);
+    const out = await runCommandLine(_command(this.#spec, "qsub"), args);
     const id = out.stdout.trim();
     if (out.code !== 0 || !id) {
       throw new Error(out.stderr.trim() || `exit ${out.code}`);
@@ -138,7 +146,7 @@ class PbsBackend implements RemoteBackend<PbsResources> {
     ids: readonly string[],
   ): Promise<ReadonlyMap<string, RemoteState> | null> {
     // -x: finished jobs too; -t: array tasks one by one.
-    const out = await runCommandLine("qstat", [
+    const out = await runCommandLine(_command(this.#spec, "qstat"), [
       "-x",
       "-t",
       "-f",
@@ -185,7 +193,13 @@ class PbsBackend implements RemoteBackend<PbsResources> {
   }
 
   async cancel(ids: readonly string[]): Promise<void> {
-    if (ids.length) await runCommandLine("qdel", ["-W", "force", ...ids]);
+    if (ids.length) {
+      await runCommandLine(_command(this.#spec, "qdel"), [
+        "-W",
+        "force",
+        ...ids,
+      ]);
+    }
   }
 }
 
@@ -198,7 +212,7 @@ export const pbs: ExecutorKind<PbsSpec> = remoteExecutorKind<
   description:
     "one qsub job per node (job arrays for nodes ready together) over a shared cache directory",
   spec: PbsSchema,
-  programs: ["qsub", "qstat", "qdel"],
+  programs: (spec) => ["qsub", "qstat", "qdel"].map((p) => _command(spec, p)),
   programsFix: "run envsmith on a login node of the PBS cluster",
   module: import.meta.url,
   backend: ({ spec }) => new PbsBackend(spec),

@@ -18,41 +18,32 @@ import {
 import { kinds as testKinds } from "../../engine/testdata/kinds.ts";
 import { executors } from "./pbs.ts";
 
-const FAKES = new URL("./testdata/", import.meta.url).pathname;
+const FAKES = new URL("./testdata/", import.meta.url);
 
 const YAML = `experiment: pbsfan
 seed: 2
 matrix:
   k: [1, 2, 3]
-executor: { type: pbs, queue: workq, poll_seconds: 0.2, resources: { ncpus: 1, mem: 1gb } }
+executor: { type: pbs, bin: BIN, queue: workq, poll_seconds: 0.2, resources: { ncpus: 1, mem: 1gb } }
 nodes:
   a: { kind: test.add, with: { a: 1, b: 2 } }
   b: { kind: test.add, with: { a: $a.sum, b: $matrix.k } }
   c: { kind: test.fail, with: { message: "no luck on pbs", input: $b.sum } }
     `;
 
-async function cli(args: string[], path: string, state: string) {
-  const saved = {
-    PATH: Deno.env.get("PATH"),
-    FAKE_PBS_DIR: Deno.env.get("FAKE_PBS_DIR"),
-  };
-  Deno.env.set("PATH", path);
-  Deno.env.set("FAKE_PBS_DIR", state);
+async function cli(args: string[], path?: string) {
   const out: string[] = [], err: string[] = [];
-  try {
-    const code = await main(args, {
-      kinds: testKinds,
-      executors,
-      reporter: new SilentReporter(),
-      output: { out: (l) => out.push(l), err: (l) => err.push(l) },
-    });
-    return { code, out, err };
-  } finally {
-    for (const [k, v] of Object.entries(saved)) {
-      if (v === undefined) Deno.env.delete(k);
-      else Deno.env.set(k, v);
-    }
-  }
+  const code = await main(args, {
+    kinds: testKinds,
+    executors,
+    reporter: new SilentReporter(),
+    output: { out: (l) => out.push(l), err: (l) => err.push(l) },
+    // a PATH for the commands' checks only (test files run in parallel)
+    ...(path !== undefined
+      ? { env: (n: string) => n === "PATH" ? path : Deno.env.get(n) }
+      : {}),
+  });
+  return { code, out, err };
 }
 
 function lastManifest(cache: string, experiment: string) {
@@ -67,19 +58,20 @@ Deno.test("pbs plugin (fake qsub/qstat/qdel): same outputs as local, arrays, fai
   const dir = await Deno.makeTempDir({ prefix: "envsmith-pbs-" });
   try {
     const file = join(dir, "exp.yaml");
-    const state = join(dir, "pbs");
-    Deno.mkdirSync(state);
-    Deno.writeTextFileSync(file, YAML);
-    const path = `${FAKES}:${Deno.env.get("PATH") ?? ""}`;
+    // the stand-ins keep their state in state/ beside them
+    const bin = join(dir, "bin");
+    const state = join(bin, "state");
+    Deno.mkdirSync(state, { recursive: true });
+    for (const f of ["qsub", "qstat", "qdel"]) {
+      Deno.copyFileSync(new URL(f, FAKES), join(bin, f));
+      Deno.chmodSync(join(bin, f), 0o755);
+    }
+    Deno.writeTextFileSync(file, YAML.replace("BIN", bin));
     const local = join(dir, "local");
-    const l = await cli(
-      ["--cache", local, "run", "--executor", "local", file],
-      path,
-      state,
-    );
+    const l = await cli(["--cache", local, "run", "--executor", "local", file]);
     assert.equal(l.code, 1);
     const cache = join(dir, "cache");
-    const r = await cli(["--cache", cache, "run", file], path, state);
+    const r = await cli(["--cache", cache, "run", file]);
     assert.equal(r.code, 1, r.err.join("\n"));
     const m = lastManifest(cache, "pbsfan");
     assert.equal(m.executor, "pbs");
@@ -114,10 +106,18 @@ Deno.test("pbs plugin (fake qsub/qstat/qdel): same outputs as local, arrays, fai
     );
     assert.match(text, / {2}pbs {5}job \d+\[\d\]\.fake F on fakehost/);
     assert.ok(m.nodes.every((n) => /^\d+(\[\d\])?\.fake$/.test(n.job ?? "")));
-    // without qsub on PATH: one line at plan, exit 2
-    const p = await cli(["--cache", cache, "plan", file], dir, state);
+    // without the commands: one line at plan, exit 2, for a bin directory
+    // without them and for a PATH without them
+    Deno.removeSync(join(bin, "qstat"));
+    const p = await cli(["--cache", cache, "plan", file]);
     assert.equal(p.code, 2);
     assert.deepEqual(p.err, [
+      `${file}: executor pbs: ${bin}/qstat is not an executable file on this machine; run envsmith on a login node of the PBS cluster`,
+    ]);
+    Deno.writeTextFileSync(file, YAML.replace("bin: BIN, ", ""));
+    const q = await cli(["--cache", cache, "plan", file], dir);
+    assert.equal(q.code, 2);
+    assert.deepEqual(q.err, [
       `${file}: executor pbs: qsub, qstat, qdel are not on PATH on this machine; run envsmith on a login node of the PBS cluster`,
     ]);
   } finally {
