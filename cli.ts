@@ -629,8 +629,10 @@ export async function main(
   // deno-lint-ignore no-explicit-any
   let executors: ExecutorKind<any>[];
   try {
+    // The built-in executors go through the same registration as a
+    // plugin module's.
     executors = registerExecutors(
-      builtinExecutors,
+      registerExecutors([], builtinExecutors, "engine/executors/builtin.ts"),
       options.executors ?? [],
       "main(): options.executors",
     );

@@ -162,6 +162,10 @@ Deno.test("registration: names are unique across modules, kinds are checked, the
     /x\.ts: an executor named "slurm" is already registered by .*slurm\.ts; rename it/,
   );
   assert.throws(
+    () => registerExecutors(reg, [{ ...plugin.proc, name: "local" }], "y.ts"),
+    /y\.ts: an executor named "local" is already registered by .*executors\/local\.ts; rename it/,
+  );
+  assert.throws(
     () =>
       registerExecutors(
         reg,
