@@ -16,7 +16,6 @@
 import { Command } from "@commander-js/extra-typings";
 import { UserError } from "@envsmith/engine/errors";
 import { decodeTrajectories } from "../mapf/trajectory.ts";
-// The generator is not re-exported by mapf/mod.ts yet.
 import { generate, GenerationError } from "../mapf/generator.ts";
 import { PolicyContractError } from "../policy/errors.ts";
 import { obsSize } from "../policy/observation.ts";

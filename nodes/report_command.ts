@@ -19,9 +19,9 @@ import { missingFileMessage } from "@envsmith/engine/suggest";
 import { UserError } from "@envsmith/engine/errors";
 import { parseLimits } from "@envsmith/engine/limits";
 import type { NodeKind } from "@envsmith/engine/kind";
+import { loadKindModules } from "@envsmith/engine/compile";
 import { cacheDir } from "@envsmith/engine/cache";
 import { builtinKinds } from "@envsmith/engine/run";
-import { loadKindModules } from "@envsmith/engine/compile";
 import {
   type CommandContext,
   consoleOutput,

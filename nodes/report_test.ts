@@ -555,7 +555,7 @@ Deno.test("report: one line per variant with a ± 1 std band over its seeds; the
   assert.match(page, /<span class="computed"[^>]*>results computed /);
 });
 
-Deno.test("report: cells from an imported bundle are marked † once the engine flags them (issue 12's `imported`)", () => {
+Deno.test("report: cells from an imported bundle are marked † the engine flags as `imported`", () => {
   const cell = (column: string, imported: boolean) => ({
     row: "rules",
     column,

@@ -11,10 +11,12 @@ import type { Experiment } from "../compile/experiment.ts";
 import { computeKeys } from "../cache/keys.ts";
 import { latestManifest, newRunId } from "../cache/manifest.ts";
 import {
-  builtinExecutors,
+  checkExecutor,
+  chosenExecutor,
   createExecutor,
   type ExecutorKind,
 } from "../run/executor.ts";
+import { executors as builtinExecutors } from "../run/executors/builtin.ts";
 import { makePlan, type Plan, type PlanItem } from "../run/plan.ts";
 import {
   defaultReporter,
@@ -76,8 +78,9 @@ export interface CommandContext {
    */
   readonly command?: readonly string[];
   /**
-   * The executors a run may use (`--executor`, `executor:`); tests replace
-   * the Slurm commands here.
+   * The registered executors (`--executor`, `executor:`): the built-in
+   * ones and those of plugin modules (`registerExecutors`); tests
+   * replace the Slurm commands here.
    * @default builtinExecutors
    */
   // deno-lint-ignore no-explicit-any
@@ -162,6 +165,8 @@ export interface PlanCommandOptions {
   readonly json?: boolean;
   /** Also list cached nodes. @default true */
   readonly all?: boolean;
+  /** The executor a run would use (`--executor`), checked like `run` checks it. @default the experiment's, else local */
+  readonly executor?: string;
 }
 
 /** `plan FILE`: every node as cached / run / blocked / skipped, and why not cached. */
@@ -172,6 +177,7 @@ export async function planCommand(
 ): Promise<number> {
   const exp = await load(ctx, file);
   const store = new Store(ctx.cache);
+  _checkExecutor(ctx, exp, store, options.executor, true);
   const plan = makePlan(exp, store, options.only ? { only: options.only } : {});
   for (const n of plan.notes) ctx.output.err(`warning: ${n}`);
   if (options.json) {
@@ -254,6 +260,32 @@ async function _specPluginKinds(
   return set.kinds;
 }
 
+/**
+ * The run's executor has what it declares it needs (else one line, exit 2,
+ * nothing run); an executor whose workers share the cache says so once.
+ */
+function _checkExecutor(
+  ctx: CommandContext,
+  exp: Experiment,
+  store: Store,
+  name: string | undefined,
+  note = false,
+): void {
+  const executors = ctx.executors ?? builtinExecutors;
+  checkExecutor(
+    executors,
+    exp,
+    name,
+    ...(ctx.env ? [ctx.env("PATH") ?? ""] : []),
+  );
+  const kind = chosenExecutor(executors, exp, name);
+  if (note && kind.capabilities?.sharedCache) {
+    ctx.output.err(
+      `executor ${kind.name}: nodes run elsewhere and read and write the cache ${store.root} directly, so it must be on a file system the workers share`,
+    );
+  }
+}
+
 /** Prints the failure block of each failed node (DESIGN §11). */
 export function printFailures(
   ctx: CommandContext,
@@ -290,7 +322,7 @@ export interface RunCommandOptions {
   readonly jobs?: number;
   /** Restrict to these nodes (and their uncached inputs). */
   readonly only?: readonly string[];
-  /** `local` or `slurm`. @default the experiment's `executor.type`, else local */
+  /** A registered executor's name. @default the experiment's `executor.type`, else the first registered (local) */
   readonly executor?: string;
 }
 
@@ -302,6 +334,7 @@ export async function runCommand(
 ): Promise<{ code: number; result: RunResult; plan: Plan }> {
   const exp = await load(ctx, file);
   const store = new Store(ctx.cache);
+  _checkExecutor(ctx, exp, store, options.executor);
   // A read-only, full or foreign cache stops here, before anything runs.
   store.ensureWritable();
   const reporter = ctx.reporter ?? defaultReporter();
@@ -340,7 +373,8 @@ export async function runCommand(
       ...(ctx.command ? { command: ctx.command } : {}),
     }, options.executor);
     if (executor.name !== "local") reporter.info(executor.describe());
-    resumeFlags = executor.name !== (exp.executor?.type ?? "local")
+    resumeFlags = executor.name !==
+        (exp.executor?.type ?? (ctx.executors ?? builtinExecutors)[0]?.name)
       ? ["--executor", executor.name]
       : [];
     reporter.begin?.(

@@ -6,9 +6,9 @@
  *
  * @module
  */
+import type { ExecutorDeclaration } from "./executor_block.ts";
 import { toJsonSchema } from "@valibot/to-json-schema";
 import * as v from "valibot";
-import type { ExecutorDeclaration } from "./executor_block.ts";
 import { MatrixSchema, TableSchema } from "./experiment_schema.ts";
 import type { NodeKind } from "../types.ts";
 

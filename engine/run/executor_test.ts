@@ -1,8 +1,9 @@
 import assert from "node:assert/strict";
 import { compileExperiment } from "../compile/experiment.ts";
 import { ExperimentError, UserError } from "../errors.ts";
-import { builtinExecutors, createExecutor } from "./executor.ts";
-import { SlurmExecutor } from "./executors/slurm.ts";
+import { createExecutor } from "./executor.ts";
+import { executors as builtinExecutors } from "./executors/builtin.ts";
+import { RemoteExecutor } from "./executors/remote.ts";
 import { Store } from "../cache/store.ts";
 import { kinds } from "../testdata/kinds.ts";
 
@@ -37,7 +38,7 @@ executor:
   poll_seconds: 0
 ${NODES}`);
   assert.deepEqual(d, [
-    `5:3 executor unknown key of the slurm executor "partiton"; did you mean "partition"? (valid: type, jobs, partition, account, qos, deno, array, poll_seconds, grace_seconds, resources, kinds, sbatch)`,
+    `5:3 executor unknown key of the slurm executor "partiton"; did you mean "partition"? (valid: type, jobs, deno, poll_seconds, grace_seconds, partition, account, qos, array, resources, kinds, sbatch)`,
     `6:21 executor resources.mem: memory as megabytes or a number with a unit: K, M, G or T (e.g. "4G")`,
     `6:32 executor resources.time: a Slurm time limit: minutes, "MM:SS", "HH:MM:SS", "D-HH", "D-HH:MM" or "D-HH:MM:SS"`,
     `6:43 executor unknown resource "cpu"; did you mean "cpus"? (valid: cpus, mem, time, partition, sbatch)`,
@@ -126,7 +127,8 @@ Deno.test("createExecutor: --executor wins over the file; defaults; errors", asy
       runId: "r1",
       command,
     });
-    assert.ok(s instanceof SlurmExecutor);
+    assert.ok(s instanceof RemoteExecutor);
+    assert.equal(s.name, "slurm");
     assert.equal(s.jobs, 7);
     assert.match(
       s.describe(),

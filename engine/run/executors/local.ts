@@ -60,6 +60,7 @@ export function localExecutor(options: LocalExecutorOptions = {}): Executor {
 export const local: ExecutorKind<LocalExecutorSpec> = {
   name: "local",
   description: "nodes run on this machine, heavy kinds in workers",
+  module: import.meta.url,
   spec: LocalExecutorSchema,
   create(spec, run) {
     const jobs = run.jobs ?? spec?.jobs;

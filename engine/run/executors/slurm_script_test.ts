@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { batchScript, shellQuote } from "./slurm_script.ts";
+import { batchScript } from "./slurm_script.ts";
+import { shellQuote } from "./job_script.ts";
 
 Deno.test("shellQuote: plain words stay, everything else is single-quoted", () => {
   assert.equal(shellQuote("/usr/bin/deno"), "/usr/bin/deno");

@@ -9,6 +9,7 @@ import * as v from "valibot";
 import type { BlockIssues, ExecutorKind } from "../executor.ts";
 import type { DocPath } from "../../compile/source.ts";
 import { didYouMean } from "../../suggest.ts";
+import { remoteSpecEntries } from "./remote_spec.ts";
 
 /** Resources of a Slurm job as written (omitted fields: the site's defaults). */
 export interface SlurmResources {
@@ -115,23 +116,13 @@ export const SlurmResourcesSchema:
 export const SlurmExecutorSchema: ExecutorKind<SlurmExecutorSpec>["spec"] = v
   .strictObject({
     type: v.literal("slurm"),
-    /** Nodes submitted at once. */
-    jobs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1))),
+    // jobs, deno, poll_seconds, grace_seconds: every remote executor's
+    ...remoteSpecEntries,
     partition: v.optional(v.pipe(v.string(), v.minLength(1))),
     account: v.optional(v.pipe(v.string(), v.minLength(1))),
     qos: v.optional(v.pipe(v.string(), v.minLength(1))),
-    /** Deno binary on the compute nodes (default: the submitting process's). */
-    deno: v.optional(v.pipe(v.string(), v.minLength(1))),
     /** Nodes that become ready together go out as one job array. */
     array: v.optional(v.boolean()),
-    /** Seconds between queue polls. */
-    poll_seconds: v.optional(
-      v.pipe(v.number(), v.minValue(0.1), v.maxValue(600)),
-    ),
-    /** Seconds a finished or vanished job's files may take to appear on the shared file system. */
-    grace_seconds: v.optional(
-      v.pipe(v.number(), v.minValue(0), v.maxValue(3600)),
-    ),
     resources: v.optional(SlurmResourcesSchema),
     kinds: v.optional(v.record(v.string(), SlurmResourcesSchema)),
     sbatch: v.optional(SbatchFlagsSchema),

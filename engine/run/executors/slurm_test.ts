@@ -6,12 +6,8 @@ import { type CommandContext, runCommand } from "../../cli/commands.ts";
 import { readManifest } from "../../cache/manifest.ts";
 import { fromFileUrl } from "../../paths.ts";
 import { type Reporter, SilentReporter } from "../progress.ts";
-import {
-  errorFromLog,
-  resourcesOf,
-  sbatchArgs,
-  slurmExecutorKind,
-} from "./slurm.ts";
+import { resourcesOf, sbatchArgs, slurmExecutorKind } from "./slurm.ts";
+import { errorFromLog } from "./remote.ts";
 import { local } from "./local.ts";
 import type { SlurmClient } from "./slurm_client.ts";
 import { executeJob } from "../job.ts";
