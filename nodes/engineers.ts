@@ -11,6 +11,9 @@ import {
   builtinEngineers,
 } from "../engineer/builtins.ts";
 import type { EngineerRegistry } from "../engineer/registry.ts";
+import type { EngineerKind } from "../engineer/engineer_kind.ts";
+import { UserError } from "@envsmith/engine/errors";
+import type { PluginHandler } from "@envsmith/engine/compile";
 
 export { builtinEngineers };
 
@@ -21,3 +24,25 @@ export function projectEngineers(): EngineerRegistry {
 
 /** The built-in engineers (a registry shared by library users and tests). */
 export const engineers: EngineerRegistry = projectEngineers();
+
+/**
+ * The handlers of a plugin module's exports this project registers beside
+ * the engine's kinds and executors: `engineers`, into `registry`.
+ */
+export function engineerPluginHandlers(
+  registry: EngineerRegistry,
+): Record<string, PluginHandler> {
+  return {
+    engineers: (value, module) => {
+      if (!Array.isArray(value)) {
+        throw new UserError(
+          `"engineers" must be an array of engineer kinds ({ name, description, params, module, create })`,
+        );
+      }
+      return value.map((e: EngineerKind) => {
+        registry.register(e, module);
+        return e.name;
+      });
+    },
+  };
+}
