@@ -88,6 +88,22 @@ function _executorOption() {
   ).choices(builtinExecutors.map((e) => e.name)).env("ENVSMITH_EXECUTOR");
 }
 
+/** The `--set PATH=VALUE` option (repeatable) of plan, run and tables. */
+function _setOption() {
+  return new Option(
+    "--set <path=value...>",
+    "override a value of the experiment file (repeatable; the value is YAML; a list where the file has one takes a,b), e.g. --set curriculum.each.policy.with.samples=60000 --set matrix.seed=1,2",
+  ).argParser((v: string, prev: string[] | undefined) => [...(prev ?? []), v]);
+}
+
+/** The context of a command with its `--set` overrides. */
+function _withSets(
+  ctx: CommandContext,
+  sets: readonly string[] | undefined,
+): CommandContext {
+  return sets?.length ? { ...ctx, overrides: sets } : ctx;
+}
+
 /** An experiment file argument: it must exist (else a did-you-mean error). */
 function _file(v: string): string {
   const problem = missingFileMessage(v, "experiment file");
@@ -199,12 +215,13 @@ function _addRunCommands(program: Command, { ctxOf, setCode }: _Env): void {
     )
     .option("--tables", "print the experiment's tables afterwards")
     .addOption(_executorOption())
+    .addOption(_setOption())
     .addHelpText(
       "after",
-      "\nExamples:\n  deno task run experiments/quick.yaml --jobs 2 --tables\n  deno task run experiments/quick.yaml --executor slurm --cache /shared/envsmith-cache",
+      "\nExamples:\n  deno task run experiments/quick.yaml --jobs 2 --tables\n  deno task run experiments/template.yaml --set curriculum.each.policy.with.samples=60000\n  deno task run experiments/quick.yaml --executor slurm --cache /shared/envsmith-cache",
     )
     .action(async (file, o, cmd) => {
-      const ctx = await ctxOf(cmd as unknown as Command);
+      const ctx = _withSets(await ctxOf(cmd as unknown as Command), o.set);
       const r = await runCommand(ctx, file, {
         ...(o.jobs ? { jobs: o.jobs } : {}),
         ...(o.only ? { only: o.only } : {}),
@@ -283,13 +300,15 @@ function _addInspectCommands(program: Command, { ctxOf, setCode }: _Env): void {
     )
     .option("--json", "print JSON")
     .option("--no-cached", "hide cached nodes")
+    .addOption(_setOption())
     .addHelpText(
       "after",
-      "\nExample:\n  deno task plan experiments/quick.yaml --only score",
+      "\nExamples:\n  deno task plan experiments/quick.yaml --only score\n  deno task plan experiments/template.yaml --set matrix.seed=1,2,3",
     )
     .action(async (file, o, cmd) => {
+      const ctx = _withSets(await ctxOf(cmd as unknown as Command), o.set);
       setCode(
-        await planCommand(await ctxOf(cmd as unknown as Command), file, {
+        await planCommand(ctx, file, {
           ...(o.only ? { only: o.only } : {}),
           json: o.json === true,
           all: o.cached !== false,
@@ -366,12 +385,18 @@ function _addTableCommands(program: Command, { ctxOf, setCode }: _Env): void {
       "--import <bundle>",
       `first import this results bundle into the cache (a missing file is skipped; nothing cached is overwritten); \`deno task tables\` imports ${SHIPPED_BUNDLE}`,
     )
+    .addOption(_setOption())
     .addHelpText(
       "after",
       `\nExamples:\n  deno task tables                                   # every experiment, with the shipped results\n  deno task cli tables experiments/quick.yaml --out results/\n  deno task cli tables --import ${SHIPPED_BUNDLE}`,
     )
     .action(async (files, o, cmd) => {
-      const ctx = await ctxOf(cmd as unknown as Command);
+      const ctx = _withSets(await ctxOf(cmd as unknown as Command), o.set);
+      if (o.set?.length && !files?.length) {
+        throw new UserError(
+          "--set changes one experiment file: name it (deno task cli tables experiments/FILE.yaml --set PATH=VALUE)",
+        );
+      }
       if (o.import !== undefined) await importResultsBundle(ctx, o.import);
       files ??= [];
       setCode(

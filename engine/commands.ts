@@ -90,6 +90,11 @@ export interface CommandContext {
    * action, which the cache survives like any kill.
    */
   readonly interruptible?: () => () => void;
+  /**
+   * `--set PATH=VALUE` overrides applied to every experiment file this
+   * command loads (typed and validated as YAML; recorded in run manifests).
+   */
+  readonly overrides?: readonly string[];
 }
 
 /** The command that reruns `ids` of `file` (with `extra` flags, e.g. `--executor slurm`). */
@@ -112,6 +117,7 @@ export function load(ctx: CommandContext, file: string): Promise<Experiment> {
     ...(ctx.executors ? { executors: ctx.executors } : {}),
     ...(ctx.env ? { env: ctx.env } : {}),
     ...(ctx.limits ? { limits: ctx.limits } : {}),
+    ...(ctx.overrides?.length ? { overrides: ctx.overrides } : {}),
   });
 }
 
@@ -126,6 +132,13 @@ function _counts(items: readonly PlanItem[]): string {
   const c = { cached: 0, run: 0, blocked: 0, skipped: 0 };
   for (const it of items) c[it.status]++;
   return `${c.cached} cached, ${c.run} to run, ${c.blocked} blocked, ${c.skipped} skipped`;
+}
+
+/** ` with --set A=1 --set B=2`, or nothing. */
+function _setsNote(exp: Experiment): string {
+  return exp.overrides?.length
+    ? exp.overrides.map((o) => ` --set ${o}`).join("")
+    : "";
 }
 
 function _pad(s: string, n: number): string {
@@ -173,7 +186,7 @@ export async function planCommand(
     return 0;
   }
   ctx.output.out(
-    `plan ${exp.name} (${file}): ${plan.items.length} nodes: ${
+    `plan ${exp.name} (${file}${_setsNote(exp)}): ${plan.items.length} nodes: ${
       _counts(plan.items)
     }`,
   );
@@ -262,7 +275,9 @@ export async function runCommand(
   const plan = makePlan(exp, store, options.only ? { only: options.only } : {});
   for (const n of plan.notes) reporter.info(`warning: ${n}`);
   reporter.info(
-    `run ${exp.name}: ${plan.items.length} nodes: ${_counts(plan.items)}`,
+    `run ${exp.name}${_setsNote(exp)}: ${plan.items.length} nodes: ${
+      _counts(plan.items)
+    }`,
   );
   const t0 = performance.now();
   const runId = newRunId();

@@ -26,6 +26,7 @@ import type { Compilation } from "./compile/plain_node.ts";
 import { buildTemplate } from "./compile/references.ts";
 import { collectNodes } from "./compile/stages.ts";
 import { checkTables } from "./table_spec.ts";
+import { applyOverrides } from "./overrides.ts";
 
 /** One value of a matrix axis. */
 export interface AxisValue {
@@ -99,6 +100,8 @@ export interface Experiment {
   readonly tables: readonly TableSpec[];
   /** `executor:` when given. */
   readonly executor?: ExecutorSpec;
+  /** The `--set PATH=VALUE` overrides applied to the file, in order (absent when none). */
+  readonly overrides?: readonly string[];
 }
 
 /** Options of {@linkcode loadExperiment}. */
@@ -122,6 +125,11 @@ export interface LoadOptions {
    * @default DEFAULT_LIMITS
    */
   readonly limits?: Partial<Limits>;
+  /**
+   * `PATH=VALUE` overrides (`--set`), applied in order to the parsed file
+   * before it is validated; see `overrides.ts`.
+   */
+  readonly overrides?: readonly string[];
 }
 
 /**
@@ -199,6 +207,14 @@ export function compileExperiment(
     ? resolveLimits(options.limits)
     : DEFAULT_LIMITS;
   const source = new Source(file, text, limits);
+  const overrideProblems = options.overrides?.length && isRecord(source.data)
+    ? applyOverrides(
+      source,
+      options.overrides,
+      Object.keys(ExperimentFileSchema.entries),
+      (label, t) => new Source(label, t, limits),
+    )
+    : [];
   const c: Compilation = {
     diags: new Diagnostics(source),
     kinds: new Map([...options.kinds].map((k) => [k.name, k])),
@@ -208,6 +224,7 @@ export function compileExperiment(
     plains: new Map(),
     limits,
   };
+  c.diags.list.push(...overrideProblems);
   const data = source.data;
   if (!isRecord(data)) {
     c.diags.report(
@@ -269,5 +286,6 @@ export function compileExperiment(
     names: c.names,
     tables,
     ...(executor ? { executor } : {}),
+    ...(options.overrides?.length ? { overrides: [...options.overrides] } : {}),
   };
 }
