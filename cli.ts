@@ -36,6 +36,8 @@ import {
   type Reporter,
   runCommand,
   runNodeCommand,
+  runsCommand,
+  runsDiffCommand,
   SHIPPED_BUNDLE,
   showCommand,
   statusCommand,
@@ -102,6 +104,15 @@ function _withSets(
   sets: readonly string[] | undefined,
 ): CommandContext {
   return sets?.length ? { ...ctx, overrides: sets } : ctx;
+}
+
+/** Whether `path` is an existing file (an experiment could be named "diff"). */
+function existsSyncFile(path: string): boolean {
+  try {
+    return Deno.statSync(path).isFile;
+  } catch {
+    return false;
+  }
 }
 
 /** An experiment file argument: it must exist (else a did-you-mean error). */
@@ -327,6 +338,40 @@ function _addInspectCommands(program: Command, { ctxOf, setCode }: _Env): void {
       setCode(
         await statusCommand(await ctxOf(cmd as unknown as Command), file),
       );
+    });
+
+  program.command("runs")
+    .description(
+      "the runs of an experiment (when, wall time, nodes computed, what changed against the run before), or `runs diff A B`: changed parameters and table cells of two runs",
+    )
+    .argument(
+      "<experiment>",
+      "experiment file or name; or `diff` followed by two run ids (or unique parts of them)",
+    )
+    .argument("[runs...]", "with diff: runs A and B")
+    .addHelpText(
+      "after",
+      "\nExamples:\n  deno task cli runs experiments/template.yaml\n  deno task cli runs diff 3f1c 9a2e   # unique parts of two run ids",
+    )
+    .action(async (experiment, runs, _o, cmd) => {
+      const ctx = await ctxOf(cmd as unknown as Command);
+      if (experiment === "diff" && !existsSyncFile("diff")) {
+        if (runs.length !== 2) {
+          throw new UserError(
+            `runs diff takes two runs (ids or unique parts of them), got ${runs.length}: deno task cli runs diff A B`,
+          );
+        }
+        setCode(await runsDiffCommand(ctx, runs[0]!, runs[1]!));
+        return;
+      }
+      if (runs.length) {
+        throw new UserError(
+          `runs takes one experiment (or: runs diff A B); got ${
+            [experiment, ...runs].join(" ")
+          }`,
+        );
+      }
+      setCode(await runsCommand(ctx, experiment));
     });
 
   program.command("show")

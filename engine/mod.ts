@@ -248,6 +248,21 @@ export {
   statusCommand,
 } from "./commands.ts";
 export { exec, type ExecParams, outputName } from "./exec_kind.ts";
+export { changedCells, runsCommand, runsDiffCommand } from "./runs_command.ts";
+export {
+  describeChanges,
+  diffRuns,
+  nodePattern,
+  type ParamChange,
+  type RunChanges,
+  wallMs,
+} from "./run_history.ts";
+export {
+  applyOverrides,
+  type Override,
+  overrideLabel,
+  parseOverride,
+} from "./overrides.ts";
 export {
   buildTable,
   type Cell,
