@@ -311,10 +311,16 @@ function _addInspectCommands(program: Command, { ctxOf, setCode }: _Env): void {
     )
     .option("--json", "print JSON")
     .option("--no-cached", "hide cached nodes")
+    .addOption(
+      new Option(
+        "--format <format>",
+        "text (the list), or the graph collapsed by stage and variant: dot (Graphviz) or mermaid",
+      ).choices(["text", "dot", "mermaid"] as const).default("text" as const),
+    )
     .addOption(_setOption())
     .addHelpText(
       "after",
-      "\nExamples:\n  deno task plan experiments/quick.yaml --only score\n  deno task plan experiments/template.yaml --set matrix.seed=1,2,3",
+      "\nExamples:\n  deno task plan experiments/quick.yaml --only score\n  deno task plan experiments/template.yaml --set matrix.seed=1,2,3\n  deno task plan experiments/ablate-context.yaml --format dot | dot -Tsvg > plan.svg",
     )
     .action(async (file, o, cmd) => {
       const ctx = _withSets(await ctxOf(cmd as unknown as Command), o.set);
@@ -323,6 +329,7 @@ function _addInspectCommands(program: Command, { ctxOf, setCode }: _Env): void {
           ...(o.only ? { only: o.only } : {}),
           json: o.json === true,
           all: o.cached !== false,
+          format: o.format,
         }),
       );
     });

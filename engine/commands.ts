@@ -15,6 +15,7 @@ import {
   type ExecutorKind,
 } from "./executor.ts";
 import { makePlan, type Plan, type PlanItem } from "./plan.ts";
+import { collapseGraph, toDot, toMermaid } from "./plan_graph.ts";
 import {
   defaultReporter,
   formatDuration,
@@ -153,6 +154,11 @@ export interface PlanCommandOptions {
   readonly json?: boolean;
   /** Also list cached nodes. @default true */
   readonly all?: boolean;
+  /**
+   * `text` (the list), or the graph collapsed by stage and variant as
+   * Graphviz `dot` or `mermaid`. @default "text"
+   */
+  readonly format?: "text" | "dot" | "mermaid";
 }
 
 /** `plan FILE`: every node as cached / run / blocked / skipped, and why not cached. */
@@ -165,6 +171,11 @@ export async function planCommand(
   const store = new Store(ctx.cache);
   const plan = makePlan(exp, store, options.only ? { only: options.only } : {});
   for (const n of plan.notes) ctx.output.err(`warning: ${n}`);
+  if (options.format === "dot" || options.format === "mermaid") {
+    const g = collapseGraph(exp, (n) => plan.byIndex.get(n.index)?.status);
+    ctx.output.out(options.format === "dot" ? toDot(g) : toMermaid(g));
+    return 0;
+  }
   if (options.json) {
     ctx.output.out(JSON.stringify(
       {

@@ -258,6 +258,16 @@ export {
   wallMs,
 } from "./run_history.ts";
 export {
+  boxDetail,
+  type CollapsedEdge,
+  type CollapsedGraph,
+  collapsedId,
+  type CollapsedNode,
+  collapseGraph,
+  toDot,
+  toMermaid,
+} from "./plan_graph.ts";
+export {
   applyOverrides,
   type Override,
   overrideLabel,
