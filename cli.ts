@@ -476,6 +476,10 @@ function _addCacheCommands(program: Command, { ctxOf, setCode }: _Env): void {
       "--experiment <file...>",
       "only the nodes of these experiment files (current keys)",
     )
+    .option(
+      "--blobs-of <pattern...>",
+      "with --only json: still carry the blobs of these nodes of the --experiment files (ids, * globs; at most 16 MiB), e.g. the first seed's last-stage rollouts, so the report can draw failure cases",
+    )
     .addHelpText(
       "after",
       "\nExample:\n  deno task cli cache export results.esb --only json --experiment experiments/ablate-context.yaml",
@@ -487,6 +491,7 @@ function _addCacheCommands(program: Command, { ctxOf, setCode }: _Env): void {
           jsonOnly: o.only === "json",
           ...(o.filter ? { filter: o.filter } : {}),
           ...(o.experiment ? { experiments: o.experiment } : {}),
+          ...(o.blobsOf ? { blobsOf: o.blobsOf } : {}),
         }),
       );
     });

@@ -56,6 +56,53 @@ export interface ExportOptions {
   readonly filter?: readonly string[];
   /** Only these keys (e.g. the current keys of an experiment). */
   readonly keys?: ReadonlySet<string>;
+  /**
+   * Entries whose blobs go along even with `jsonOnly` (a chosen few, e.g.
+   * the rollouts a report's failure cases are drawn from): see
+   * {@linkcode selectBlobKeys}.
+   */
+  readonly blobsOf?: ReadonlySet<string>;
+}
+
+/** At most this many bytes of blobs go along with a JSON-only bundle (`--blobs-of`). @default 16 MiB */
+export const SELECTED_BLOB_BYTES = 16 * 1024 * 1024;
+
+/**
+ * The keys among `candidates` (in order) whose blobs fit, together, within
+ * `maxBytes`: the blobs a JSON-only bundle carries for them (`--blobs-of`).
+ * A blob shared by several entries counts once. Returns the keys taken and
+ * those left out for the bound.
+ */
+export function selectBlobKeys(
+  store: Store,
+  candidates: readonly string[],
+  maxBytes: number = SELECTED_BLOB_BYTES,
+): { keys: Set<string>; left: string[]; bytes: number } {
+  const keys = new Set<string>();
+  const left: string[] = [];
+  const counted = new Set<string>();
+  let bytes = 0;
+  for (const key of candidates) {
+    const entry = store.readEntry(key);
+    if (!entry) continue;
+    let add = 0;
+    for (const b of entry.blobs) {
+      if (counted.has(b)) continue;
+      try {
+        add += Deno.statSync(store.blobPath(b)).size;
+      } catch {
+        add = Infinity; // not here: cannot go along
+      }
+    }
+    if (bytes + add > maxBytes) {
+      left.push(key);
+      continue;
+    }
+    for (const b of entry.blobs) counted.add(b);
+    bytes += add;
+    keys.add(key);
+  }
+  return { keys, left, bytes };
 }
 
 function _glob(p: string): RegExp {
@@ -148,7 +195,9 @@ export function exportBundle(
         store.importMark(key) ? { imported: true } : {},
       );
       entries++;
-      if (!options.jsonOnly) { for (const b of entry.blobs) blobSet.add(b); }
+      if (!options.jsonOnly || options.blobsOf?.has(key)) {
+        for (const b of entry.blobs) blobSet.add(b);
+      }
     }
     for (const b of [...blobSet].sort()) {
       record("blob", b, store.readBlob({ $blob: b }), b);
@@ -522,10 +571,39 @@ export async function cacheExportCommand(
     jsonOnly?: boolean;
     filter?: readonly string[];
     experiments?: readonly string[];
+    /** With `jsonOnly`: node id patterns (of `experiments`) whose entries' blobs go along, within {@linkcode SELECTED_BLOB_BYTES}. */
+    blobsOf?: readonly string[];
   },
 ): Promise<number> {
   const store = new Store(ctx.cache);
   let keys: Set<string> | undefined;
+  let blobsOf: Set<string> | undefined;
+  if (options.blobsOf?.length) {
+    if (!options.experiments) {
+      throw new UserError(
+        "--blobs-of names nodes of experiments: add --experiment FILE",
+      );
+    }
+    const wanted: string[] = [];
+    for (const f of options.experiments) {
+      const exp = await load(ctx, f);
+      const ks = computeKeys(exp);
+      for (const n of exp.nodes) {
+        const k = ks[n.index]!;
+        if (
+          k.cacheable && options.blobsOf.some((p) => matchesPattern(n, p)) &&
+          store.hasEntry(k.key)
+        ) wanted.push(k.key);
+      }
+    }
+    const sel = selectBlobKeys(store, wanted);
+    blobsOf = sel.keys;
+    if (sel.left.length) {
+      ctx.output.err(
+        `--blobs-of: ${sel.left.length} of ${wanted.length} entries left without their blobs (over ${SELECTED_BLOB_BYTES} bytes)`,
+      );
+    }
+  }
   if (options.experiments) {
     keys = new Set();
     for (const f of options.experiments) {
@@ -546,6 +624,7 @@ export async function cacheExportCommand(
       ? { filter: options.filter }
       : {}),
     ...(keys ? { keys } : {}),
+    ...(blobsOf ? { blobsOf } : {}),
   });
   ctx.output.err(
     `wrote ${file}: ${r.entries} entries, ${r.blobs} blobs, ${r.aux} aux files (${r.bytes} bytes)`,

@@ -16,6 +16,7 @@ import {
 } from "./executor.ts";
 import { makePlan, type Plan, type PlanItem } from "./plan.ts";
 import { collapseGraph, toDot, toMermaid } from "./plan_graph.ts";
+import { experimentWarningLines } from "./result_warnings.ts";
 import {
   defaultReporter,
   formatDuration,
@@ -342,6 +343,9 @@ export async function runCommand(
         : `manifest ${result.manifestPath}`
     })`;
   ctx.output.err(summary);
+  for (const w of experimentWarningLines(exp, store, plan.keys)) {
+    ctx.output.err(w);
+  }
   const fsFailed = result.failures.filter((f) =>
     f.cause instanceof FileSystemError
   );

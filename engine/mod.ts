@@ -57,6 +57,7 @@ export type {
   NodeContext,
   NodeKind,
   NodeResult,
+  ResultWarning,
 } from "./types.ts";
 export {
   type Axis,
@@ -268,6 +269,13 @@ export {
   toMermaid,
 } from "./plan_graph.ts";
 export {
+  chainEnds,
+  experimentWarningLines,
+  formatWarning,
+  type GroupedWarning,
+  resultWarnings,
+} from "./result_warnings.ts";
+export {
   applyOverrides,
   type Override,
   overrideLabel,
@@ -301,6 +309,8 @@ export {
   importBundle,
   type ImportOptions,
   type ImportResult,
+  selectBlobKeys,
+  SELECTED_BLOB_BYTES,
 } from "./bundle.ts";
 export {
   cacheGcCommand,

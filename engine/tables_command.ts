@@ -14,6 +14,7 @@ import { onDisk } from "./fs_errors.ts";
 import { Store } from "./store.ts";
 import { buildTable, type Table, tableCsv, tableMarkdown } from "./tables.ts";
 import { comparisonCsv } from "./table_compare.ts";
+import { experimentWarningLines } from "./result_warnings.ts";
 
 /** The results bundle shipped with the project (`deno task tables` and `deno task report` import it). */
 export const SHIPPED_BUNDLE = "results/tables.esb.gz";
@@ -134,6 +135,12 @@ export async function tablesCommand(
       }
       _writeOut(out, `${t.name}.json`, JSON.stringify(t, null, 2) + "\n");
       if (t.missing.length) incomplete = true;
+    }
+    if (tables.length > 0) {
+      const exp = await load(ctx, file);
+      for (const w of experimentWarningLines(exp, new Store(ctx.cache))) {
+        ctx.output.out(w + "\n");
+      }
     }
   }
   if (count > 0) {

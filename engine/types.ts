@@ -106,4 +106,24 @@ export interface NodeKind<P = unknown, V extends Json = Json> {
   fingerprint?(params: unknown, info: { readonly baseDir: string }): Json;
   /** Compute the node. Must be deterministic given the resolved parameters. */
   run(params: P, ctx: NodeContext): Promise<NodeResult<V>>;
+  /**
+   * Optional: a warning about a computed result that makes what is built on
+   * it suspect (a policy that did not learn), or null. Asked of the nodes
+   * no node of the same kind reads (the end of a chain, e.g. the last
+   * training stage), after a run, by `tables` and by reports.
+   */
+  warning?(result: {
+    readonly value: Json;
+    readonly report?: Json;
+  }): ResultWarning | null;
+}
+
+/** What {@linkcode NodeKind.warning} returns. */
+export interface ResultWarning {
+  /** What is wrong, short: `the policy did not learn`. */
+  readonly summary: string;
+  /** The number behind it: `final training success 0.03 < 0.20`. */
+  readonly detail: string;
+  /** What follows and what to do: `comparisons built on it measure nothing; ...`. */
+  readonly advice: string;
 }

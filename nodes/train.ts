@@ -49,6 +49,7 @@ import {
   readInstances,
   writePolicy,
 } from "./policy_io.ts";
+import { trainingWarning } from "./train_warning.ts";
 
 const int = (min: number, max: number) =>
   v.pipe(v.number(), v.integer(), v.minValue(min), v.maxValue(max));
@@ -158,6 +159,7 @@ export const kind: NodeKind<TrainParams, PolicyValue> = {
   module: import.meta.url,
   heavy: true,
   fingerprint: policyFingerprint,
+  warning: trainingWarning,
   async run(p, ctx) {
     const ck = await readCheckpoint(p.policy, ctx);
     const instances = await readInstances(p.envs, ctx);
