@@ -505,6 +505,24 @@ export async function runNodeCommand(
   }
 }
 
+/**
+ * The node ids a partial id names: `score` or `score[context=full]` (some of
+ * the variant's coordinates, in any order) for `score[context=full,seed=1]`
+ * and its other seeds.
+ */
+export function partialIdMatches(exp: Experiment, id: string): string[] {
+  const m = /^([^[\]]+)(?:\[(.*)\])?$/.exec(id.trim());
+  if (!m) return [];
+  const plain = m[1]!;
+  const pairs = (m[2] ?? "").split(",").map((p) => p.trim()).filter((p) =>
+    p !== ""
+  ).map((p) => p.split("=").map((x) => x.trim()));
+  return exp.nodes.filter((n) =>
+    n.plain === plain &&
+    pairs.every(([k, v]) => k !== undefined && n.variant[k] === v)
+  ).map((n) => n.id);
+}
+
 /** Options of {@linkcode showCommand}. */
 export interface ShowOptions {
   /** A field path into the entry (`value.suites.base`, `report.rationale`); default: the value. */
@@ -525,9 +543,16 @@ export async function showCommand(
   const exp = await load(ctx, file);
   const index = exp.nodes.findIndex((n) => n.id === id);
   if (index < 0) {
+    const partial = partialIdMatches(exp, id);
     throw new UserError(
       `No node "${id}" in ${file}${
-        didYouMean(id, exp.nodes.map((n) => n.id))
+        partial.length
+          ? `; it names ${partial.length} node${
+            partial.length > 1 ? "s" : ""
+          }, give one in full: ${partial.slice(0, 6).join(", ")}${
+            partial.length > 6 ? `, … (${partial.length - 6} more)` : ""
+          }`
+          : didYouMean(id, exp.nodes.map((n) => n.id))
       } (\`deno task plan ${file}\` lists every node id)`,
     );
   }

@@ -91,6 +91,11 @@ export interface NodeKind<P = unknown, V extends Json = Json> {
    */
   readonly params: v.GenericSchema<unknown, P>;
   /**
+   * One line per parameter (`with:` key): what it is and its default.
+   * Editors show it on hover (the JSON Schema's `description`).
+   */
+  readonly paramDocs?: Readonly<Record<string, string>>;
+  /**
    * `import.meta.url` of the module that exports this kind as `kind`. Its
    * module graph is digested into the key, and workers import it from here.
    */
