@@ -57,21 +57,39 @@ function _layers(g: CollapsedGraph): Map<string, number> {
  */
 export function dagSvg(g: CollapsedGraph): string {
   const layer = _layers(g);
-  const byLayer = new Map<number, string[]>();
+  // A stages node's boxes take the top rows of the layers they span, so its
+  // frame holds only them; other boxes in those layers go below it.
+  const byLayer = new Map<number, { inside: string[]; outside: string[] }>();
+  const span = new Map<string, [number, number]>();
   for (const n of g.nodes) {
     const l = layer.get(n.id)!;
-    byLayer.set(l, [...(byLayer.get(l) ?? []), n.id]);
+    const at = byLayer.get(l) ?? { inside: [], outside: [] };
+    (n.cluster ? at.inside : at.outside).push(n.id);
+    byLayer.set(l, at);
+    if (n.cluster) {
+      const [a, b] = span.get(n.cluster) ?? [l, l];
+      span.set(n.cluster, [Math.min(a, l), Math.max(b, l)]);
+    }
   }
+  const inSpan = (l: number) =>
+    [...span.values()].some(([a, b]) => l >= a && l <= b);
+  const clusterRows = Math.max(
+    0,
+    ...[...byLayer.values()].map((x) => x.inside.length),
+  );
   const pos = new Map<string, { x: number; y: number }>();
   let rows = 0;
-  for (const [l, ids] of byLayer) {
-    ids.forEach((id, i) => {
+  for (const [l, { inside, outside }] of byLayer) {
+    const first = inSpan(l) ? clusterRows : 0;
+    const place = (id: string, row: number) =>
       pos.set(id, {
         x: PAD + l * (BOX_W + GAP_X),
-        y: PAD + 20 + i * (BOX_H + GAP_Y),
+        y: PAD + 20 + row * (BOX_H + GAP_Y) +
+          (inSpan(l) && row >= clusterRows ? 24 : 0),
       });
-    });
-    rows = Math.max(rows, ids.length);
+    inside.forEach((id, i) => place(id, i));
+    outside.forEach((id, i) => place(id, first + i));
+    rows = Math.max(rows, first + outside.length, inside.length);
   }
   const layers = Math.max(1, ...[...byLayer.keys()].map((l) => l + 1));
   const width = PAD * 2 + layers * BOX_W + (layers - 1) * GAP_X;
