@@ -36,6 +36,17 @@ export interface YamlLanguageServer extends AsyncDisposable {
     text: string,
     timeoutMs?: number,
   ): Promise<LspDiagnostic[]>;
+  /**
+   * Opens `text` as `uri`, waits for its diagnostics (the schema is loaded
+   * then), and returns the hover text at a 0-based line and character
+   * (empty when the server has none).
+   */
+  hover(
+    uri: string,
+    text: string,
+    line: number,
+    character: number,
+  ): Promise<string>;
   /** Shuts the server down (LSP shutdown + exit). */
   close(): Promise<void>;
 }
@@ -91,7 +102,7 @@ export async function startYamlLanguageServer(
   const settings = {
     yaml: {
       validate: true,
-      hover: false,
+      hover: true,
       completion: false,
       format: { enable: false },
       schemaStore: { enable: false },
@@ -235,6 +246,38 @@ export async function startYamlLanguageServer(
         params: { textDocument: { uri } },
       });
       return diags;
+    },
+    async hover(uri, text, line, character) {
+      const opened = new Promise<void>((resolve) => {
+        waiters.set(uri, () => {
+          waiters.delete(uri);
+          resolve();
+        });
+      });
+      await send({
+        method: "textDocument/didOpen",
+        params: {
+          textDocument: { uri, languageId: "yaml", version: ++version, text },
+        },
+      });
+      await opened;
+      const reply = await request("textDocument/hover", {
+        textDocument: { uri },
+        position: { line, character },
+      });
+      await send({
+        method: "textDocument/didClose",
+        params: { textDocument: { uri } },
+      });
+      const contents = (reply.result as { contents?: unknown } | null)
+        ?.contents;
+      if (typeof contents === "string") return contents;
+      if (Array.isArray(contents)) {
+        return contents.map((c) =>
+          typeof c === "string" ? c : (c as { value?: string }).value ?? ""
+        ).join("\n");
+      }
+      return (contents as { value?: string } | undefined)?.value ?? "";
     },
     close,
     [Symbol.asyncDispose]: close,

@@ -289,6 +289,7 @@ const DIGEST_FILES: Record<string, readonly string[]> = {
     "nodes/_values.ts",
     "nodes/policy_io.ts",
     "nodes/train.ts",
+    "nodes/train_warning.ts",
     "policy/adam.ts",
     "policy/checkpoint.ts",
     "policy/errors.ts",

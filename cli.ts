@@ -51,6 +51,8 @@ import {
   pluginSummary,
   runCommand,
   runNodeCommand,
+  runsCommand,
+  runsDiffCommand,
   showCommand,
   statusCommand,
   tablesCommand,
@@ -119,6 +121,31 @@ function _executorOption(executors: readonly ExecutorKind<any>[]) {
       executors[0]?.name ?? "local"
     }). ${executors.map((e) => `${e.name}: ${e.description}`).join(". ")}.`,
   ).env("ENVSMITH_EXECUTOR");
+}
+
+/** The `--set PATH=VALUE` option (repeatable) of plan, run and tables. */
+function _setOption() {
+  return new Option(
+    "--set <path=value...>",
+    "override a value of the experiment file (repeatable; the value is YAML; a list where the file has one takes a,b), e.g. --set curriculum.each.policy.with.samples=60000 --set matrix.seed=1,2",
+  ).argParser((v: string, prev: string[] | undefined) => [...(prev ?? []), v]);
+}
+
+/** The context of a command with its `--set` overrides. */
+function _withSets(
+  ctx: CommandContext,
+  sets: readonly string[] | undefined,
+): CommandContext {
+  return sets?.length ? { ...ctx, overrides: sets } : ctx;
+}
+
+/** Whether `path` is an existing file (an experiment could be named "diff"). */
+function existsSyncFile(path: string): boolean {
+  try {
+    return Deno.statSync(path).isFile;
+  } catch {
+    return false;
+  }
 }
 
 /** An experiment file argument: it must exist (else a did-you-mean error). */
@@ -260,12 +287,13 @@ function _addRunCommands(
     )
     .option("--tables", "print the experiment's tables afterwards")
     .addOption(_executorOption(executors))
+    .addOption(_setOption())
     .addHelpText(
       "after",
-      "\nExamples:\n  deno task run experiments/quick.yaml --jobs 2 --tables\n  deno task run experiments/quick.yaml --executor slurm --cache /shared/envsmith-cache",
+      "\nExamples:\n  deno task run experiments/quick.yaml --jobs 2 --tables\n  deno task run experiments/template.yaml --set curriculum.each.policy.with.samples=60000\n  deno task run experiments/quick.yaml --executor slurm --cache /shared/envsmith-cache",
     )
     .action(async (file, o, cmd) => {
-      const ctx = await ctxOf(cmd as unknown as Command);
+      const ctx = _withSets(await ctxOf(cmd as unknown as Command), o.set);
       const r = await runCommand(ctx, file, {
         ...(o.jobs ? { jobs: o.jobs } : {}),
         ...(o.only ? { only: o.only } : {}),
@@ -348,17 +376,26 @@ function _addInspectCommands(
     .option("--json", "print JSON")
     .option("--no-cached", "hide cached nodes")
     .addOption(_executorOption(executors))
+    .addOption(
+      new Option(
+        "--format <format>",
+        "text (the list), or the graph collapsed by stage and variant: dot (Graphviz) or mermaid",
+      ).choices(["text", "dot", "mermaid"] as const).default("text" as const),
+    )
+    .addOption(_setOption())
     .addHelpText(
       "after",
-      "\nExample:\n  deno task plan experiments/quick.yaml --only score",
+      "\nExamples:\n  deno task plan experiments/quick.yaml --only score\n  deno task plan experiments/template.yaml --set matrix.seed=1,2,3\n  deno task plan experiments/ablate-context.yaml --format dot | dot -Tsvg > plan.svg",
     )
     .action(async (file, o, cmd) => {
+      const ctx = _withSets(await ctxOf(cmd as unknown as Command), o.set);
       setCode(
-        await planCommand(await ctxOf(cmd as unknown as Command), file, {
+        await planCommand(ctx, file, {
           ...(o.only ? { only: o.only } : {}),
           ...(o.executor ? { executor: o.executor } : {}),
           json: o.json === true,
           all: o.cached !== false,
+          format: o.format,
         }),
       );
     });
@@ -374,6 +411,40 @@ function _addInspectCommands(
       setCode(
         await statusCommand(await ctxOf(cmd as unknown as Command), file),
       );
+    });
+
+  program.command("runs")
+    .description(
+      "the runs of an experiment (when, wall time, nodes computed, what changed against the run before), or `runs diff A B`: changed parameters and table cells of two runs",
+    )
+    .argument(
+      "<experiment>",
+      "experiment file or name; or `diff` followed by two run ids (or unique parts of them)",
+    )
+    .argument("[runs...]", "with diff: runs A and B")
+    .addHelpText(
+      "after",
+      "\nExamples:\n  deno task cli runs experiments/template.yaml\n  deno task cli runs diff 3f1c 9a2e   # unique parts of two run ids",
+    )
+    .action(async (experiment, runs, _o, cmd) => {
+      const ctx = await ctxOf(cmd as unknown as Command);
+      if (experiment === "diff" && !existsSyncFile("diff")) {
+        if (runs.length !== 2) {
+          throw new UserError(
+            `runs diff takes two runs (ids or unique parts of them), got ${runs.length}: deno task cli runs diff A B`,
+          );
+        }
+        setCode(await runsDiffCommand(ctx, runs[0]!, runs[1]!));
+        return;
+      }
+      if (runs.length) {
+        throw new UserError(
+          `runs takes one experiment (or: runs diff A B); got ${
+            [experiment, ...runs].join(" ")
+          }`,
+        );
+      }
+      setCode(await runsCommand(ctx, experiment));
     });
 
   program.command("show")
@@ -476,12 +547,18 @@ function _addTableCommands(program: Command, { ctxOf, setCode }: _Env): void {
       "--import <bundle>",
       `first import this results bundle into the cache (a missing file is skipped; nothing cached is overwritten); \`deno task tables\` imports ${SHIPPED_BUNDLE}`,
     )
+    .addOption(_setOption())
     .addHelpText(
       "after",
       `\nExamples:\n  deno task tables                                   # every experiment, with the shipped results\n  deno task cli tables experiments/quick.yaml --out results/\n  deno task cli tables --import ${SHIPPED_BUNDLE}`,
     )
     .action(async (files, o, cmd) => {
-      const ctx = await ctxOf(cmd as unknown as Command);
+      const ctx = _withSets(await ctxOf(cmd as unknown as Command), o.set);
+      if (o.set?.length && !files?.length) {
+        throw new UserError(
+          "--set changes one experiment file: name it (deno task cli tables experiments/FILE.yaml --set PATH=VALUE)",
+        );
+      }
       if (o.import !== undefined) await importResultsBundle(ctx, o.import);
       files ??= [];
       setCode(
@@ -512,6 +589,10 @@ function _addCacheCommands(program: Command, { ctxOf, setCode }: _Env): void {
       "--experiment <file...>",
       "only the nodes of these experiment files (current keys)",
     )
+    .option(
+      "--blobs-of <pattern...>",
+      "with --only json: still carry the blobs of these nodes of the --experiment files (ids, * globs; at most 16 MiB), e.g. the first seed's last-stage rollouts, so the report can draw failure cases",
+    )
     .addHelpText(
       "after",
       "\nExample:\n  deno task cli cache export results.esb --only json --experiment experiments/ablate-context.yaml",
@@ -523,6 +604,7 @@ function _addCacheCommands(program: Command, { ctxOf, setCode }: _Env): void {
           jsonOnly: o.only === "json",
           ...(o.filter ? { filter: o.filter } : {}),
           ...(o.experiment ? { experiments: o.experiment } : {}),
+          ...(o.blobsOf ? { blobsOf: o.blobsOf } : {}),
         }),
       );
     });

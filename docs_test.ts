@@ -155,14 +155,25 @@ Deno.test("docs: every shell command names a real task, subcommand, options and 
         const words = segment.replace(/\s[12]?>\s*\S+/g, "")
           .replace(/[[\]]/g, "").split(/\s+/)
           .filter((w) => !/^[A-Z_][A-Z0-9_]*=/.test(w)); // VAR=value prefixes
-        // `npx --yes deno@X task T` runs `deno task T`.
-        const at = words.findIndex((w, i) =>
+        // `npx --yes deno@X task T` runs `deno task T`; the launcher
+        // `./envsmith T` runs task T, or else the CLI's subcommand T.
+        const launcher = words.indexOf("./envsmith");
+        let at = words.findIndex((w, i) =>
           w === "task" && /^(deno|deno@[\d.]+)$/.test(words[i - 1] ?? "")
         );
-        if (at < 0) continue;
-        const task = words[at + 1]!;
+        let task: string;
+        let rest: string[];
+        if (launcher >= 0 && words[launcher + 1] !== undefined) {
+          at = launcher;
+          const first = words[launcher + 1]!;
+          task = first in tasks ? first : "cli";
+          rest = words.slice(launcher + (task === "cli" ? 1 : 2));
+        } else {
+          if (at < 0) continue;
+          task = words[at + 1]!;
+          rest = words.slice(at + 2);
+        }
         assert.ok(task in tasks, `${where}: no deno task "${task}"`);
-        let rest = words.slice(at + 2);
         const m = /cli\.ts(?: (\S+))?/.exec(tasks[task]!);
         if (!m) continue;
         if (m[1]) rest = [m[1], ...rest.filter((w) => w !== m[1])];

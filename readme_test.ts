@@ -74,7 +74,32 @@ Deno.test("the README's annotated experiment is valid with the registered kinds"
   const exp = compileExperiment("README.md#example", m[1]!, {
     kinds: allKinds,
   });
-  assert.equal(exp.name, "ablate-context");
+  // Its own name (a copy is not filed with the shipped runs) ...
+  assert.equal(exp.name, "my-context-study");
+  assert.ok(
+    !Deno.readDirSync(new URL("experiments/", import.meta.url).pathname)
+      .some((e) =>
+        e.name.endsWith(".yaml") &&
+        Deno.readTextFileSync(
+          new URL(`experiments/${e.name}`, import.meta.url),
+        ).includes(`experiment: ${exp.name}\n`)
+      ),
+    "no shipped experiment has the example's name",
+  );
   assert.ok(exp.byId.has("score[context=full,seed=3]"));
-  assert.equal(exp.tables[0]!.name, "ablation");
+  assert.equal(exp.tables[0]!.name, "my-context-study");
+  // ... and the last redesign is trained on: score reads \`last\`, which
+  // trains the last stage's policy on the last stage's configuration.
+  const score = exp.nodes[exp.byId.get("score[context=full,seed=3]")!]!;
+  const last = score.deps.map((d) => exp.nodes[d]!).find((n) =>
+    n.kind.name === "train"
+  )!;
+  assert.equal(last.plain, "last");
+  const inputs = last.deps.map((d) => exp.nodes[d]!.plain);
+  assert.ok(inputs.includes("curriculum.4.policy"), inputs.join(", "));
+  const envs = exp
+    .nodes[last.deps.find((d) => exp.nodes[d]!.plain === "last_envs")!]!;
+  assert.ok(
+    envs.deps.some((d) => exp.nodes[d]!.plain === "curriculum.4.config"),
+  );
 });

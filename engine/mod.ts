@@ -77,6 +77,7 @@ export type {
   NodeContext,
   NodeKind,
   NodeResult,
+  ResultWarning,
 } from "./types.ts";
 export {
   CorruptEntryError,

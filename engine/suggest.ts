@@ -36,6 +36,7 @@ export function editDistance(a: string, b: string): number {
  * import { suggest } from "./suggest.ts";
  * import assert from "node:assert/strict";
  * assert.deepEqual(suggest("evns", ["envs", "policy"]), ["envs"]);
+ * assert.deepEqual(suggest("benchmark", ["bench", "start"]), ["bench"]);
  * ```
  */
 export function suggest(word: string, candidates: Iterable<string>): string[] {
@@ -48,6 +49,9 @@ export function suggest(word: string, candidates: Iterable<string>): string[] {
     if (d <= limit) scored.push([d, c]);
     else if (lw.length >= 3 && c.toLowerCase().startsWith(lw)) {
       scored.push([limit + 1, c]);
+    } else if (c.length >= 3 && lw.startsWith(c.toLowerCase())) {
+      // The word extends a candidate: `benchmark` for `bench`.
+      scored.push([limit + 2, c]);
     }
   }
   scored.sort((x, y) => x[0] - y[0] || (x[1] < y[1] ? -1 : 1));

@@ -91,6 +91,11 @@ export interface NodeKind<P = unknown, V extends Json = Json> {
    */
   readonly params: v.GenericSchema<unknown, P>;
   /**
+   * One line per parameter (`with:` key): what it is and its default.
+   * Editors show it on hover (the JSON Schema's `description`).
+   */
+  readonly paramDocs?: Readonly<Record<string, string>>;
+  /**
    * `import.meta.url` of the module that exports this kind as `kind`. Its
    * module graph is digested into the key, and workers import it from here.
    */
@@ -119,4 +124,24 @@ export interface NodeKind<P = unknown, V extends Json = Json> {
   ): readonly string[];
   /** Compute the node. Must be deterministic given the resolved parameters. */
   run(params: P, ctx: NodeContext): Promise<NodeResult<V>>;
+  /**
+   * Optional: a warning about a computed result that makes what is built on
+   * it suspect (a policy that did not learn), or null. Asked of the nodes
+   * no node of the same kind reads (the end of a chain, e.g. the last
+   * training stage), after a run, by `tables` and by reports.
+   */
+  warning?(result: {
+    readonly value: Json;
+    readonly report?: Json;
+  }): ResultWarning | null;
+}
+
+/** What {@linkcode NodeKind.warning} returns. */
+export interface ResultWarning {
+  /** What is wrong, short: `the policy did not learn`. */
+  readonly summary: string;
+  /** The number behind it: `final training success 0.03 < 0.20`. */
+  readonly detail: string;
+  /** What follows and what to do: `comparisons built on it measure nothing; ...`. */
+  readonly advice: string;
 }

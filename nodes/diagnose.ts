@@ -121,12 +121,24 @@ export async function loadRollouts(
   };
 }
 
+/** One line per parameter, for editors (the JSON Schema's descriptions). */
+export const DIAGNOSE_PARAM_DOCS: Readonly<Record<string, string>> = {
+  rollouts: "the rollouts to diagnose: a rollout node",
+  envs: "the instances rolled out, when the rollouts do not carry them",
+  config:
+    "the configuration the instances were drawn from (for per-dimension statistics)",
+  seed: "seed of the failure-case sample (default: the node's seed)",
+  cases: "failure cases to render as text",
+  window: "steps shown around each failure",
+};
+
 /** The diagnose node kind. */
 export const kind: NodeKind<DiagnoseParams, Json> = {
   name: "diagnose",
   description:
     "Diagnose rollouts: success overall/per component/per dimension, failure types, efficiency, behaviour, sampled failure cases",
   params: DiagnoseParamsSchema,
+  paramDocs: DIAGNOSE_PARAM_DOCS,
   module: import.meta.url,
   async run(params, ctx) {
     const loaded = await loadRollouts(

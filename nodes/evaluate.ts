@@ -22,7 +22,12 @@ import * as v from "valibot";
 import type { Json, NodeKind } from "@envsmith/engine/kind";
 import type { EpisodeResult } from "../policy/rollout.ts";
 import { policyFingerprint } from "./policy_io.ts";
-import { RolloutParamsSchema, roundJson, runRollout } from "./rollout.ts";
+import {
+  ROLLOUT_PARAM_DOCS,
+  RolloutParamsSchema,
+  roundJson,
+  runRollout,
+} from "./rollout.ts";
 
 /** Parameters of `evaluate`. */
 export const EvaluateParamsSchema = v.strictObject({
@@ -67,6 +72,11 @@ export const kind: NodeKind<EvaluateParams, Json> = {
   description:
     "Evaluate a policy on benchmark instances: success, failure types, path efficiency, per suite",
   params: EvaluateParamsSchema,
+  paramDocs: {
+    ...ROLLOUT_PARAM_DOCS,
+    trajectories:
+      "record the episodes as a blob (default true), for failure cases in reports",
+  },
   module: import.meta.url,
   heavy: true,
   fingerprint: policyFingerprint,

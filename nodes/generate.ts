@@ -218,12 +218,30 @@ export async function loadGenerated(
   );
 }
 
+/** One line per parameter, for editors (the JSON Schema's descriptions). */
+export const GENERATE_PARAM_DOCS: Readonly<Record<string, string>> = {
+  config:
+    "the configuration to draw instances from (a preset, fields over a preset, or a weighted mixture); give it with count, or suites with per_suite",
+  suites:
+    "named benchmark suites to draw (base, crowded, holey, slippery, large, corridors, crossing, tight, mini); needs split and per_suite",
+  split:
+    "which seed space of the suites: test (reported results) or validation (designing and tuning); disjoint instances",
+  count: "how many instances to draw from config",
+  per_suite: "how many instances to draw per suite",
+  seed: "seed of the draws (default: the node's seed)",
+  stream:
+    "an independent stream of instances under the same seed (e.g. $stage, so each stage trains on new instances)",
+  max_attempts:
+    "draws per instance before giving up when draws are unsolvable within the horizon",
+};
+
 /** The generate kind. */
 export const kind: NodeKind<GenerateParams> = {
   name: "generate",
   description:
     "Generate MAPF-FrozenLake instances from a config (count) or from benchmark suites (per_suite)",
   params: GenerateParamsSchema,
+  paramDocs: GENERATE_PARAM_DOCS,
   module: import.meta.url,
   heavy: true,
   async run(p: GenerateParams, ctx: NodeContext) {

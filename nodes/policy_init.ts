@@ -42,12 +42,22 @@ export const PolicyInitParamsSchema = v.strictObject({
 /** Parameters of `policy.init`. */
 export type PolicyInitParams = v.InferOutput<typeof PolicyInitParamsSchema>;
 
+/** One line per parameter, for editors (the JSON Schema's descriptions). */
+export const POLICY_INIT_PARAM_DOCS: Readonly<Record<string, string>> = {
+  hidden: "hidden layer sizes of the MLP, e.g. [64, 64]",
+  activation: "hidden activation: tanh (default) or relu",
+  obs:
+    "the observation: egocentric window radius and features (see docs/training.md)",
+  seed: "seed of the initial weights (default: the node's seed)",
+};
+
 /** The `policy.init` kind. */
 export const kind: NodeKind<PolicyInitParams, PolicyValue> = {
   name: "policy.init",
   description:
     "A fresh policy network (MLP, shared by all agents) as an ONNX checkpoint",
   params: PolicyInitParamsSchema,
+  paramDocs: POLICY_INIT_PARAM_DOCS,
   module: import.meta.url,
   fingerprint: policyFingerprint,
   async run(p, ctx) {

@@ -13,9 +13,11 @@
  * @module
  */
 import { CorruptEntryError } from "@envsmith/engine/errors";
+import type { Json } from "@envsmith/engine/kind";
 import type { Experiment, GraphNode } from "@envsmith/engine/compile";
 import { computeKeys, type Entry, Store } from "@envsmith/engine/cache";
-import type { Table } from "@envsmith/engine/tables";
+import { type CollapsedGraph, collapseGraph } from "@envsmith/engine/run";
+import { experimentWarningLines, type Table } from "@envsmith/engine/tables";
 import {
   buildTables,
   type CommandContext,
@@ -59,6 +61,16 @@ export interface CurveSeries {
   readonly missing: readonly string[];
   /** Why the variant was not run, when it is skipped. */
   readonly skipped?: string;
+  /**
+   * Held-out success of each stage's policy, where the experiment evaluates
+   * it (an evaluate node in the stage reading its policy): at the stage's
+   * last cumulative sample count, the mean success over the suites.
+   */
+  readonly heldout: readonly {
+    readonly stage: number;
+    readonly samples: number;
+    readonly success: number;
+  }[];
 }
 
 /** Learning curves of the train nodes of one stage group. */
@@ -67,8 +79,12 @@ export interface CurveSet {
   readonly group: string;
   /** Name of the train node in the stage (e.g. `policy`); `""` for a train node outside stages (then `group` is its id). */
   readonly name: string;
-  /** Number of stages. */
+  /** Number of stages (with a train node outside the stages that trains on the last redesign drawn as one more). */
   readonly stages: number;
+  /** That node outside the stages drawn as the last stage (e.g. `last`), when there is one. */
+  readonly appended?: string;
+  /** The evaluate nodes of the held-out points (`curriculum.*.heldout`), when any. */
+  readonly heldoutNode?: string;
   /** One series per variant. */
   readonly series: readonly CurveSeries[];
 }
@@ -99,6 +115,10 @@ export interface TrajectoryRow {
   readonly changes?: readonly string[];
   /** The engineer's rationale. */
   readonly rationale?: string;
+  /** The configuration after the redesign (its value). */
+  readonly config?: Json;
+  /** The configuration before it, as far as the diff tells: changed path -> old value. */
+  readonly before?: Readonly<Record<string, Json>>;
   /** Notable events (fallbacks, clamps, re-asks); rule firings are omitted. */
   readonly events?: readonly {
     readonly type: string;
@@ -172,6 +192,19 @@ export interface ExperimentReport {
   readonly failureNotes: readonly string[];
   /** Ids of every node a section needed that the cache lacks. */
   readonly missing: readonly string[];
+  /** Warnings about the results (a policy that did not learn), one line each. */
+  readonly warnings: readonly string[];
+  /** The experiment's graph collapsed by stage and variant (the DAG picture). */
+  readonly graph: CollapsedGraph;
+  /**
+   * Nodes whose data the failure cases are drawn from but the cache holds
+   * without it (results imported without their blobs), with the command that
+   * computes them.
+   */
+  readonly failuresAbsent?: {
+    readonly nodes: readonly string[];
+    readonly command: string;
+  };
   /** The command that computes the missing nodes. */
   readonly command?: string;
   /** Earliest and latest creation time of the entries shown (ISO). */
@@ -357,12 +390,31 @@ function _varyingAxes(exp: Experiment): Set<string> {
 interface _Group {
   stages: number;
   byName: Map<string, GraphNode[][]>;
+  /** A train node outside the stages drawn as one more stage. */
+  appended?: string;
 }
 
-/** Stage groups: group -> name -> nodes by stage; train nodes outside stages make a one-stage group of their own. */
+/**
+ * Stage groups: group -> name -> nodes by stage. A train node outside the
+ * stages that trains the last stage's policy further (the `last` node that
+ * trains on the last redesign) is drawn as one more stage of that group;
+ * other train nodes outside stages make a one-stage group of their own.
+ */
 function _stageGroups(exp: Experiment): Map<string, _Group> {
   const groups = new Map<string, _Group>();
   for (const n of exp.nodes) {
+    if (!n.stage && n.kind.name === "train") {
+      const from = n.deps.map((i) => exp.nodes[i]!).find((d) =>
+        d.stage !== undefined && d.kind.name === "train"
+      );
+      const g = from ? groups.get(from.group) : undefined;
+      const list = from && g ? g.byName.get(from.stage!.name) : undefined;
+      if (from && g && list && from.stage!.index === g.stages - 1) {
+        (list[g.stages] ??= []).push(n);
+        g.appended ??= n.plain;
+        continue;
+      }
+    }
     const s = _stageOf(n) ??
       (n.kind.name === "train" ? { stage: 0, name: "" } : null);
     if (!s) continue;
@@ -393,14 +445,16 @@ function _curveSet(
   r: _Report,
   group: string,
   name: string,
-  stages: number,
   perStage: GraphNode[][],
+  appended?: string,
 ): CurveSet {
   const series: CurveSeries[] = [];
+  const evaluations = _stageEvaluations(r.exp, group);
   for (const chain of _chains(perStage)) {
     const points: CurvePoint[] = [];
     const starts: (number | null)[] = [];
     const miss: string[] = [];
+    const heldout: { stage: number; samples: number; success: number }[] = [];
     let skipped: string | undefined;
     let prevEnd: number | null = 0;
     chain.nodes.forEach((n, stage) => {
@@ -425,6 +479,16 @@ function _curveSet(
         });
         prevEnd = samples;
       }
+      const ev = evaluations.get(n.index);
+      if (ev && prevEnd !== null) {
+        const got = r.cache.need(ev);
+        const success = got.status === "ok"
+          ? meanSuiteSuccess(got.entry.value)
+          : null;
+        if (success !== null) {
+          heldout.push({ stage, samples: prevEnd, success });
+        }
+      }
     });
     series.push({
       variant: chain.variant,
@@ -435,9 +499,64 @@ function _curveSet(
       nodes: chain.nodes.map((n) => n?.id ?? ""),
       missing: miss,
       ...(skipped ? { skipped } : {}),
+      heldout,
     });
   }
-  return { group, name, stages, series };
+  const heldoutNode = [...evaluations.values()].find((e) => e.stage)?.stage;
+  return {
+    group,
+    name,
+    stages: perStage.length,
+    ...(appended ? { appended } : {}),
+    ...(heldoutNode ? { heldoutNode: `${group}.*.${heldoutNode.name}` } : {}),
+    series,
+  };
+}
+
+/**
+ * The held-out evaluation of each train node of a stage group: an evaluate
+ * node inside the stages that reads the stage's policy, and for a train node
+ * appended after the stages, an evaluate node reading it on the same
+ * instances (train node index -> evaluate node).
+ */
+function _stageEvaluations(
+  exp: Experiment,
+  group: string,
+): Map<number, GraphNode> {
+  const out = new Map<number, GraphNode>();
+  const envsOf = (e: GraphNode) =>
+    e.deps.map((i) => exp.nodes[i]!).find((d) => d.kind.name !== "train")
+      ?.plain;
+  const inStages = new Set<string>();
+  for (const e of exp.nodes) {
+    if (e.kind.name !== "evaluate" || e.group !== group || !e.stage) continue;
+    for (const d of e.deps) {
+      if (exp.nodes[d]!.kind.name === "train") out.set(d, e);
+    }
+    const envs = envsOf(e);
+    if (envs) inStages.add(envs);
+  }
+  if (inStages.size === 0) return out;
+  for (const e of exp.nodes) {
+    if (e.kind.name !== "evaluate" || e.stage) continue;
+    const envs = envsOf(e);
+    if (!envs || !inStages.has(envs)) continue;
+    for (const d of e.deps) {
+      if (exp.nodes[d]!.kind.name === "train") out.set(d, e);
+    }
+  }
+  return out;
+}
+
+/** The mean success over an evaluate value's suites (its `success_rate` without suites); null when neither is there. */
+export function meanSuiteSuccess(value: Json): number | null {
+  const suites = _obj(_obj(value)?.suites);
+  if (suites) {
+    const xs = Object.values(suites).map((x) => _num(_obj(x)?.success_rate))
+      .filter((x): x is number => x !== null);
+    if (xs.length) return xs.reduce((a, b) => a + b, 0) / xs.length;
+  }
+  return _num(_obj(value)?.success_rate);
 }
 
 /** The configuration trajectory of every chain of a group's redesign nodes. */
@@ -495,6 +614,7 @@ async function _trainingFailures(
   lastStage: readonly GraphNode[],
   failures: FailureFigure[],
   notes: string[],
+  absent: GraphNode[],
 ): Promise<void> {
   let omitted = 0;
   for (const n of lastStage) {
@@ -517,12 +637,10 @@ async function _trainingFailures(
       loaded = await loadRollouts(rr.entry.value, undefined, null, {
         readBlob: r.cache.readBlob,
       });
-    } catch (e) {
-      notes.push(
-        `${n.id}: cannot read the rollouts of ${ro!.id}: ${
-          (e as Error).message
-        }`,
-      );
+    } catch {
+      // The entry came without its trajectories (a JSON-only bundle), or
+      // they are unreadable: said once, with the command, below.
+      absent.push(ro!);
       continue;
     }
     const byId = new Map(loaded.instances.map((i) => [i.id, i]));
@@ -564,6 +682,7 @@ async function _evaluationFailures(
   r: _Report,
   failures: FailureFigure[],
   notes: string[],
+  absent: GraphNode[],
 ): Promise<void> {
   let omitted = 0;
   for (const n of r.exp.nodes) {
@@ -604,10 +723,8 @@ async function _evaluationFailures(
           }),
         );
       }
-    } catch (e) {
-      notes.push(
-        `${n.id}: cannot read its trajectories: ${(e as Error).message}`,
-      );
+    } catch {
+      absent.push(n);
     }
   }
   if (omitted > 0) notes.push(_omittedNote(r, "Evaluation", omitted));
@@ -641,20 +758,25 @@ export async function collectExperiment(
   const trajectories: ConfigTrajectory[] = [];
   const failures: FailureFigure[] = [];
   const failureNotes: string[] = [];
+  const absent: GraphNode[] = [];
   for (const [group, g] of _stageGroups(exp)) {
     for (const [name, perStage] of g.byName) {
       const kind = perStage.find((l) => l?.length)?.[0]?.kind.name;
       if (kind === "train") {
-        curves.push(_curveSet(r, group, name, g.stages, perStage));
+        curves.push(
+          _curveSet(r, group, name, perStage, g.appended),
+        );
       } else if (kind === "redesign") {
         trajectories.push(..._trajectories(r, group, name, perStage));
       } else if (kind === "diagnose" && r.cases > 0) {
         const last = perStage[perStage.length - 1] ?? [];
-        await _trainingFailures(r, last, failures, failureNotes);
+        await _trainingFailures(r, last, failures, failureNotes, absent);
       }
     }
   }
-  if (r.cases > 0) await _evaluationFailures(r, failures, failureNotes);
+  if (r.cases > 0) {
+    await _evaluationFailures(r, failures, failureNotes, absent);
+  }
   const description = exp.description?.trim();
   const ids = [...cache.missing];
   // One time stamp: when the results in the tables were computed (their
@@ -670,9 +792,25 @@ export async function collectExperiment(
     if (got.status === "ok") tableTimes.push(got.entry.created);
   }
   const times = (tableTimes.length ? tableTimes : [...cache.times]).sort();
+  const store = new Store(ctx.cache);
   return {
     name: exp.name,
     file,
+    warnings: experimentWarningLines(exp, store).map((w) =>
+      w.replace(/^warning: /, "")
+    ),
+    graph: collapseGraph(exp),
+    ...(absent.length
+      ? {
+        failuresAbsent: {
+          nodes: absent.map((n) => n.id),
+          command: resumeCommand(
+            exp.file,
+            absent.length > 12 ? [] : absent.map((n) => n.id),
+          ),
+        },
+      }
+      : {}),
     ...(description ? { description } : {}),
     axes: exp.axes.map((a) => ({
       name: a.name,
@@ -703,11 +841,16 @@ function _redesignRow(entry: Entry): Partial<TrajectoryRow> {
   const rep = _obj(entry.report) ?? {};
   const diff = _obj(rep.diff) ?? {};
   const dims: string[] = [];
+  const before: Record<string, Json> = {};
   for (const c of Array.isArray(diff.components) ? diff.components : []) {
     const comp = _obj(c);
     for (const ch of Array.isArray(comp?.changes) ? comp.changes : []) {
       const p = _str(_obj(ch)?.path);
       if (p !== undefined && !dims.includes(p)) dims.push(p);
+      const from = _obj(ch)?.from;
+      if (p !== undefined && from !== undefined && !(p in before)) {
+        before[p] = from as Json;
+      }
     }
   }
   const events = (Array.isArray(rep.events) ? rep.events : [])
@@ -717,6 +860,8 @@ function _redesignRow(entry: Entry): Partial<TrajectoryRow> {
     }))
     .filter((e) => e.type !== "rule");
   const out: Partial<TrajectoryRow> = {
+    config: entry.value,
+    before,
     dimensions: dims,
     changes: (Array.isArray(diff.summary) ? diff.summary : []).filter((
       s,

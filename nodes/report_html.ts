@@ -22,6 +22,8 @@ import type {
   TrajectoryRow,
 } from "./report_data.ts";
 import { type ChartSeries, lineChart, PALETTE } from "./report_svg_charts.ts";
+import { dagSvg } from "./report_dag_svg.ts";
+import { type ScheduleView, scheduleView } from "./report_schedules.ts";
 
 /** Options of {@linkcode renderReportHtml}. */
 export interface RenderHtmlOptions {
@@ -117,6 +119,28 @@ ul.changes{margin:3px 0 0;padding-left:16px;color:var(--muted);font-size:12.5px}
 .legend-note{color:var(--muted);font-size:12.5px;margin:2px 0 8px}
 .swatch{display:inline-block;width:10px;height:10px;border-radius:50%;vertical-align:-1px;margin:0 3px 0 8px}
 footer{color:var(--muted);font-size:12.5px;padding:18px 0 40px}
+.callout.warning{border-color:#e8a09a;background:#fdf0ee}
+nav.toc{margin:8px 0 4px;font-size:13.5px}
+nav.toc a{color:var(--accent);text-decoration:none;margin-right:14px;white-space:nowrap}
+nav.toc a:hover{text-decoration:underline}
+details.section{margin:22px 0 0;border-top:2px solid var(--soft)}
+details.section>summary{cursor:pointer;list-style:none;padding:10px 0 4px}
+details.section>summary::-webkit-details-marker{display:none}
+details.section>summary h3{display:inline;margin:0;border:0;padding:0}
+details.section>summary:before{content:"▸";display:inline-block;width:18px;color:var(--muted)}
+details.section[open]>summary:before{content:"▾"}
+details.section>summary .meta{margin-left:8px}
+.sched{border:1px solid var(--line);border-radius:8px;padding:8px 14px 10px;margin:10px 0;background:#fff}
+.sched h4{margin:4px 0 6px}
+table.sched-table{font-size:13px;margin:4px 0}
+table.sched-table th,table.sched-table td{padding:4px 8px;border-bottom:1px solid var(--line);text-align:left;vertical-align:top;white-space:nowrap}
+table.sched-table thead th{border-bottom:2px solid #c9d1db;font-weight:600;color:#36404c}
+.vc{display:block;font-variant-numeric:tabular-nums}
+.vc.top{font-weight:650}
+.vc .k{color:var(--muted);font-size:11.5px;margin-left:4px;font-weight:400}
+ul.reasons{margin:4px 0 0;padding-left:18px;font-size:13px;color:#36404c}
+ul.reasons .k{color:var(--muted);font-variant-numeric:tabular-nums;margin-right:6px}
+.dag{max-width:100%;height:auto;display:block}
 @media (max-width:900px){.wrap{padding:0 14px}table.results th,table.results td{padding:4px 6px}table.results{font-size:13px}}
 @media print{header.top{background:#fff;color:#000}header.top nav{display:none}}
 `.trim();
@@ -359,34 +383,68 @@ function _median(xs: number[]): number {
   return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
 }
 
+/** Points of the interpolated mean: at most this many x positions per chart line. */
+const MEAN_POINTS = 240;
+
 /**
- * The mean curve of a variant's runs (seeds) and a band of ± 1 std,
- * aligned by update number (every run of a variant trains the same updates;
- * their sample counts differ a little, so x is their mean too).
+ * `y` of a run's curve at `x` by linear interpolation between its points
+ * (sorted by x), or null outside the run's range or across a gap.
  */
-function _meanSeries(
+function _interpolate(
+  pts: readonly (readonly [number, number])[],
+  x: number,
+): number | null {
+  if (pts.length === 0 || x < pts[0]![0] || x > pts[pts.length - 1]![0]) {
+    return null;
+  }
+  let lo = 0, hi = pts.length - 1;
+  while (hi - lo > 1) {
+    const mid = (lo + hi) >> 1;
+    if (pts[mid]![0] <= x) lo = mid;
+    else hi = mid;
+  }
+  const [x0, y0] = pts[lo]!, [x1, y1] = pts[hi]!;
+  return x1 === x0 ? y1 : y0 + ((y1 - y0) * (x - x0)) / (x1 - x0);
+}
+
+/**
+ * The mean curve of a variant's runs (seeds) and a band of ± 1 std, on
+ * cumulative agent-steps: each run is interpolated linearly at common x
+ * positions (the runs' sample counts differ a little, and their update
+ * numbers do not line up across stages), and the mean at an x is over the
+ * runs whose curve covers it. The x positions increase, so the line never
+ * steps back.
+ */
+export function meanSeries(
   members: readonly CurveSet["series"][number][],
 ): {
   points: [number, number | null][];
   band: ([number, number, number] | null)[];
 } {
-  const updates = [
-    ...new Set(members.flatMap((m) => m.points.map((p) => p.update))),
-  ].sort((a, b) => a - b);
+  const runs = members.map((m) =>
+    m.points.filter((p) => p.success !== null).map((p) =>
+      [p.samples, p.success as number] as const
+    ).sort((a, b) => a[0] - b[0])
+  ).filter((r) => r.length > 0);
   const points: [number, number | null][] = [];
   const band: ([number, number, number] | null)[] = [];
-  for (const u of updates) {
-    const at = members.map((m) => m.points.find((p) => p.update === u))
-      .filter((p): p is NonNullable<typeof p> =>
-        p !== undefined && p.success !== null
-      );
-    if (at.length === 0) {
-      points.push([0, null]);
+  if (runs.length === 0) return { points, band };
+  const lo = Math.min(...runs.map((r) => r[0]![0]));
+  const hi = Math.max(...runs.map((r) => r[r.length - 1]![0]));
+  const n = Math.min(
+    MEAN_POINTS,
+    Math.max(...runs.map((r) => r.length)),
+  );
+  for (let i = 0; i < n; i++) {
+    const x = n === 1 ? lo : lo + ((hi - lo) * i) / (n - 1);
+    const ys = runs.map((r) => _interpolate(r, x)).filter((y): y is number =>
+      y !== null
+    );
+    if (ys.length === 0) {
+      points.push([x, null]);
       band.push(null);
       continue;
     }
-    const x = at.reduce((a, p) => a + p.samples, 0) / at.length;
-    const ys = at.map((p) => p.success as number);
     const mean = ys.reduce((a, y) => a + y, 0) / ys.length;
     const sd = ys.length > 1
       ? Math.sqrt(
@@ -418,10 +476,11 @@ export function curvesHtml(set: CurveSet): string {
       notes.length ? ": " + esc(notes.join("; ")) : ""
     }.</p></figure>`;
   }
+  const heldout = series.some((x) => x.dashed);
   const chart = lineChart(series, {
     title: `Training success vs samples: ${set.group}.${set.name}`,
     xLabel: "cumulative samples (agent-steps)",
-    yLabel: "training success rate",
+    yLabel: heldout ? "success rate" : "training success rate",
     markers: _stageMarkers(set),
     firstRegion: set.stages > 1 ? "stage 0" : "",
     width: 880,
@@ -433,9 +492,21 @@ export function curvesHtml(set: CurveSet): string {
       set.stages > 1 ? `, ${set.stages} stages` : ""
     }; one line per variant${
       averaged > 1
-        ? "; where a variant ran with several seeds, the line is their mean at each update and the band ± 1 std over them"
+        ? "; where a variant ran with several seeds, the line is their mean and the band ± 1 std over them"
         : ""
-    }${set.stages > 1 ? "; dashed lines: stage boundaries" : ""}.${
+    }${set.stages > 1 ? "; dashed grey lines: stage boundaries" : ""}${
+      set.appended
+        ? `; the last stage is <code>${
+          esc(set.appended)
+        }</code>, trained on the last redesign`
+        : ""
+    }${
+      heldout
+        ? `; dashed lines with dots: success of each stage's policy on held-out instances (<code>${
+          esc(set.heldoutNode ?? "")
+        }</code>, mean over its suites)`
+        : ""
+    }. Means over seeds are taken on cumulative agent-steps (each run interpolated).${
       notes.length ? " " + esc(notes.join("; ")) + "." : ""
     }</figcaption>`;
   return [open, chart, caption, "</figure>"].join("\n");
@@ -461,8 +532,11 @@ function _curveSeries(
     groups.set(name, [...(groups.get(name) ?? []), s]);
   }
   let averaged = 0;
+  let colorIndex = 0;
   for (const [name, members] of groups) {
-    const color = PALETTE[series.length % PALETTE.length]!;
+    const color = PALETTE[colorIndex++ % PALETTE.length]!;
+    const held = _heldoutSeries(name, members, color);
+    if (held) series.push(held);
     const drawn = members.filter((m) =>
       m.points.some((p) => p.success !== null)
     );
@@ -480,7 +554,7 @@ function _curveSeries(
       continue;
     }
     averaged = Math.max(averaged, drawn.length);
-    const { points, band } = _meanSeries(drawn);
+    const { points, band } = meanSeries(drawn);
     series.push({
       group: `${name} (mean of ${drawn.length})`,
       label: `${name}: mean of ${drawn.length} (${
@@ -499,6 +573,42 @@ function _curveSeries(
   return { series, averaged, lacking };
 }
 
+/**
+ * The held-out success of a variant's runs at the end of each stage (mean
+ * over seeds at the mean sample count), as a dashed line with dots; null when
+ * no stage of it was evaluated.
+ */
+function _heldoutSeries(
+  name: string,
+  members: readonly CurveSet["series"][number][],
+  color: string,
+): ChartSeries | null {
+  const byStage = new Map<number, { xs: number[]; ys: number[] }>();
+  for (const m of members) {
+    for (const h of m.heldout) {
+      const b = byStage.get(h.stage) ?? { xs: [], ys: [] };
+      b.xs.push(h.samples);
+      b.ys.push(h.success);
+      byStage.set(h.stage, b);
+    }
+  }
+  if (byStage.size === 0) return null;
+  const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+  const points = [...byStage].sort((a, b) => a[0] - b[0]).map((
+    [, b],
+  ) => [mean(b.xs), mean(b.ys)] as const);
+  return {
+    group: `${name}: held-out`,
+    label: `${name}: held-out success after each stage${
+      members.length > 1 ? ` (mean of ${members.length})` : ""
+    }`,
+    color,
+    points,
+    dashed: true,
+    data: { variant: name, heldout: String(points.length) },
+  };
+}
+
 /** Dashed stage boundaries: the median start of each stage over the series. */
 function _stageMarkers(set: CurveSet): { x: number; label: string }[] {
   const markers = [];
@@ -506,7 +616,14 @@ function _stageMarkers(set: CurveSet): { x: number; label: string }[] {
     const xs = set.series.map((s) => s.stageStarts[st]).filter((
       x,
     ): x is number => typeof x === "number");
-    if (xs.length) markers.push({ x: _median(xs), label: `stage ${st}` });
+    if (xs.length) {
+      markers.push({
+        x: _median(xs),
+        label: st === set.stages - 1 && set.appended
+          ? `${set.appended}`
+          : `stage ${st}`,
+      });
+    }
   }
   return markers;
 }
@@ -645,7 +762,36 @@ function _case(f: FailureFigure): string {
   }</figcaption></figure>`;
 }
 
-/** One experiment's section. */
+/** The id of a section of an experiment. */
+function _sectionId(r: ExperimentReport, part: string): string {
+  return `${_id(r.name)}-${part}`;
+}
+
+/** A folded section (closed by default) with its heading as the summary. */
+function _folded(
+  r: ExperimentReport,
+  part: string,
+  title: string,
+  note: string,
+  body: string[],
+): string {
+  return `<details class="section" id="${
+    esc(_sectionId(r, part))
+  }"><summary><h3>${esc(title)}</h3>${
+    note ? `<span class="meta">${esc(note)}</span>` : ""
+  }</summary>\n${body.join("\n")}\n</details>`;
+}
+
+/** The sections of an experiment: id part and title (the table of contents). */
+const SECTIONS: readonly (readonly [string, string])[] = [
+  ["results", "Results"],
+  ["curves", "Learning curves"],
+  ["trajectories", "Configuration trajectories"],
+  ["failures", "Failure cases"],
+  ["graph", "Graph"],
+];
+
+/** One experiment's section: results open, the other sections folded. */
 export function experimentHtml(r: ExperimentReport): string {
   const out: string[] = [];
   out.push(
@@ -654,20 +800,72 @@ export function experimentHtml(r: ExperimentReport): string {
     }">`,
   );
   out.push(`<h2>${esc(r.name)}<span class="file">${esc(r.file)}</span></h2>`);
+  out.push(
+    `<nav class="toc">${
+      SECTIONS.map(([part, title]) =>
+        `<a href="#${esc(_sectionId(r, part))}">${esc(title)}</a>`
+      ).join("")
+    }</nav>`,
+  );
   if (r.description) out.push(`<p class="desc">${esc(r.description)}</p>`);
   _metaAndMissing(r, out);
-  out.push(`<h3>Results</h3>`);
+  for (const w of r.warnings) {
+    out.push(
+      `<div class="callout warning"><strong>Warning:</strong> ${esc(w)}</div>`,
+    );
+  }
+  out.push(`<h3 id="${esc(_sectionId(r, "results"))}">Results</h3>`);
   if (r.tables.length === 0) {
     out.push(`<p class="empty">This experiment declares no tables.</p>`);
   }
   for (const t of r.tables) out.push(tableHtml(t));
-  out.push(`<h3>Learning curves</h3>`);
+  const curves: string[] = [];
   if (r.curves.length === 0) {
-    out.push(`<p class="empty">No stages with train nodes.</p>`);
+    curves.push(`<p class="empty">No stages with train nodes.</p>`);
   }
-  for (const c of r.curves) out.push(curvesHtml(c));
-  _trajectoriesHtml(r, out);
-  _failuresHtml(r, out);
+  for (const c of r.curves) curves.push(curvesHtml(c));
+  out.push(
+    _folded(
+      r,
+      "curves",
+      "Learning curves",
+      r.curves.some((c) => c.heldoutNode)
+        ? "training and held-out success per stage"
+        : "training success per stage",
+      curves,
+    ),
+  );
+  const traj: string[] = [];
+  _trajectoriesHtml(r, traj);
+  out.push(
+    _folded(
+      r,
+      "trajectories",
+      "Configuration trajectories",
+      r.trajectories.length ? "what each engineer chose, across seeds" : "",
+      traj,
+    ),
+  );
+  const fail: string[] = [];
+  _failuresHtml(r, fail);
+  out.push(
+    _folded(
+      r,
+      "failures",
+      "Failure cases",
+      r.failures.length ? `${r.failures.length} shown` : "",
+      fail,
+    ),
+  );
+  out.push(
+    _folded(r, "graph", "Graph", `${r.graph.nodes.length} boxes`, [
+      `<figure class="graph">${
+        dagSvg(r.graph)
+      }<figcaption>The experiment's nodes collapsed by stage and variant: one box per node of the file (its kind and how many copies the matrix and the stages make), a dashed frame around the nodes of a stages node, dashed arcs from one stage to the next. <code>deno task plan ${
+        esc(r.file)
+      } --format dot</code> prints the same graph for Graphviz (or <code>--format mermaid</code>).</figcaption></figure>`,
+    ]),
+  );
   out.push(`</section>`);
   return out.join("\n");
 }
@@ -714,15 +912,14 @@ function _metaAndMissing(r: ExperimentReport, out: string[]): void {
 
 /** Each engineer's configuration trajectory (skipped and absent variants as notes). */
 function _trajectoriesHtml(r: ExperimentReport, out: string[]): void {
-  out.push(`<h3>Configuration trajectories</h3>`);
   if (r.trajectories.length === 0) {
     out.push(`<p class="empty">No stages with redesign nodes.</p>`);
-  } else {
-    out.push(
-      `<p class="legend-note">Per variant and stage: the engineer, the configuration id before and after its redesign (the next stage trains on the latter), the dimensions it changed, and its rationale.</p>`,
-    );
+    return;
   }
-  const firstOver = r.axes.find((a) => a.name === r.over)?.values[0];
+  _schedulesHtml(r, out);
+  out.push(
+    `<h4>Per seed</h4><p class="legend-note">Per variant and stage: the engineer, the configuration id before and after its redesign (the next stage trains on the latter), the dimensions it changed, and its rationale. Folded; open one to read it.</p>`,
+  );
   const notRun: { label: string; why: string }[] = [];
   const groups = new Set(r.trajectories.map((t) => t.group)).size;
   let absent = 0;
@@ -738,8 +935,7 @@ function _trajectoriesHtml(r: ExperimentReport, out: string[]): void {
       absent++;
       continue;
     }
-    const open = r.over === undefined || t.variant[r.over] === undefined ||
-      t.variant[r.over] === firstOver;
+    const open = r.trajectories.length === 1;
     out.push(trajectoryHtml(t, open, groups > 1));
   }
   if (absent) {
@@ -754,9 +950,74 @@ function _trajectoriesHtml(r: ExperimentReport, out: string[]): void {
   }
 }
 
+/** The variants' schedules across seeds: one compact table per variant with the reasons and their counts. */
+function _schedulesHtml(r: ExperimentReport, out: string[]): void {
+  const byVariant = new Map<string, ConfigTrajectory[]>();
+  for (const t of r.trajectories) {
+    if (!t.rows.some((x) => x.status === "ok")) continue;
+    const v = Object.entries(t.variant).filter(([k]) => k !== r.over)
+      .map(([k, x]) => `${k}=${x}`).join(", ");
+    const key = `${t.group}\u0000${t.name}\u0000${v}`;
+    byVariant.set(key, [...(byVariant.get(key) ?? []), t]);
+  }
+  if (byVariant.size === 0) return;
+  const groups = new Set(r.trajectories.map((t) => t.group)).size;
+  out.push(
+    `<p class="legend-note">Per variant: each configuration dimension its engineer changed, from the start configuration through each redesign (what the next stage trains on), with how many ${
+      esc(r.over ?? "run")
+    }s took each value (the most frequent in bold); then the engineer's stated reasons with how often each was given (numbers masked as #, so one rule's firings count together).</p>`,
+  );
+  for (const [key, list] of byVariant) {
+    const label = key.split("\u0000")[2] ?? "";
+    const shown = label.replace(/^[^=,]+=/, "").includes(",")
+      ? label
+      : label.replace(/^[^=]+=/, "");
+    const view = scheduleView(list, shown);
+    out.push(_scheduleHtml(view, groups > 1));
+  }
+}
+
+function _scheduleHtml(v: ScheduleView, withGroup: boolean): string {
+  const name = withGroup
+    ? `${v.group} · ${v.label || "all"}`
+    : v.label || "all";
+  const head = `<tr><th>dimension</th>${
+    v.columns.map((c) => `<th>${esc(c)}</th>`).join("")
+  }</tr>`;
+  const rows = v.dimensions.map((d) =>
+    `<tr data-dimension="${esc(d.path)}"><th>${esc(d.path)}</th>${
+      d.cells.map((cell) =>
+        `<td>${
+          cell.map((x, i) =>
+            `<span class="vc${i === 0 ? " top" : ""}">${
+              esc(x.value)
+            }<span class="k">×${x.count}</span></span>`
+          ).join("")
+        }</td>`
+      ).join("")
+    }</tr>`
+  ).join("");
+  const reasons = v.reasons.slice(0, 8).map((x) =>
+    `<li><span class="k">×${x.count}</span>${esc(x.text)}</li>`
+  ).join("");
+  const more = v.reasons.length > 8
+    ? `<li class="meta">and ${v.reasons.length - 8} other reasons</li>`
+    : "";
+  return `<div class="sched" data-variant="${esc(v.label)}"><h4>${
+    esc(name)
+  } <span class="meta">${v.runs} run${v.runs > 1 ? "s" : ""}${
+    v.runs > 1
+      ? ` · ${v.commonSchedule.count} of ${v.runs} chose the same schedule`
+      : ""
+  }</span></h4>${
+    v.dimensions.length
+      ? `<div class="scroll"><table class="sched-table"><thead>${head}</thead><tbody>${rows}</tbody></table></div>`
+      : `<p class="same">No dimension changed.</p>`
+  }${reasons ? `<ul class="reasons">${reasons}${more}</ul>` : ""}</div>`;
+}
+
 /** The failure cases, training and evaluation, with the legend of their pictures. */
 function _failuresHtml(r: ExperimentReport, out: string[]): void {
-  out.push(`<h3>Failure cases</h3>`);
   const sources: [FailureFigure["source"], string][] = [
     [
       "training",
@@ -772,9 +1033,23 @@ function _failuresHtml(r: ExperimentReport, out: string[]): void {
     out.push(`<h4>${esc(title)}</h4>`);
     out.push(`<div class="cases">${list.map(_case).join("\n")}</div>`);
   }
-  if (!any) {
+  if (r.failuresAbsent) {
+    const n = r.failuresAbsent.nodes.length;
+    out.push(
+      `<p class="empty absent">${
+        any ? "More failure cases" : "Failure cases"
+      } are drawn from recorded trajectories, which this cache holds without their data for ${n} node${
+        n > 1 ? "s" : ""
+      } (results imported without it); compute ${
+        n > 1 ? "them" : "it"
+      } with: <code class="command">${
+        esc(r.failuresAbsent.command)
+      }</code></p>`,
+    );
+  }
+  if (!any && !r.failuresAbsent) {
     out.push(`<p class="empty">No failure case in the cache.</p>`);
-  } else {
+  } else if (any) {
     out.push(
       `<p class="legend-note">Each agent has a colour: filled circle = where it stood at the failure step, square outline = its goal, line = its path from its start (small ring) up to the failure; dark cells are holes, grey cells walls; a dark ring marks the failure (the cell of a fall or of a vertex collision; a dark bar joins the cells of an edge collision; dashed rings: agents still off their goal at the horizon).</p>`,
     );

@@ -27,6 +27,8 @@ export interface ChartSeries {
    * per point, `null` breaks it.
    */
   readonly band?: readonly (readonly [number, number, number] | null)[];
+  /** Dashed line with a dot on every point (e.g. held-out success measured once per stage). */
+  readonly dashed?: boolean;
 }
 
 /** A vertical marker. */
@@ -288,9 +290,18 @@ function _seriesSvg(f: _Frame, s: ChartSeries, out: string[]): void {
   if (s.band) _bandSvg(f, s.band, s.color, out);
   for (const seg of segs) {
     if (seg.length === 0) continue;
+    const dots = () => {
+      for (const pt of seg) {
+        const [cx, cy] = pt.split(",");
+        out.push(
+          `<circle cx="${cx}" cy="${cy}" r="${s.dashed ? 3.5 : 2.5}" fill="${
+            s.dashed ? "#fff" : s.color
+          }" stroke="${s.color}" stroke-width="1.6"/>`,
+        );
+      }
+    };
     if (seg.length === 1) {
-      const [cx, cy] = seg[0]!.split(",");
-      out.push(`<circle cx="${cx}" cy="${cy}" r="2.5" fill="${s.color}"/>`);
+      dots();
       continue;
     }
     out.push(
@@ -298,8 +309,11 @@ function _seriesSvg(f: _Frame, s: ChartSeries, out: string[]): void {
         seg.join(" ")
       }" fill="none" stroke="${s.color}" stroke-width="${
         s.width ?? 1.8
-      }" stroke-linejoin="round" stroke-linecap="round"/>`,
+      }" stroke-linejoin="round" stroke-linecap="round"${
+        s.dashed ? ' stroke-dasharray="5 4"' : ""
+      }/>`,
     );
+    if (s.dashed) dots();
   }
   out.push(`</g>`);
 }

@@ -18,7 +18,12 @@ import { buildReport, secretEnvValues } from "./report.ts";
 import { runReport } from "./report_command.ts";
 import type { ConfigTrajectory } from "./report_data.ts";
 import { escapeHtml } from "./report_escape.ts";
-import { curvesHtml, renderReportHtml, tableHtml } from "./report_html.ts";
+import {
+  curvesHtml,
+  meanSeries,
+  renderReportHtml,
+  tableHtml,
+} from "./report_html.ts";
 import { niceTicks, shortNumber } from "./report_svg_charts.ts";
 import { SHIPPED_BUNDLE } from "./project_paths.ts";
 
@@ -355,8 +360,8 @@ Deno.test("report: tables, curves, config trajectories and failure cases of a ca
   assert.ok(located > 0, "some failures were located on the map");
   assert.equal(
     [...html.matchAll(/<svg /g)].length,
-    2 + rep.failures.length,
-    "two charts and one picture per case",
+    3 + rep.failures.length,
+    "two charts, the graph and one picture per case",
   );
   assert.ok(!/<script/i.test(html), "no script anywhere");
   assert.ok(
@@ -494,6 +499,65 @@ Deno.test("report: the CLI writes the page and exits 0 when complete", async () 
   assert.equal(bad, 2, "a missing file is a user error");
 });
 
+Deno.test("report: means over seeds are interpolated on cumulative agent-steps (monotone in x); held-out success per stage is a dashed line", () => {
+  // Two seeds whose stages end at different sample counts: by update number
+  // their points interleave in x (the old mean stepped backwards).
+  const run = (seed: number, xs: number[], ys: number[]) => ({
+    variant: { seed: String(seed) },
+    label: `seed=${seed}`,
+    series: "v",
+    points: xs.map((x, i) => ({
+      stage: i < 3 ? 0 : 1,
+      update: i + 1,
+      samples: x,
+      success: ys[i]!,
+    })),
+    stageStarts: [0, xs[2]!],
+    nodes: ["p0", "p1"],
+    missing: [],
+    heldout: [
+      { stage: 0, samples: xs[2]!, success: 0.2 + seed * 0.1 },
+      { stage: 1, samples: xs[5]!, success: 0.5 + seed * 0.1 },
+    ],
+  });
+  const members = [
+    run(1, [100, 200, 300, 400, 500, 600], [0, 0.2, 0.4, 0.6, 0.8, 1]),
+    run(2, [150, 260, 330, 460, 520, 650], [0, 0.2, 0.4, 0.6, 0.8, 1]),
+  ];
+  const { points } = meanSeries(members);
+  const xs = points.map((p) => p[0]);
+  for (let i = 1; i < xs.length; i++) assert.ok(xs[i]! > xs[i - 1]!);
+  assert.equal(xs[0], 100);
+  assert.equal(xs.at(-1), 650);
+  // At x = 300: seed 1 is at 0.4; seed 2 between 260 (0.2) and 330 (0.4).
+  const at300 = (0.4 + (0.2 + 0.2 * (40 / 70))) / 2;
+  const near = points.find((p) => Math.abs(p[0] - 300) < 1e-9);
+  if (near) assert.ok(Math.abs(near[1]! - at300) < 1e-9);
+  const html = curvesHtml({
+    group: "curriculum",
+    name: "policy",
+    stages: 2,
+    appended: "last",
+    heldoutNode: "curriculum.*.heldout",
+    series: members,
+  });
+  const held =
+    /<g class="series" data-variant="v" data-heldout="2">[^]*?<polyline points="([^"]*)"[^>]*stroke-dasharray="5 4"/
+      .exec(html);
+  assert.ok(held, "a dashed held-out line");
+  // Its two points: the stage ends (mean 315, mean 625) at means 0.35, 0.65.
+  assert.equal(held![1]!.split(" ").length, 2);
+  assert.match(
+    html,
+    /the last stage is <code>last<\/code>, trained on the last redesign/,
+  );
+  assert.match(
+    html,
+    /held-out instances \(<code>curriculum\.\*\.heldout<\/code>/,
+  );
+  assert.match(html, />last<\/text>/, "the appended stage's marker");
+});
+
 Deno.test("report: one line per variant with a ± 1 std band over its seeds; the mean column first; one time stamp", async () => {
   const point = (update: number, success: number | null) => ({
     stage: 0,
@@ -509,6 +573,7 @@ Deno.test("report: one line per variant with a ± 1 std band over its seeds; the
     stageStarts: [0],
     nodes: [`p[context=${context},seed=${seed}]`],
     missing: [],
+    heldout: [],
   });
   const html = curvesHtml({
     group: "curriculum",
@@ -541,6 +606,7 @@ Deno.test("report: one line per variant with a ± 1 std band over its seeds; the
   assert.equal([...html.matchAll(/<polygon class="band"/g)].length, 1);
   assert.match(html, /none \(mean of 3\)/, "legend: one entry per variant");
   assert.match(html, /the band ± 1 std over them/);
+  assert.match(html, /Means over seeds are taken on cumulative agent-steps/);
 
   const { file, cache } = await fixture();
   const page = (await buildReport(ctxOf(cache), [file])).html;
@@ -764,6 +830,8 @@ Deno.test({
     const page = renderReportHtml([{
       name: "ablate-context",
       file: "experiments/ablate-context.yaml",
+      warnings: [],
+      graph: { experiment: "x", nodes: [], edges: [], clusters: new Map() },
       axes: [],
       tables: [table],
       curves: [],

@@ -157,12 +157,24 @@ export function roundJson(x: unknown): Json {
   return x as Json;
 }
 
+/** One line per parameter, for editors (the JSON Schema's descriptions). */
+export const ROLLOUT_PARAM_DOCS: Readonly<Record<string, string>> = {
+  policy:
+    "the policy to roll out: a policy.init or train node, an ONNX file, or an LLM policy",
+  envs: "the instances: a generate node",
+  episodes: "episodes per instance (default 1)",
+  greedy: "take the most likely action instead of sampling",
+  parallel: "environments stepped together",
+  seed: "seed of the episodes (default: the node's seed)",
+};
+
 /** The `rollout` kind. */
 export const kind: NodeKind<RolloutParams, Json> = {
   name: "rollout",
   description:
     "Roll a policy out on instances (batched onnxruntime inference) and record trajectories",
   params: RolloutParamsSchema,
+  paramDocs: ROLLOUT_PARAM_DOCS,
   module: import.meta.url,
   heavy: true,
   fingerprint: policyFingerprint,

@@ -49,6 +49,7 @@ import {
   readInstances,
   writePolicy,
 } from "./policy_io.ts";
+import { trainingWarning } from "./train_warning.ts";
 
 const int = (min: number, max: number) =>
   v.pipe(v.number(), v.integer(), v.minValue(min), v.maxValue(max));
@@ -149,15 +150,46 @@ export function curvePointJson(p: CurvePoint): { [k: string]: Json } {
   };
 }
 
+/** One line per parameter, for editors (the JSON Schema's descriptions). */
+export const TRAIN_PARAM_DOCS: Readonly<Record<string, string>> = {
+  policy:
+    "the policy to train further: a policy.init or train node ($prev.policy), or an envsmith ONNX file",
+  envs: "the training instances: a generate node",
+  updates:
+    "budget in PPO/GRPO updates (default 40 when samples is not given); training stops at the first budget reached",
+  samples:
+    "budget in agent-steps (equal experience whatever the agent count); training stops at the first budget reached",
+  seed: "seed of the training run (default: the node's seed)",
+  algo: "ppo (default) or grpo",
+  group: "GRPO: replays per instance (default 8)",
+  parallel: "environments stepped together (default 64)",
+  steps: "PPO rollout length per update, in environment steps (default 32)",
+  lr: "Adam learning rate (default 3e-4)",
+  epochs: "passes over each update's batch (default 4)",
+  minibatch: "minibatch size in agent-steps (default 512)",
+  clip: "PPO clip range (default 0.2)",
+  entropy: "entropy bonus coefficient (default 0.01)",
+  value_coef: "value loss coefficient (default 0.5 for PPO, 0 for GRPO)",
+  gamma: "discount factor (default 0.99)",
+  lambda: "GAE lambda (default 0.95)",
+  max_grad_norm: "gradient norm clip (default 0.5)",
+  reward:
+    "reward coefficients (goal, hole, collision, progress, step, ...; see policy/reward.ts); { progress: 0, step: 0 } gives outcome rewards",
+  kernel:
+    "simd (WebAssembly SIMD kernels, default) or ts (the TypeScript reference maths: slower, and a different run of the same seed)",
+};
+
 /** The `train` kind. */
 export const kind: NodeKind<TrainParams, PolicyValue> = {
   name: "train",
   description:
     "Train a policy on instances with multi-agent PPO or GRPO for a budget of updates/samples",
   params: TrainParamsSchema,
+  paramDocs: TRAIN_PARAM_DOCS,
   module: import.meta.url,
   heavy: true,
   fingerprint: policyFingerprint,
+  warning: trainingWarning,
   async run(p, ctx) {
     const ck = await readCheckpoint(p.policy, ctx);
     const instances = await readInstances(p.envs, ctx);

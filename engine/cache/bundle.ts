@@ -52,6 +52,53 @@ export interface ExportOptions {
   readonly filter?: readonly string[];
   /** Only these keys (e.g. the current keys of an experiment). */
   readonly keys?: ReadonlySet<string>;
+  /**
+   * Entries whose blobs go along even with `jsonOnly` (a chosen few, e.g.
+   * the rollouts a report's failure cases are drawn from): see
+   * {@linkcode selectBlobKeys}.
+   */
+  readonly blobsOf?: ReadonlySet<string>;
+}
+
+/** At most this many bytes of blobs go along with a JSON-only bundle (`--blobs-of`). @default 16 MiB */
+export const SELECTED_BLOB_BYTES = 16 * 1024 * 1024;
+
+/**
+ * The keys among `candidates` (in order) whose blobs fit, together, within
+ * `maxBytes`: the blobs a JSON-only bundle carries for them (`--blobs-of`).
+ * A blob shared by several entries counts once. Returns the keys taken and
+ * those left out for the bound.
+ */
+export function selectBlobKeys(
+  store: Store,
+  candidates: readonly string[],
+  maxBytes: number = SELECTED_BLOB_BYTES,
+): { keys: Set<string>; left: string[]; bytes: number } {
+  const keys = new Set<string>();
+  const left: string[] = [];
+  const counted = new Set<string>();
+  let bytes = 0;
+  for (const key of candidates) {
+    const entry = store.readEntry(key);
+    if (!entry) continue;
+    let add = 0;
+    for (const b of entry.blobs) {
+      if (counted.has(b)) continue;
+      try {
+        add += Deno.statSync(store.blobPath(b)).size;
+      } catch {
+        add = Infinity; // not here: cannot go along
+      }
+    }
+    if (bytes + add > maxBytes) {
+      left.push(key);
+      continue;
+    }
+    for (const b of entry.blobs) counted.add(b);
+    bytes += add;
+    keys.add(key);
+  }
+  return { keys, left, bytes };
 }
 
 function _glob(p: string): RegExp {
@@ -144,7 +191,9 @@ export function exportBundle(
         store.importMark(key) ? { imported: true } : {},
       );
       entries++;
-      if (!options.jsonOnly) { for (const b of entry.blobs) blobSet.add(b); }
+      if (!options.jsonOnly || options.blobsOf?.has(key)) {
+        for (const b of entry.blobs) blobSet.add(b);
+      }
     }
     for (const b of [...blobSet].sort()) {
       record("blob", b, store.readBlob({ $blob: b }), b);

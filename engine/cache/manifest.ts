@@ -67,6 +67,8 @@ export interface Manifest {
   file: string;
   /** Run id (also the file name). */
   run: string;
+  /** The `--set PATH=VALUE` overrides the file was run with, when any. */
+  overrides?: string[];
   /** Where nodes ran, when not `local` (e.g. `slurm`). */
   executor?: string;
   /** ISO start time. */

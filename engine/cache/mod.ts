@@ -46,6 +46,16 @@ export {
   importBundle,
   type ImportOptions,
   type ImportResult,
+  selectBlobKeys,
+  SELECTED_BLOB_BYTES,
 } from "./bundle.ts";
 export { gc, type GcResult, verifyCache, type VerifyResult } from "./gc.ts";
 export { Lock, type LockInfo, type LockOptions, tryLock } from "./lock.ts";
+export {
+  describeChanges,
+  diffRuns,
+  nodePattern,
+  type ParamChange,
+  type RunChanges,
+  wallMs,
+} from "./run_history.ts";

@@ -10,7 +10,10 @@ import {
   exportBundle,
   importBundle,
   type ImportOptions,
+  selectBlobKeys,
+  SELECTED_BLOB_BYTES,
 } from "../cache/bundle.ts";
+import { UserError } from "../errors.ts";
 import { gc, verifyCache } from "../cache/gc.ts";
 import { computeKeys } from "../cache/keys.ts";
 import { Store } from "../cache/store.ts";
@@ -24,10 +27,39 @@ export async function cacheExportCommand(
     jsonOnly?: boolean;
     filter?: readonly string[];
     experiments?: readonly string[];
+    /** With `jsonOnly`: node id patterns (of `experiments`) whose entries' blobs go along, within {@linkcode SELECTED_BLOB_BYTES}. */
+    blobsOf?: readonly string[];
   },
 ): Promise<number> {
   const store = new Store(ctx.cache);
   let keys: Set<string> | undefined;
+  let blobsOf: Set<string> | undefined;
+  if (options.blobsOf?.length) {
+    if (!options.experiments) {
+      throw new UserError(
+        "--blobs-of names nodes of experiments: add --experiment FILE",
+      );
+    }
+    const wanted: string[] = [];
+    for (const f of options.experiments) {
+      const exp = await load(ctx, f);
+      const ks = computeKeys(exp);
+      for (const n of exp.nodes) {
+        const k = ks[n.index]!;
+        if (
+          k.cacheable && options.blobsOf.some((p) => matchesPattern(n, p)) &&
+          store.hasEntry(k.key)
+        ) wanted.push(k.key);
+      }
+    }
+    const sel = selectBlobKeys(store, wanted);
+    blobsOf = sel.keys;
+    if (sel.left.length) {
+      ctx.output.err(
+        `--blobs-of: ${sel.left.length} of ${wanted.length} entries left without their blobs (over ${SELECTED_BLOB_BYTES} bytes)`,
+      );
+    }
+  }
   if (options.experiments) {
     keys = new Set();
     for (const f of options.experiments) {
@@ -48,6 +80,7 @@ export async function cacheExportCommand(
       ? { filter: options.filter }
       : {}),
     ...(keys ? { keys } : {}),
+    ...(blobsOf ? { blobsOf } : {}),
   });
   ctx.output.err(
     `wrote ${file}: ${r.entries} entries, ${r.blobs} blobs, ${r.aux} aux files (${r.bytes} bytes)`,

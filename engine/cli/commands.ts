@@ -18,6 +18,8 @@ import {
 } from "../run/executor.ts";
 import { executors as builtinExecutors } from "../run/executors/builtin.ts";
 import { makePlan, type Plan, type PlanItem } from "../run/plan.ts";
+import { collapseGraph, toDot, toMermaid } from "../run/plan_graph.ts";
+import { experimentWarningLines } from "../tables/result_warnings.ts";
 import {
   defaultReporter,
   formatDuration,
@@ -107,6 +109,11 @@ export interface CommandContext {
   readonly pluginHandlers?: Readonly<Record<string, PluginHandler>>;
   /** Plugin modules loaded from the command line (`--plugins`), shown by `plan`. */
   readonly plugins?: readonly LoadedPlugin[];
+  /**
+   * `--set PATH=VALUE` overrides applied to every experiment file this
+   * command loads (typed and validated as YAML; recorded in run manifests).
+   */
+  readonly overrides?: readonly string[];
 }
 
 /** The command that reruns `ids` of `file` (with `extra` flags, e.g. `--executor slurm`). */
@@ -130,6 +137,7 @@ export function load(ctx: CommandContext, file: string): Promise<Experiment> {
     ...(ctx.env ? { env: ctx.env } : {}),
     ...(ctx.limits ? { limits: ctx.limits } : {}),
     ...(ctx.pluginHandlers ? { pluginHandlers: ctx.pluginHandlers } : {}),
+    ...(ctx.overrides?.length ? { overrides: ctx.overrides } : {}),
   });
 }
 
@@ -153,6 +161,13 @@ function _counts(items: readonly PlanItem[]): string {
   return `${c.cached} cached, ${c.run} to run, ${c.blocked} blocked, ${c.skipped} skipped`;
 }
 
+/** ` with --set A=1 --set B=2`, or nothing. */
+function _setsNote(exp: Experiment): string {
+  return exp.overrides?.length
+    ? exp.overrides.map((o) => ` --set ${o}`).join("")
+    : "";
+}
+
 function _pad(s: string, n: number): string {
   return s.length >= n ? s : s + " ".repeat(n - s.length);
 }
@@ -167,6 +182,11 @@ export interface PlanCommandOptions {
   readonly all?: boolean;
   /** The executor a run would use (`--executor`), checked like `run` checks it. @default the experiment's, else local */
   readonly executor?: string;
+  /**
+   * `text` (the list), or the graph collapsed by stage and variant as
+   * Graphviz `dot` or `mermaid`. @default "text"
+   */
+  readonly format?: "text" | "dot" | "mermaid";
 }
 
 /** `plan FILE`: every node as cached / run / blocked / skipped, and why not cached. */
@@ -180,6 +200,11 @@ export async function planCommand(
   _checkExecutor(ctx, exp, store, options.executor, true);
   const plan = makePlan(exp, store, options.only ? { only: options.only } : {});
   for (const n of plan.notes) ctx.output.err(`warning: ${n}`);
+  if (options.format === "dot" || options.format === "mermaid") {
+    const g = collapseGraph(exp, (n) => plan.byIndex.get(n.index)?.status);
+    ctx.output.out(options.format === "dot" ? toDot(g) : toMermaid(g));
+    return 0;
+  }
   if (options.json) {
     ctx.output.out(JSON.stringify(
       {
@@ -201,7 +226,7 @@ export async function planCommand(
     return 0;
   }
   ctx.output.out(
-    `plan ${exp.name} (${file}): ${plan.items.length} nodes: ${
+    `plan ${exp.name} (${file}${_setsNote(exp)}): ${plan.items.length} nodes: ${
       _counts(plan.items)
     }`,
   );
@@ -352,7 +377,9 @@ export async function runCommand(
   const plan = makePlan(exp, store, options.only ? { only: options.only } : {});
   for (const n of plan.notes) reporter.info(`warning: ${n}`);
   reporter.info(
-    `run ${exp.name}: ${plan.items.length} nodes: ${_counts(plan.items)}`,
+    `run ${exp.name}${_setsNote(exp)}: ${plan.items.length} nodes: ${
+      _counts(plan.items)
+    }`,
   );
   const t0 = performance.now();
   const runId = newRunId();
@@ -412,6 +439,9 @@ export async function runCommand(
         : `manifest ${result.manifestPath}`
     })`;
   ctx.output.err(summary);
+  for (const w of experimentWarningLines(exp, store, plan.keys)) {
+    ctx.output.err(w);
+  }
   const fsFailed = result.failures.filter((f) =>
     f.cause instanceof FileSystemError
   );
@@ -580,6 +610,24 @@ export async function runNodeCommand(
   }
 }
 
+/**
+ * The node ids a partial id names: `score` or `score[context=full]` (some of
+ * the variant's coordinates, in any order) for `score[context=full,seed=1]`
+ * and its other seeds.
+ */
+export function partialIdMatches(exp: Experiment, id: string): string[] {
+  const m = /^([^[\]]+)(?:\[(.*)\])?$/.exec(id.trim());
+  if (!m) return [];
+  const plain = m[1]!;
+  const pairs = (m[2] ?? "").split(",").map((p) => p.trim()).filter((p) =>
+    p !== ""
+  ).map((p) => p.split("=").map((x) => x.trim()));
+  return exp.nodes.filter((n) =>
+    n.plain === plain &&
+    pairs.every(([k, v]) => k !== undefined && n.variant[k] === v)
+  ).map((n) => n.id);
+}
+
 /** Options of {@linkcode showCommand}. */
 export interface ShowOptions {
   /** A field path into the entry (`value.suites.base`, `report.rationale`); default: the value. */
@@ -600,9 +648,16 @@ export async function showCommand(
   const exp = await load(ctx, file);
   const index = exp.nodes.findIndex((n) => n.id === id);
   if (index < 0) {
+    const partial = partialIdMatches(exp, id);
     throw new UserError(
       `No node "${id}" in ${file}${
-        didYouMean(id, exp.nodes.map((n) => n.id))
+        partial.length
+          ? `; it names ${partial.length} node${
+            partial.length > 1 ? "s" : ""
+          }, give one in full: ${partial.slice(0, 6).join(", ")}${
+            partial.length > 6 ? `, … (${partial.length - 6} more)` : ""
+          }`
+          : didYouMean(id, exp.nodes.map((n) => n.id))
       } (\`deno task plan ${file}\` lists every node id)`,
     );
   }

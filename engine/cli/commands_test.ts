@@ -95,3 +95,35 @@ Deno.test("tables: a few missing nodes get a command naming them; many get the w
   assert.match(out, /Compute them with: `deno task run \S+exp\.yaml`/);
   assert.doesNotMatch(out, /--only/);
 });
+
+Deno.test("show: a partial id names the full ids it matches; a reference typo gets a did-you-mean", async () => {
+  const yaml = `experiment: partial
+seed: 1
+matrix:
+  k: [1, 2]
+  seed: [1, 2]
+nodes:
+  bench: { kind: test.add, with: { a: 1 } }
+  b: { kind: test.add, with: { a: $matrix.k, b: $seed, more: [$bench.sum] } }
+`;
+  await using p = await tmpProject(yaml);
+  const ctx = ctxFor(p.cache);
+  await assert.rejects(
+    () => showCommand(ctx, p.file, "b[k=2]"),
+    (e) =>
+      e instanceof UserError &&
+      /No node "b\[k=2\]" in .*; it names 2 nodes, give one in full: b\[k=2,seed=1\], b\[k=2,seed=2\] /
+        .test(e.message),
+  );
+  await assert.rejects(
+    () => showCommand(ctx, p.file, "b[seed=1, k=1]"),
+    (e) =>
+      e instanceof UserError &&
+      /give one in full: b\[k=1,seed=1\] /.test(e.message),
+  );
+  // `$benchmark` extends the name of the node `bench`.
+  assert.throws(
+    () => compile(p.file, yaml.replace("$bench.sum", "$benchmark.sum")),
+    /Cannot resolve "\$benchmark\.sum": no node named "benchmark"; did you mean "bench"\?/,
+  );
+});

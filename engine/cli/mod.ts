@@ -33,3 +33,4 @@ export {
   cacheImportCommand,
   cacheVerifyCommand,
 } from "./cache_commands.ts";
+export { changedCells, runsCommand, runsDiffCommand } from "./runs_command.ts";

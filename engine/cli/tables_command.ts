@@ -19,6 +19,7 @@ import {
   tableMarkdown,
 } from "../tables/tables.ts";
 import { comparisonCsv } from "../tables/table_compare.ts";
+import { experimentWarningLines } from "../tables/result_warnings.ts";
 
 /**
  * Imports a results bundle into the cache before tables or a report are
@@ -147,6 +148,12 @@ export async function tablesCommand(
       }
       _writeOut(out, `${t.name}.json`, JSON.stringify(t, null, 2) + "\n");
       if (t.missing.length) incomplete = true;
+    }
+    if (tables.length > 0) {
+      const exp = await load(ctx, file);
+      for (const w of experimentWarningLines(exp, new Store(ctx.cache))) {
+        ctx.output.out(w + "\n");
+      }
     }
   }
   if (count > 0) {

@@ -25,6 +25,7 @@ import type { Compilation } from "./plain_node.ts";
 import { buildTemplate } from "./references.ts";
 import { collectNodes } from "./stages.ts";
 import { checkTables } from "./table_spec.ts";
+import { applyOverrides } from "./overrides.ts";
 import {
   declaredPlugins,
   loadPlugins,
@@ -106,6 +107,8 @@ export interface Experiment {
   readonly executor?: ExecutorSpec;
   /** What the file's `plugins:` registered (set by {@linkcode loadExperiment}). */
   readonly plugins?: PluginSet;
+  /** The `--set PATH=VALUE` overrides applied to the file, in order (absent when none). */
+  readonly overrides?: readonly string[];
 }
 
 /** Options of {@linkcode loadExperiment}. */
@@ -136,6 +139,11 @@ export interface LoadOptions {
    * registered by the engine itself.
    */
   readonly pluginHandlers?: Readonly<Record<string, PluginHandler>>;
+  /**
+   * `PATH=VALUE` overrides (`--set`), applied in order to the parsed file
+   * before it is validated; see `overrides.ts`.
+   */
+  readonly overrides?: readonly string[];
 }
 
 /**
@@ -228,6 +236,14 @@ export function compileExperiment(
     ? resolveLimits(options.limits)
     : DEFAULT_LIMITS;
   const source = new Source(file, text, limits);
+  const overrideProblems = options.overrides?.length && isRecord(source.data)
+    ? applyOverrides(
+      source,
+      options.overrides,
+      Object.keys(ExperimentFileSchema.entries),
+      (label, t) => new Source(label, t, limits),
+    )
+    : [];
   const c: Compilation = {
     diags: new Diagnostics(source),
     kinds: new Map([...options.kinds].map((k) => [k.name, k])),
@@ -237,6 +253,7 @@ export function compileExperiment(
     plains: new Map(),
     limits,
   };
+  c.diags.list.push(...overrideProblems);
   const data = source.data;
   if (!isRecord(data)) {
     c.diags.report(
@@ -298,5 +315,6 @@ export function compileExperiment(
     names: c.names,
     tables,
     ...(executor ? { executor } : {}),
+    ...(options.overrides?.length ? { overrides: [...options.overrides] } : {}),
   };
 }

@@ -126,16 +126,34 @@ function _hoistDefs(s: _Js, owner: string, definitions: _Js): _Js {
   return rewrite(s) as _Js;
 }
 
+/**
+ * Puts each parameter's line of `docs` on its property (beside the
+ * `anyOf` of value and reference, where an editor's hover reads it).
+ */
+function _describe(s: _Js, docs: Readonly<Record<string, string>>): _Js {
+  if (!s.properties || typeof s.properties !== "object") return s;
+  const props: _Js = {};
+  for (const [k, p] of Object.entries(s.properties as _Js)) {
+    props[k] = docs[k] === undefined
+      ? p
+      : { description: docs[k], ...(p as _Js) };
+  }
+  return { ...s, properties: props };
+}
+
 function _nodeSchema(kind: NodeKind, definitions: _Js): _Js {
   return {
     type: "object",
     description: kind.description,
     properties: {
       kind: { const: kind.name, description: kind.description },
-      with: _hoistDefs(
-        _allowRefs(_convert(kind.params as v.GenericSchema), true),
-        _defName(kind.name),
-        definitions,
+      with: _describe(
+        _hoistDefs(
+          _allowRefs(_convert(kind.params as v.GenericSchema), true),
+          _defName(kind.name),
+          definitions,
+        ),
+        kind.paramDocs ?? {},
       ),
       description: { type: "string" },
     },
@@ -179,7 +197,12 @@ function _dispatch(names: readonly string[], description: string): _Js {
   };
 }
 
-/** The JSON Schema (draft-07) of an experiment file using `kinds` and `executors`. */
+/**
+ * The JSON Schema of an experiment file using `kinds` and `executors`. It
+ * names no `$schema` draft and uses only keywords that mean the same in
+ * draft-07 and 2020-12, so both Ajv (draft-07) and Ajv2020 compile it, and
+ * yaml-language-server reads it.
+ */
 export function experimentJsonSchema(
   kinds: readonly NodeKind[],
   // deno-lint-ignore no-explicit-any
@@ -224,7 +247,6 @@ export function experimentJsonSchema(
   };
   const id = "^[A-Za-z_][A-Za-z0-9_-]*$";
   return {
-    $schema: "http://json-schema.org/draft-07/schema#",
     title: "envsmith experiment",
     type: "object",
     properties: {

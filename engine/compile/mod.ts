@@ -31,3 +31,9 @@ export {
   type PluginSet,
   pluginUrl,
 } from "./plugins.ts";
+export {
+  applyOverrides,
+  type Override,
+  overrideLabel,
+  parseOverride,
+} from "./overrides.ts";

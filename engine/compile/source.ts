@@ -36,6 +36,7 @@ export class Source {
   readonly data: unknown;
   #doc: Document.Parsed;
   #lines: LineCounter;
+  #mapped: _MappedPath[] = [];
 
   /**
    * Parses `text`; throws {@linkcode ExperimentSyntaxError} listing every
@@ -222,6 +223,22 @@ export class Source {
     return this.#lines.linePos(offset);
   }
 
+  /**
+   * Places the values under `path` elsewhere (a `--set` override replaced
+   * them): diagnostics at or below `path` are located by `locate`, given the
+   * rest of the path. A later call for the same or a deeper path wins.
+   */
+  mapPath(
+    path: DocPath,
+    locate: (sub: DocPath, key: boolean) => {
+      file: string;
+      line: number;
+      col: number;
+    },
+  ): void {
+    this.#mapped.push({ path, locate });
+  }
+
   /** A diagnostic located at `path`. */
   diag(
     code: DiagnosticCode,
@@ -229,6 +246,18 @@ export class Source {
     message: string,
     key = false,
   ): Diagnostic {
+    let best: _MappedPath | undefined;
+    for (const m of this.#mapped) {
+      if (
+        m.path.length <= path.length &&
+        m.path.every((s, i) => String(s) === String(path[i])) &&
+        (best === undefined || m.path.length >= best.path.length)
+      ) best = m;
+    }
+    if (best !== undefined) {
+      const at = best.locate(path.slice(best.path.length), key);
+      return { code, ...at, path: formatPath(path), message };
+    }
     const { line, col } = this.locate(path, key);
     return {
       code,
@@ -239,6 +268,16 @@ export class Source {
       message,
     };
   }
+}
+
+/** Values placed elsewhere (see {@linkcode Source.mapPath}). */
+interface _MappedPath {
+  readonly path: DocPath;
+  readonly locate: (sub: DocPath, key: boolean) => {
+    file: string;
+    line: number;
+    col: number;
+  };
 }
 
 /** `nodes.train.with.envs[2]` */

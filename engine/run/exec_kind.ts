@@ -124,12 +124,30 @@ function _copy(src: string, dest: string): void {
   }
 }
 
+/** One line per parameter, for editors (the JSON Schema's descriptions). */
+export const EXEC_PARAM_DOCS: Readonly<Record<string, string>> = {
+  command: "the program to run (no shell): a name on PATH or a path",
+  args: "its arguments",
+  inputs:
+    "files (relative to the experiment file) whose contents are part of the key",
+  files:
+    "blobs of other nodes written into the work directory under these names",
+  input:
+    "JSON written to input.json in the work directory (references resolved)",
+  outputs: "files the program writes that become blobs of the value",
+  json: "a JSON file the program writes that becomes the value",
+  env:
+    "names of environment variables passed through (values never reach the key)",
+  timeout_ms: "kill the program after this many milliseconds",
+};
+
 /** The `exec` kind. */
 export const exec: NodeKind<ExecParams> = {
   name: "exec",
   description:
     "run an external command with declared input/output files (no shell)",
   params: _Params,
+  paramDocs: EXEC_PARAM_DOCS,
   module: import.meta.url,
   fingerprint(params, info): Json {
     const p = params as { inputs?: unknown };

@@ -63,3 +63,13 @@ export {
   describeExit,
   runChild,
 } from "./child_process.ts";
+export {
+  boxDetail,
+  type CollapsedEdge,
+  type CollapsedGraph,
+  collapsedId,
+  type CollapsedNode,
+  collapseGraph,
+  toDot,
+  toMermaid,
+} from "./plan_graph.ts";

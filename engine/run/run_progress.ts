@@ -2,9 +2,14 @@
  * Run-wide progress: how many of a run's nodes are done, which are running,
  * and when the run will end. The ETA comes from the cache's own history of
  * node times (earlier runs' manifests: the same node, else the same node of
- * another variant, else the same kind), scaled by how this run's finished
- * nodes compare with their history, and bounded below by the longest chain
- * of remaining nodes (a run cannot finish before its critical path does).
+ * another variant, else the same kind), scaled by how this run's recently
+ * finished nodes compare with their history (a window of recent work, so
+ * the estimate follows a change of pace, shrunk towards the history while
+ * few have finished, so one slow first node does not swing it), and bounded
+ * below by the longest chain of remaining nodes (a run cannot finish before
+ * its critical path does). A node without history takes the recent mean of
+ * its kind in this run; until every remaining kind has one, and until a few
+ * nodes have finished when history is missing, there is no estimate.
  *
  * @module
  */
@@ -49,7 +54,16 @@ export interface RunSnapshot {
   readonly elapsedMs: number;
   /** Expected time to the end (ms); null while nothing can tell. */
   readonly etaMs: number | null;
+  /** Why there is no estimate yet, when `etaMs` is null (`ETA after a first train node`). */
+  readonly etaNote?: string;
 }
+
+/** Finished nodes (with a history) whose pace sets the estimate: the most recent ones. */
+export const PACE_WINDOW = 20;
+/** Finished nodes per kind whose mean stands for the kind's nodes without a history. */
+export const KIND_WINDOW = 10;
+/** The history's weight in the pace, in nodes of mean estimated length: a few finished nodes cannot swing it. */
+export const PACE_PRIOR_NODES = 3;
 
 /** The history of node durations: per node id, per plain id and per kind (ms, newest first). */
 export interface NodeTimes {
@@ -162,11 +176,20 @@ export class RunProgress {
   #started = new Map<string, number>();
   #took = new Map<string, number>();
   #t0: number;
+  #meanEstimate = 0;
 
   /** Starts following `outline` at time `now` (ms). */
   constructor(outline: RunOutline, now: number) {
     this.#outline = outline;
     this.#t0 = now;
+    let sum = 0, count = 0;
+    for (const n of outline.nodes) {
+      if (n.estimateMs !== undefined && n.estimateMs > 0) {
+        sum += n.estimateMs;
+        count++;
+      }
+    }
+    this.#meanEstimate = count > 0 ? sum / count : 0;
     for (const n of outline.nodes) {
       this.#byId.set(n.id, n);
       this.#state.set(n.id, "pending");
@@ -199,7 +222,10 @@ export class RunProgress {
       return;
     }
     this.#state.set(id, "done");
-    if (status === "done" && t !== undefined) this.#took.set(id, now - t);
+    if (status === "done" && t !== undefined) {
+      this.#took.delete(id); // insertion order is the order of ends
+      this.#took.set(id, now - t);
+    }
   }
 
   #block(id: string): void {
@@ -212,44 +238,57 @@ export class RunProgress {
     }
   }
 
+  /** Nodes that must finish before an estimate without history is given. */
+  #minFinished(): number {
+    return Math.min(5, Math.max(1, Math.floor(this.total / 4)));
+  }
+
   /**
-   * How long each remaining node is expected to take (ms), or null when
-   * some cannot be told: its history scaled by this run's pace (actual over
-   * expected for the nodes finished here), else this run's mean for its
-   * kind, else this run's mean over all nodes.
+   * How long each remaining node is expected to take (ms), or why that
+   * cannot be told yet: its history scaled by this run's recent pace (actual
+   * over expected for the last {@linkcode PACE_WINDOW} nodes finished here
+   * that have a history, with the history itself counted as
+   * {@linkcode PACE_PRIOR_NODES} nodes at pace 1), else the mean of the last
+   * {@linkcode KIND_WINDOW} nodes of its kind finished here.
    */
-  #expected(): Map<string, number> | null {
-    let actual = 0, expected = 0;
+  #expected(): Map<string, number> | string {
+    const took = [...this.#took].reverse(); // newest first
+    let actual = 0, expected = 0, inWindow = 0;
     const kindSum = new Map<string, [number, number]>();
-    let allSum = 0, allN = 0;
-    for (const [id, ms] of this.#took) {
+    for (const [id, ms] of took) {
       const n = this.#byId.get(id)!;
-      if (n.estimateMs !== undefined && n.estimateMs > 0) {
+      if (
+        inWindow < PACE_WINDOW && n.estimateMs !== undefined &&
+        n.estimateMs > 0
+      ) {
         actual += ms;
         expected += n.estimateMs;
+        inWindow++;
       }
       const k = kindSum.get(n.kind) ?? [0, 0];
-      kindSum.set(n.kind, [k[0] + ms, k[1] + 1]);
-      allSum += ms;
-      allN++;
+      if (k[1] < KIND_WINDOW) kindSum.set(n.kind, [k[0] + ms, k[1] + 1]);
     }
+    const prior = PACE_PRIOR_NODES * this.#meanEstimate;
     const pace = expected > 0
-      ? Math.min(5, Math.max(0.2, actual / expected))
+      ? Math.min(5, Math.max(0.2, (actual + prior) / (expected + prior)))
       : 1;
     const out = new Map<string, number>();
+    let withoutHistory = false;
     for (const n of this.#outline.nodes) {
       const s = this.#state.get(n.id);
       if (s !== "pending" && s !== "running") continue;
+      if (n.estimateMs !== undefined) {
+        out.set(n.id, n.estimateMs * pace);
+        continue;
+      }
+      withoutHistory = true;
       const k = kindSum.get(n.kind);
-      const ms = n.estimateMs !== undefined
-        ? n.estimateMs * pace
-        : k
-        ? k[0] / k[1]
-        : allN > 0
-        ? allSum / allN
-        : undefined;
-      if (ms === undefined) return null;
-      out.set(n.id, ms);
+      if (!k) return `ETA after a first ${n.kind} node`;
+      out.set(n.id, k[0] / k[1]);
+    }
+    const finished = this.#took.size;
+    if (withoutHistory && finished < this.#minFinished()) {
+      return `ETA after ${this.#minFinished()} nodes`;
     }
     return out;
   }
@@ -270,13 +309,13 @@ export class RunProgress {
       blocked,
       running,
       elapsedMs: now - this.#t0,
-      etaMs: this.#eta(now),
+      ...this.#eta(now),
     };
   }
 
-  #eta(now: number): number | null {
+  #eta(now: number): { etaMs: number | null; etaNote?: string } {
     const expected = this.#expected();
-    if (expected === null) return null;
+    if (typeof expected === "string") return { etaMs: null, etaNote: expected };
     // What is left of each node: a running node has used part of its time.
     const left = new Map<string, number>();
     let sum = 0;
@@ -302,7 +341,7 @@ export class RunProgress {
     };
     let critical = 0;
     for (const id of left.keys()) critical = Math.max(critical, chain(id));
-    return Math.max(sum / this.#outline.jobs, critical);
+    return { etaMs: Math.max(sum / this.#outline.jobs, critical) };
   }
 }
 
@@ -331,7 +370,7 @@ export function formatRunSnapshot(
   parts.push(`elapsed ${formatDuration(s.elapsedMs)}`);
   parts.push(
     s.etaMs === null
-      ? "ETA after the first node"
+      ? s.etaNote ?? "ETA after the first node"
       : `ETA ${formatDuration(s.etaMs)}`,
   );
   return parts.join(" · ");

@@ -39,21 +39,24 @@ Deno.test("run progress: done/total, running, ETA from history, scaled by this r
       running: [],
       elapsedMs: 0,
       etaMs: null,
+      etaNote: "ETA after a first eval node",
     },
   );
   p.start("c", 0);
   p.start("a", 0);
-  // c took 4 s where history said 2 s: this run is twice as slow.
+  // c took 4 s where history said 2 s. One node does not make this run
+  // twice as slow: the history counts as 3 nodes of the mean estimate (6 s)
+  // at pace 1, so the pace is (4 + 18) / (2 + 18) = 1.1.
   p.end("c", "done", 4_000);
   s = p.snapshot(4_000);
   assert.equal(s.done, 1);
   assert.deepEqual(s.running, ["a"]);
-  // Expected: a 20 s (16 s left), b 20 s, d 4 s, e 4 s (eval's mean here).
-  // Work left 44 s on 2 jobs = 22 s; the chain a -> b is 36 s: ETA 36 s.
-  assert.equal(s.etaMs, 36_000);
+  // Expected: a 11 s (7 s left), b 11 s, d 2.2 s, e 4 s (eval's mean here).
+  // Work left 24.2 s on 2 jobs = 12.1 s; the chain a -> b is 18 s: ETA 18 s.
+  assert.ok(Math.abs(s.etaMs! - 18_000) < 1e-6, String(s.etaMs));
   assert.equal(
     formatRunSnapshot(s, { names: 3 }),
-    "1/5 nodes (20%) · 1 running: a · elapsed 4.0s · ETA 36.0s",
+    "1/5 nodes (20%) · 1 running: a · elapsed 4.0s · ETA 18.0s",
   );
   assert.equal(progressBar(s, 10), "[██░░░░░░░░]");
   // A failure blocks what depends on it; blocked nodes leave the ETA.
@@ -75,6 +78,69 @@ Deno.test("run progress: done/total, running, ETA from history, scaled by this r
   assert.equal(s.done, 3);
   assert.equal(s.etaMs, 0);
   assert.equal(progressBar(s, 10), "[██████████]");
+});
+
+Deno.test("run progress: no estimate early without history, then one that follows a change of pace", () => {
+  // A cold run: 10 fast generate nodes, then 30 train nodes, no history.
+  const nodes = [
+    ...Array.from({ length: 10 }, (_, i) => ({
+      id: `g${i}`,
+      kind: "generate",
+      deps: [],
+    })),
+    ...Array.from({ length: 30 }, (_, i) => ({
+      id: `t${i}`,
+      kind: "train",
+      deps: [`g${i % 10}`],
+    })),
+  ];
+  const p = new RunProgress({ jobs: 1, nodes }, 0);
+  let now = 0;
+  const step = (id: string, ms: number) => {
+    p.start(id, now);
+    now += ms;
+    p.end(id, "done", now);
+  };
+  for (let i = 0; i < 10; i++) step(`g${i}`, 100);
+  // Generates alone say nothing of training: no estimate (the old mean over
+  // all nodes said 3 s here, then jumped 200-fold at the first train).
+  let s = p.snapshot(now);
+  assert.equal(s.etaMs, null);
+  assert.equal(
+    formatRunSnapshot(s).split(" · ").at(-1),
+    "ETA after a first train node",
+  );
+  step("t0", 20_000);
+  s = p.snapshot(now);
+  assert.equal(s.etaMs, 29 * 20_000);
+
+  // A warm run with history (1 s per node): the machine gets twice as fast
+  // after 10 nodes; the estimate follows within the window of 20 nodes.
+  const warm = Array.from({ length: 60 }, (_, i) => ({
+    id: `n${i}`,
+    kind: "train",
+    deps: [],
+    estimateMs: 1_000,
+  }));
+  const q = new RunProgress({ jobs: 1, nodes: warm }, 0);
+  now = 0;
+  const run = (id: string, ms: number) => {
+    q.start(id, now);
+    now += ms;
+    q.end(id, "done", now);
+  };
+  for (let i = 0; i < 10; i++) run(`n${i}`, 1_000);
+  assert.equal(q.snapshot(now).etaMs, 50 * 1_000);
+  for (let i = 10; i < 30; i++) run(`n${i}`, 500);
+  // The window holds only the 20 fast nodes: pace (10 + 3) / (20 + 3).
+  const eta = q.snapshot(now).etaMs!;
+  assert.ok(Math.abs(eta - 30 * 1_000 * (13 / 23)) < 1e-6, String(eta));
+  // One node 4 times slower than the recent pace moves it by less than 15 %.
+  q.start("n30", now);
+  now += 2_000;
+  q.end("n30", "done", now);
+  const after = q.snapshot(now).etaMs!;
+  assert.ok(after / (eta * 29 / 30) < 1.15, `${after} vs ${eta}`);
 });
 
 Deno.test("plain reporter: one line with the run's size and ETA, a counter on each end line, a periodic summary", () => {

@@ -88,6 +88,7 @@ export function runManifest(
     experiment: exp.name,
     file: exp.file,
     run: options.runId,
+    ...(exp.overrides?.length ? { overrides: [...exp.overrides] } : {}),
     ...(options.executorName && options.executorName !== "local"
       ? { executor: options.executorName }
       : {}),

@@ -31,3 +31,10 @@ export {
   type PairedComparison,
   signFlipP,
 } from "./paired_stats.ts";
+export {
+  chainEnds,
+  experimentWarningLines,
+  formatWarning,
+  type GroupedWarning,
+  resultWarnings,
+} from "./result_warnings.ts";
