@@ -159,6 +159,7 @@ const ROLLOUT_FILES: readonly string[] = [
 const DIGEST_FILES: Record<string, readonly string[]> = {
   "exec": [
     "engine/canonical.ts",
+    "engine/child_process.ts",
     "engine/errors.ts",
     "engine/exec_kind.ts",
   ],

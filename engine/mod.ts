@@ -249,6 +249,14 @@ export {
 } from "./commands.ts";
 export { exec, type ExecParams, outputName } from "./exec_kind.ts";
 export {
+  type ChildOptions,
+  type ChildResult,
+  ChildSpawnError,
+  type ChildStream,
+  describeExit,
+  runChild,
+} from "./child_process.ts";
+export {
   buildTable,
   type Cell,
   formatCell,
