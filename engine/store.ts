@@ -45,7 +45,17 @@ import {
   processAlive,
   tryLock,
 } from "./lock.ts";
+import {
+  NotRegularFileError,
+  readRegularFile,
+  readRegularText,
+} from "./regular_file.ts";
 import type { BlobRef, Json } from "./types.ts";
+
+/** Largest entry file read (JSON values; big data belongs in blobs). */
+export const MAX_ENTRY_BYTES = 512 * 1024 * 1024;
+/** Largest blob file read. */
+export const MAX_BLOB_BYTES = 4 * 1024 * 1024 * 1024;
 
 /** Format tag on the first line of an entry file. */
 export const ENTRY_HEADER = "envsmith-entry 1";
@@ -293,11 +303,11 @@ export class Store {
    * it went, or null when it could not be moved (gone already, or a
    * read-only cache: then it stays, and is reported again next time).
    */
-  quarantine(file: string): string | null {
+  quarantine(file: string, prefix = ""): string | null {
     try {
       const dest = join(
         this.#dir("corrupt"),
-        `${file.split("/").pop()}.${Date.now()}-${
+        `${prefix}${file.split("/").pop()}.${Date.now()}-${
           crypto.randomUUID().slice(0, 6)
         }`,
       );
@@ -317,7 +327,7 @@ export class Store {
   importMark(key: string): ImportMark | null {
     let text: string;
     try {
-      text = Deno.readTextFileSync(this.importMarkPath(key));
+      text = readRegularText(this.importMarkPath(key), 64 * 1024);
     } catch (e) {
       if (e instanceof Deno.errors.NotFound) return null;
       return { bundle: "?", imported: "", resultsOnly: false };
@@ -375,7 +385,7 @@ export class Store {
   /** Whether an entry file exists for `key` (not verified). */
   hasEntry(key: string): boolean {
     try {
-      Deno.statSync(this.entryPath(key));
+      Deno.lstatSync(this.entryPath(key));
       return true;
     } catch {
       return false;
@@ -385,14 +395,25 @@ export class Store {
   /** Reads and verifies an entry; `null` when absent; throws {@linkcode CorruptEntryError} when bad. */
   readEntry(key: string): Entry | null {
     const file = this.entryPath(key);
-    let bytes: Uint8Array;
+    const bytes = this.#readEntryFile(key, file);
+    return bytes === null ? null : this.parseEntry(key, file, bytes);
+  }
+
+  /**
+   * The bytes of an entry file, or null when absent. Anything but a
+   * regular file of bounded size is a corrupt entry (never followed, never
+   * opened when a FIFO or device).
+   */
+  #readEntryFile(key: string, file: string): Uint8Array | null {
     try {
-      bytes = Deno.readFileSync(file);
+      return readRegularFile(file, MAX_ENTRY_BYTES);
     } catch (e) {
       if (e instanceof Deno.errors.NotFound) return null;
+      if (e instanceof NotRegularFileError) {
+        throw new CorruptEntryError(key, file, `${e.what}, not an entry file`);
+      }
       throw e;
     }
-    return this.parseEntry(key, file, bytes);
   }
 
   /**
@@ -437,15 +458,10 @@ export class Store {
    */
   checkEntry(key: string): boolean {
     const file = this.entryPath(key);
-    let bytes: Uint8Array;
-    try {
-      bytes = Deno.readFileSync(file);
-    } catch (e) {
-      if (e instanceof Deno.errors.NotFound) return false;
-      throw e;
-    }
     let blobs: string[];
     try {
+      const bytes = this.#readEntryFile(key, file);
+      if (bytes === null) return false;
       blobs = this.verifyEntryBytes(key, file, bytes).blobs;
     } catch (e) {
       if (e instanceof CorruptEntryError) this.quarantine(e.file);
@@ -511,7 +527,8 @@ export class Store {
   /** Raw bytes of an entry file (for export); verified. */
   entryBytes(key: string): Uint8Array {
     const file = this.entryPath(key);
-    const bytes = Deno.readFileSync(file);
+    const bytes = this.#readEntryFile(key, file);
+    if (bytes === null) throw new Deno.errors.NotFound(`no entry ${key}`);
     this.parseEntry(key, file, bytes);
     return bytes;
   }
@@ -534,9 +551,27 @@ export class Store {
   }
 
   /** Reads and verifies a blob. Throws {@linkcode CorruptEntryError} (and quarantines the file) when bad, `Deno.errors.NotFound` when absent. */
-  readBlob(ref: Pick<BlobRef, "$blob">): Uint8Array {
+  readBlob(ref: Pick<BlobRef, "$blob"> & { size?: number }): Uint8Array {
     const file = this.blobPath(ref.$blob);
-    const bytes = Deno.readFileSync(file);
+    let bytes: Uint8Array;
+    try {
+      bytes = readRegularFile(
+        file,
+        typeof ref.size === "number" && ref.size >= 0
+          ? ref.size
+          : MAX_BLOB_BYTES,
+      );
+    } catch (e) {
+      if (!(e instanceof NotRegularFileError)) throw e;
+      this.quarantine(file);
+      throw new CorruptEntryError(
+        ref.$blob,
+        file,
+        e.what.startsWith("larger")
+          ? `${e.what}, more than its reference says`
+          : `${e.what}, not a blob file`,
+      );
+    }
     if (sha256Hex(bytes) !== ref.$blob) {
       this.quarantine(file);
       throw new CorruptEntryError(
@@ -602,7 +637,7 @@ export class Store {
   /** Whether a blob file exists (not verified). */
   hasBlob(hash: string): boolean {
     try {
-      Deno.statSync(this.blobPath(hash));
+      Deno.lstatSync(this.blobPath(hash));
       return true;
     } catch {
       return false;
@@ -631,7 +666,9 @@ export class Store {
     for (const s of shards) {
       if (!s.isDirectory) continue;
       for (const f of Deno.readDirSync(join(this.root, "entries", s.name))) {
-        if (f.isFile && f.name.endsWith(".json")) yield f.name.slice(0, -5);
+        // Whatever its type: a symlink, directory or FIFO named like an
+        // entry is listed, so that reading it reports it as corrupt.
+        if (f.name.endsWith(".json")) yield f.name.slice(0, -5);
       }
     }
   }
@@ -647,7 +684,7 @@ export class Store {
     for (const s of shards) {
       if (!s.isDirectory) continue;
       for (const f of Deno.readDirSync(join(this.root, "blobs", s.name))) {
-        if (f.isFile) yield f.name;
+        yield f.name; // whatever its type (see keys())
       }
     }
   }
