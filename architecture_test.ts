@@ -162,6 +162,7 @@ const DIGEST_FILES: Record<string, readonly string[]> = {
     "engine/child_process.ts",
     "engine/errors.ts",
     "engine/exec_kind.ts",
+    "engine/regular_file.ts",
   ],
   "generate": [
     "mapf/generator.ts",
