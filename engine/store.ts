@@ -31,10 +31,10 @@
  * @module
  */
 import { hostname } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { writeAtomic } from "./atomic_write.ts";
 import { sha256Hex } from "./canonical.ts";
-import { CorruptEntryError } from "./errors.ts";
+import { CorruptEntryError, UserError } from "./errors.ts";
 import { asFileSystemError, onDisk } from "./fs_errors.ts";
 import type { KeyComponents } from "./keys.ts";
 import {
@@ -101,9 +101,73 @@ export interface ImportMark {
 /** Default cache directory (relative to the working directory). */
 export const DEFAULT_CACHE = ".envsmith/cache";
 
-/** The cache directory: `--cache`, else `$ENVSMITH_CACHE`, else {@linkcode DEFAULT_CACHE}. */
+/**
+ * The cache directory: `--cache`, else `$ENVSMITH_CACHE`, else
+ * {@linkcode DEFAULT_CACHE}; checked first.
+ *
+ * @throws {UserError} when it is empty, a file, a device, or a path
+ * inside a file: one line naming it and the source of the setting.
+ */
 export function cacheDir(flag?: string): string {
-  return flag ?? Deno.env.get("ENVSMITH_CACHE") ?? DEFAULT_CACHE;
+  const env = Deno.env.get("ENVSMITH_CACHE");
+  const dir = flag ?? env ?? DEFAULT_CACHE;
+  const source = flag !== undefined
+    ? "--cache"
+    : env !== undefined
+    ? "ENVSMITH_CACHE"
+    : "the default cache";
+  const problem = cacheDirProblem(dir);
+  if (problem !== null) {
+    throw new UserError(
+      `Cannot use ${source} ${JSON.stringify(dir)} as the cache: ${problem}`,
+    );
+  }
+  return dir;
+}
+
+/**
+ * Why `dir` cannot be a cache directory (empty, not a directory, inside a
+ * file), or null when it is one or can be made.
+ */
+export function cacheDirProblem(dir: string): string | null {
+  if (dir.trim() === "") {
+    return "it is empty; give a directory, or leave it out for .envsmith/cache";
+  }
+  if (dir.includes("\0")) return "it holds a NUL byte";
+  // The path itself, or else its nearest existing ancestor.
+  let p = dir;
+  for (let depth = 0; depth < 4096; depth++) {
+    let st: Deno.FileInfo;
+    try {
+      st = Deno.statSync(p);
+    } catch (e) {
+      if (e instanceof Deno.errors.NotFound) {
+        const up = dirname(p);
+        if (up === p) return null;
+        p = up;
+        continue;
+      }
+      if (e instanceof Deno.errors.NotADirectory) {
+        const up = dirname(p);
+        if (up === p) return null;
+        p = up;
+        continue;
+      }
+      return null; // permission and the like: reported where it is used
+    }
+    if (st.isDirectory) return null;
+    const what = st.isFile
+      ? "a file"
+      : st.isCharDevice || st.isBlockDevice
+      ? "a device"
+      : st.isFifo
+      ? "a FIFO"
+      : "not a directory";
+    return p === dir
+      ? `it is ${what}, not a directory; give a directory`
+      : `${p} is ${what}, so nothing can be made inside it; give a directory`;
+  }
+  return null;
 }
 
 const _HOST = hostname();
