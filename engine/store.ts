@@ -98,6 +98,14 @@ export interface ImportMark {
   readonly resultsOnly: boolean;
 }
 
+/**
+ * Prefix of the note a bundle export leaves in `tmp/`: it names the
+ * export's temporary file (beside the bundle, outside the cache), which
+ * {@linkcode Store.cleanLeftovers} removes with the note when the export's
+ * process is gone.
+ */
+export const EXPORT_NOTE = "export-note";
+
 /** Default cache directory (relative to the working directory). */
 export const DEFAULT_CACHE = ".envsmith/cache";
 
@@ -186,6 +194,26 @@ export function tmpName(prefix: string): string {
 export function tmpOwner(name: string): { host: string; pid: number } | null {
   const m = /@([A-Za-z0-9._-]+)~(\d+)~[0-9a-f]{8}$/.exec(name);
   return m ? { host: m[1]!, pid: Number(m[2]) } : null;
+}
+
+/**
+ * Removes the temporary file of a killed export named in the note `note`
+ * (only a name of that form: `.BUNDLE.export@HOST~PID~RANDOM`).
+ */
+function _removeNotedExport(note: string): void {
+  let target: string;
+  try {
+    target = readRegularText(note, 4096).trim();
+  } catch {
+    return;
+  }
+  const name = target.split("/").pop() ?? "";
+  const owner = tmpOwner(name);
+  if (!/^\..+\.export@/.test(name) || owner === null) return;
+  if (owner.host === _HOST && processAlive(owner.pid)) return;
+  try {
+    if (Deno.lstatSync(target).isFile) Deno.removeSync(target);
+  } catch { /* gone */ }
 }
 
 /** Every BlobRef inside a JSON value. */
@@ -312,6 +340,7 @@ export class Store {
         continue; // removed meanwhile
       }
       if (!stale) continue;
+      if (e.name.startsWith(EXPORT_NOTE + "@")) _removeNotedExport(p);
       try {
         Deno.removeSync(p, { recursive: true });
         removed++;
@@ -338,28 +367,44 @@ export class Store {
     this.#dir(...dirParts);
     const tmp = this.tmpPath("w");
     return onDisk(final, "write", () => {
-      try {
-        Deno.writeFileSync(tmp, bytes);
-        try {
-          Deno.linkSync(tmp, final);
-          return true;
-        } catch (e) {
-          if (e instanceof Deno.errors.AlreadyExists) return false;
-          // No hard links here: rename (atomic; last writer wins with identical content).
-          try {
-            Deno.statSync(final);
-            return false;
-          } catch {
-            Deno.renameSync(tmp, final);
-            return true;
-          }
-        }
-      } finally {
-        try {
-          Deno.removeSync(tmp);
-        } catch { /* renamed, or never written */ }
-      }
+      Deno.writeFileSync(tmp, bytes);
+      return this.#place(tmp, final);
     });
+  }
+
+  /** Links the complete file `tmp` to `final` unless it exists (write-once); removes `tmp`. */
+  #place(tmp: string, final: string): boolean {
+    try {
+      try {
+        Deno.linkSync(tmp, final);
+        return true;
+      } catch (e) {
+        if (e instanceof Deno.errors.AlreadyExists) return false;
+        // No hard links here: rename (atomic; last writer wins with identical content).
+        try {
+          Deno.lstatSync(final);
+          return false;
+        } catch {
+          Deno.renameSync(tmp, final);
+          return true;
+        }
+      }
+    } finally {
+      try {
+        Deno.removeSync(tmp);
+      } catch { /* renamed, or never written */ }
+    }
+  }
+
+  /**
+   * Stores the file `tmp` (in `tmp/`, already checked to hold the bytes
+   * whose sha256 is `hash`) as that blob, write-once; `tmp` is removed.
+   * Returns false when the blob existed. For blobs streamed in (bundles).
+   */
+  adoptBlob(tmp: string, hash: string): boolean {
+    this.#dir("blobs", hash.slice(0, 2));
+    const final = this.blobPath(hash);
+    return onDisk(final, "write", () => this.#place(tmp, final));
   }
 
   /**

@@ -398,7 +398,7 @@ Deno.test("faults: an import onto a full disk keeps what it wrote and says so", 
   const src = join(d.dir, "src");
   assert.equal((await probe(["--cache", src, "run", file])).code, 0);
   const bundle = join(d.dir, "all.esb");
-  exportBundle(new Store(src), bundle);
+  await exportBundle(new Store(src), bundle);
   const r = await probe([
     "--cache",
     join(fs.dir, "cache"),
@@ -463,7 +463,7 @@ Deno.test("faults: a forged bundle is visibly marked, never trusted: tables mark
   const a = join(d.dir, "a");
   assert.equal((await probe(["--cache", a, "run", file])).code, 0);
   const plain = join(d.dir, "a.esb");
-  exportBundle(new Store(a), plain);
+  await exportBundle(new Store(a), plain);
   const plan = JSON.parse(
     (await probe(["--cache", a, "plan", file, "--json"])).out,
   ) as { nodes: { id: string; key: string }[] };
