@@ -113,6 +113,7 @@ const ROLLOUT_FILES: readonly string[] = [
   "llm/endpoint.ts",
   "llm/errors.ts",
   "llm/gguf_digest.ts",
+  "llm/gguf_header.ts",
   "llm/local.ts",
   "mapf/batch_env.ts",
   "mapf/grid.ts",
@@ -182,6 +183,7 @@ const DIGEST_FILES: Record<string, readonly string[]> = {
   "policy.init": [
     "llm/errors.ts",
     "llm/gguf_digest.ts",
+    "llm/gguf_header.ts",
     "mapf/grid.ts",
     "mapf/instance.ts",
     "mapf/rng.ts",
@@ -200,6 +202,7 @@ const DIGEST_FILES: Record<string, readonly string[]> = {
   "train": [
     "llm/errors.ts",
     "llm/gguf_digest.ts",
+    "llm/gguf_header.ts",
     "mapf/batch_env.ts",
     "mapf/grid.ts",
     "mapf/instance.ts",
@@ -270,6 +273,7 @@ const DIGEST_FILES: Record<string, readonly string[]> = {
     "llm/errors.ts",
     "llm/gbnf.ts",
     "llm/gguf_digest.ts",
+    "llm/gguf_header.ts",
     "llm/json_extract.ts",
     "llm/local.ts",
     "mapf/generator.ts",

@@ -253,7 +253,9 @@ export function redesignCommand(
       try {
         result = await redesign(params, o.seed, {
           cacheDir: `${cacheOf(io, cmd)}/aux/redesign/llm`,
-          onEndpointError: "fallback",
+          // A local model that cannot be loaded is an error, not a
+          // passing outage of a server: only remote endpoints fall back.
+          onEndpointError: llm && "gguf" in llm ? "throw" : "fallback",
         });
       } catch (e) {
         if (
