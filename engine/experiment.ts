@@ -14,7 +14,11 @@ import { builtinExecutors, type ExecutorKind } from "./executor.ts";
 import type { Resolvable } from "./refs.ts";
 import { Source, tooLargeMessage } from "./source.ts";
 import { DEFAULT_LIMITS, type Limits, resolveLimits } from "./limits.ts";
-import { checkNodeCount, checkVariantCount } from "./compile/bounds.ts";
+import {
+  checkNodeCount,
+  checkReferenceCount,
+  checkVariantCount,
+} from "./compile/bounds.ts";
 import type { Json, NodeKind } from "./types.ts";
 import * as v from "valibot";
 import { Diagnostics, isRecord } from "./compile/diagnostics.ts";
@@ -23,7 +27,7 @@ import { assignAxes, expandGraph, orderNodes } from "./compile/expansion.ts";
 import { readMatrix, variantsOf } from "./compile/matrix.ts";
 import { checkParams } from "./compile/parameters.ts";
 import type { Compilation } from "./compile/plain_node.ts";
-import { buildTemplate } from "./compile/references.ts";
+import { buildTemplate, referenceCount } from "./compile/references.ts";
 import { collectNodes } from "./compile/stages.ts";
 import { checkTables } from "./table_spec.ts";
 
@@ -242,7 +246,10 @@ export function compileExperiment(
   if (order && checkVariantCount(c)) {
     assignAxes(c, order);
     variants = variantsOf(c, data.matrix);
-    if (checkNodeCount(c, order, variants)) {
+    if (
+      checkNodeCount(c, order, variants) &&
+      checkReferenceCount(c, order, variants, referenceCount)
+    ) {
       graph = expandGraph(
         c,
         order,
