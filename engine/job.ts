@@ -13,7 +13,7 @@ import { CorruptEntryError } from "./errors.ts";
 import { codeDigest } from "./digest.ts";
 import { FileSystemError, onDisk } from "./fs_errors.ts";
 import { type KeyComponents, seedOfKey } from "./keys.ts";
-import type { Lock, LockOptions } from "./lock.ts";
+import { describeHolder, type Lock, type LockOptions } from "./lock.ts";
 import { formatDuration, type Reporter, SilentReporter } from "./progress.ts";
 import { blobsIn, type Entry, type Store } from "./store.ts";
 import type { Json, NodeContext, NodeKind, NodeResult } from "./types.ts";
@@ -181,7 +181,7 @@ export async function claimKey(
     }
     reporter.waiting(
       job.id,
-      `${holder.note || "?"} in pid ${holder.pid}@${holder.host}`,
+      describeHolder(store.lockPath(job.key), holder, options.lockOptions),
     );
     await sleep(pollMs, options.signal);
   }

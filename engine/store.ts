@@ -753,6 +753,11 @@ export class Store {
     }
   }
 
+  /** Path of the lock file of `key`. */
+  lockPath(key: string): string {
+    return join(this.root, "locks", `${key}.lock`);
+  }
+
   /** Tries to lock `key` for computing; the lock or the live holder's info. */
   lock(key: string, note: string, options?: LockOptions): Lock | LockInfo {
     const path = join(this.#dir("locks"), `${key}.lock`);
