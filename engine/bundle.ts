@@ -898,116 +898,136 @@ export async function importBundle(
     bundle: basename(file),
     imported: new Date().toISOString(),
   };
-  const { reader, close } = await _open(file, maxBytes);
-  try {
-    await reader.line(64);
-    for (;;) {
-      const at = reader.offset;
-      const head = _head(file, (await reader.line(64 * 1024)) ?? "", at);
-      if (typeof head === "number") break;
-      const label = `${head.type} ${head.name.slice(0, 80)}`;
-      const changed = () =>
-        new UserError(
-          `${file} changed while it was imported (${label}); what was written before is complete and was kept: import again`,
-        );
-      if (head.type === "blob" && !store.hasBlob(head.name)) {
-        // Streamed into tmp/, checked, then linked into place.
-        const tmp = store.tmpPath("blob");
-        const out = onDisk(
-          tmp,
-          "write",
-          () => Deno.openSync(tmp, { write: true, createNew: true }),
-        );
-        const hash = createHash("sha256");
-        try {
-          await reader.body(head.size, (c) => {
-            hash.update(c);
-            let off = 0;
-            while (off < c.length) {
-              off += onDisk(tmp, "write", () => out.writeSync(c.subarray(off)));
-            }
-          });
-        } finally {
-          out.close();
-        }
-        if (hash.digest("hex") !== head.name) {
-          _rmQuiet(tmp);
-          throw changed();
-        }
-        if (store.adoptBlob(tmp, head.name)) nBlobs++;
-        else kept++;
-      } else if (head.type === "entry") {
-        const parts: Uint8Array[] = [];
-        await reader.body(head.size, (c) => void parts.push(c.slice()));
-        const body = _concat(parts, head.size);
-        if (
-          sha256Hex(body) !== head.sha256 || !checked.entries.has(head.name)
-        ) {
-          throw changed();
-        }
-        if (store.hasEntry(head.name)) kept++;
-        else {
-          const complete = completeOf(head.name);
-          const trusted = options.trust === true && complete && !head.imported;
-          if (!trusted) {
-            store.markImported(head.name, { ...mark, resultsOnly: !complete });
-          }
-          if (store.importEntryBytes(head.name, body)) {
-            nEntries++;
-            if (!trusted) marked++;
-            if (!complete) resultsOnly++;
-          } else {
-            kept++; // stored meanwhile by another process: theirs stays, unmarked
-            if (!trusted) store.unmarkImported(head.name);
-          }
-        }
-      } else if (head.type === "aux" && options.trust) {
-        const dest = _auxDest(store, file, head.name);
-        let exists = true;
-        try {
-          Deno.lstatSync(dest);
-        } catch {
-          exists = false;
-        }
-        if (exists) {
-          kept++;
+  // Blobs (and aux files) first, entries in a second pass: an entry is
+  // complete when it appears, whatever the order of the bundle's records.
+  for (const phase of ["blobs", "entries"] as const) {
+    const { reader, close } = await _open(file, maxBytes);
+    try {
+      await reader.line(64);
+      for (;;) {
+        const at = reader.offset;
+        const head = _head(file, (await reader.line(64 * 1024)) ?? "", at);
+        if (typeof head === "number") break;
+        const label = `${head.type} ${head.name.slice(0, 80)}`;
+        const changed = () =>
+          new UserError(
+            `${file} changed while it was imported (${label}); what was written before is complete and was kept: import again`,
+          );
+        const mine = phase === "entries"
+          ? head.type === "entry"
+          : head.type !== "entry";
+        if (!mine) {
           await reader.body(head.size, () => {});
-        } else {
+        } else if (head.type === "blob" && !store.hasBlob(head.name)) {
+          // Streamed into tmp/, checked, then linked into place.
+          const tmp = store.tmpPath("blob");
+          const out = onDisk(
+            tmp,
+            "write",
+            () => Deno.openSync(tmp, { write: true, createNew: true }),
+          );
+          const hash = createHash("sha256");
+          try {
+            await reader.body(head.size, (c) => {
+              hash.update(c);
+              let off = 0;
+              while (off < c.length) {
+                off += onDisk(
+                  tmp,
+                  "write",
+                  () => out.writeSync(c.subarray(off)),
+                );
+              }
+            });
+          } catch (e) {
+            out.close();
+            _rmQuiet(tmp);
+            throw e;
+          }
+          out.close();
+          if (hash.digest("hex") !== head.name) {
+            _rmQuiet(tmp);
+            throw changed();
+          }
+          if (store.adoptBlob(tmp, head.name)) nBlobs++;
+          else kept++;
+        } else if (head.type === "entry") {
           const parts: Uint8Array[] = [];
           await reader.body(head.size, (c) => void parts.push(c.slice()));
           const body = _concat(parts, head.size);
-          if (sha256Hex(body) !== head.sha256) throw changed();
-          onDisk(dest, "write", () => {
-            Deno.mkdirSync(dirname(dest), { recursive: true });
-            const tmp = store.tmpPath("aux");
-            Deno.writeFileSync(tmp, body);
-            try {
-              Deno.renameSync(tmp, dest);
-            } catch (e) {
-              _rmQuiet(tmp);
-              throw e;
+          if (
+            sha256Hex(body) !== head.sha256 || !checked.entries.has(head.name)
+          ) {
+            throw changed();
+          }
+          if (store.hasEntry(head.name)) kept++;
+          else {
+            const complete = completeOf(head.name);
+            const trusted = options.trust === true && complete &&
+              !head.imported;
+            if (!trusted) {
+              store.markImported(head.name, {
+                ...mark,
+                resultsOnly: !complete,
+              });
             }
-          });
-          nAux++;
+            if (store.importEntryBytes(head.name, body)) {
+              nEntries++;
+              if (!trusted) marked++;
+              if (!complete) resultsOnly++;
+            } else {
+              kept++; // stored meanwhile by another process: theirs stays, unmarked
+              if (!trusted) store.unmarkImported(head.name);
+            }
+          }
+        } else if (head.type === "aux" && options.trust) {
+          const dest = _auxDest(store, file, head.name);
+          let exists = true;
+          try {
+            Deno.lstatSync(dest);
+          } catch {
+            exists = false;
+          }
+          if (exists) {
+            kept++;
+            await reader.body(head.size, () => {});
+          } else {
+            const parts: Uint8Array[] = [];
+            await reader.body(head.size, (c) => void parts.push(c.slice()));
+            const body = _concat(parts, head.size);
+            if (sha256Hex(body) !== head.sha256) throw changed();
+            onDisk(dest, "write", () => {
+              Deno.mkdirSync(dirname(dest), { recursive: true });
+              const tmp = store.tmpPath("aux");
+              try {
+                Deno.writeFileSync(tmp, body);
+                Deno.renameSync(tmp, dest);
+              } catch (e) {
+                _rmQuiet(tmp);
+                throw e;
+              }
+            });
+            nAux++;
+          }
+        } else {
+          if (head.type === "blob") kept++;
+          await reader.body(head.size, () => {});
         }
-      } else {
-        if (head.type === "blob") kept++;
-        await reader.body(head.size, () => {});
+        await reader.body(1, () => {});
       }
-      await reader.body(1, () => {});
+    } catch (e) {
+      if (!(e instanceof FileSystemError)) throw e;
+      throw new FileSystemError(
+        e.path,
+        e.problem,
+        e.code,
+        e.action,
+        `${e.advice} The import of ${file} stopped there; what it wrote before (${nEntries} entries, ${nBlobs} blobs, ${nAux} aux files) is complete and was kept: import again once fixed (records already present are skipped).`,
+        { cause: e },
+      );
+    } finally {
+      await close();
     }
-  } catch (e) {
-    if (!(e instanceof FileSystemError)) throw e;
-    throw new FileSystemError(
-      e.path,
-      e.problem,
-      e.code,
-      e.action,
-      `${e.advice} The import of ${file} stopped there; what it wrote before (${nEntries} entries, ${nBlobs} blobs, ${nAux} aux files) is complete and was kept: import again once fixed (records already present are skipped).`,
-      { cause: e },
-    );
-  } finally {
-    await close();
   }
   return {
     entries: nEntries,

@@ -122,10 +122,10 @@ Deno.test("limits: the node count is checked before the graph is built, naming t
   );
 });
 
-Deno.test("limits: $earlier over 10,000 stages is refused at the reference, in one line, before n²/2 references are made", () => {
+Deno.test("limits: $earlier over 3,000 stages is refused at the reference, in one line, before n²/2 references are made", () => {
   const d = refused(
     HEAD +
-      "nodes:\n  s:\n    kind: stages\n    count: 10000\n    from: { c: 1 }\n    each:\n      c: { kind: test.add, with: { a: 1, note: $earlier.c } }\n",
+      "nodes:\n  s:\n    kind: stages\n    count: 3000\n    from: { c: 1 }\n    each:\n      c: { kind: test.add, with: { a: 1, note: $earlier.c } }\n",
     3000,
   );
   assert.equal(d.code, "limit");

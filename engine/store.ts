@@ -367,7 +367,14 @@ export class Store {
     this.#dir(...dirParts);
     const tmp = this.tmpPath("w");
     return onDisk(final, "write", () => {
-      Deno.writeFileSync(tmp, bytes);
+      try {
+        Deno.writeFileSync(tmp, bytes);
+      } catch (e) {
+        try {
+          Deno.removeSync(tmp); // half-written (a full disk)
+        } catch { /* never written */ }
+        throw e;
+      }
       return this.#place(tmp, final);
     });
   }

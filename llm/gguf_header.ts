@@ -209,6 +209,12 @@ export function checkGgufHeader(path: string): GgufHeaderInfo {
   try {
     return _check(new _Cursor(file, size));
   } catch (e) {
+    if (e instanceof _Bad && e.message.startsWith("it does not start")) {
+      throw new LlmConfigError(
+        `${path} is not a GGUF model file (it does not start with "GGUF"); give a .gguf file as llama.cpp writes it.`,
+        "gguf",
+      );
+    }
     if (e instanceof _Bad) {
       throw new LlmConfigError(
         `${path} is not a loadable GGUF model: ${e.message}; give a complete .gguf file as llama.cpp writes it.`,
