@@ -70,7 +70,11 @@ Deno.test("checkGgufHeader: refuses in milliseconds, in one line, a file that ca
   try {
     const good = randomGgufBytes({ shape: "tiny", seed: 1, type: "f32" });
     const cases: [string, Uint8Array, RegExp][] = [
-      ["magic", enc.encode("GGML-not-a-model"), /is not a GGUF model file \(it does not start with "GGUF"\)/],
+      [
+        "magic",
+        enc.encode("GGML-not-a-model"),
+        /is not a GGUF model file \(it does not start with "GGUF"\)/,
+      ],
       [
         "version",
         cat(enc.encode("GGUF"), u32(7), u64(0n), u64(0n)),
