@@ -194,6 +194,7 @@ const ROLLOUT_FILES: readonly string[] = [
   "llm/endpoint.ts",
   "llm/errors.ts",
   "llm/gguf_digest.ts",
+  "llm/gguf_header.ts",
   "llm/local.ts",
   "mapf/batch_env.ts",
   "mapf/grid.ts",
@@ -240,9 +241,11 @@ const ROLLOUT_FILES: readonly string[] = [
 const DIGEST_FILES: Record<string, readonly string[]> = {
   "exec": [
     "engine/canonical.ts",
+    "engine/child_process.ts",
     "engine/errors.ts",
     "engine/run/child_process.ts",
     "engine/run/exec_kind.ts",
+    "engine/regular_file.ts",
   ],
   "generate": [
     "mapf/generator.ts",
@@ -262,6 +265,7 @@ const DIGEST_FILES: Record<string, readonly string[]> = {
   "policy.init": [
     "llm/errors.ts",
     "llm/gguf_digest.ts",
+    "llm/gguf_header.ts",
     "mapf/grid.ts",
     "mapf/instance.ts",
     "mapf/rng.ts",
@@ -280,6 +284,7 @@ const DIGEST_FILES: Record<string, readonly string[]> = {
   "train": [
     "llm/errors.ts",
     "llm/gguf_digest.ts",
+    "llm/gguf_header.ts",
     "mapf/batch_env.ts",
     "mapf/grid.ts",
     "mapf/instance.ts",
@@ -379,6 +384,7 @@ const ENGINEER_FILES: Record<string, readonly string[]> = {
     "llm/errors.ts",
     "llm/gbnf.ts",
     "llm/gguf_digest.ts",
+    "llm/gguf_header.ts",
     "llm/json_extract.ts",
     "llm/local.ts",
     "mapf/generator.ts",

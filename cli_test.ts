@@ -181,6 +181,17 @@ Deno.test("cli: run-node by FILE NODE_ID and by KEY", async () => {
   const byKey = await cli(["--cache", p.cache, "run-node", bKey]);
   assert.equal(byKey.code, 0, byKey.err);
   assert.deepEqual(store.readEntry(bKey)!.value, { sum: 6, parts: [1, 5] });
+  // A spec of another key under this key's name runs nothing.
+  const aKey = m.nodes.find((n) => n.id === "a")!.key;
+  await Deno.remove(store.entryPath(bKey));
+  await Deno.copyFile(store.jobPath(aKey), store.jobPath(bKey));
+  const wrong = await cli(["--cache", p.cache, "run-node", bKey]);
+  assert.equal(wrong.code, 2);
+  assert.match(
+    wrong.err,
+    new RegExp(`is not the spec of key ${bKey} \\(it holds key ${aKey}\\)`),
+  );
+  assert.equal(store.readEntry(bKey), null);
 });
 
 Deno.test("cli: SIGKILL mid-run, then rerun recomputes nothing that had finished", async () => {

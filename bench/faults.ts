@@ -5,9 +5,10 @@
  * the counts `bench/RESULTS.md` records: inputs tried, refused cleanly,
  * kills survived, entries lost.
  *
- * Run: `deno run -A bench/faults.ts [KILLS] [QUICK_KILLS] [SEED]`
- * (defaults 20, 0 and 1; QUICK_KILLS > 0 runs quick.yaml cold first, a few
- * minutes).
+ * Run: `deno run -A bench/faults.ts [KILLS] [QUICK_KILLS] [SEED] [EXEC_KILLS]`
+ * (defaults 20, 0, 1 and 0; QUICK_KILLS > 0 runs quick.yaml cold first, a few
+ * minutes; EXEC_KILLS > 0 kills runs of `exec` nodes whose commands fork
+ * and counts the node processes left behind).
  *
  * @module
  */
@@ -38,6 +39,7 @@ async function _rounds(
     finalCode: 0,
     nodes: 0,
     differing: [] as string[],
+    survivors: 0,
   };
   for (let round = 0; total.kills < kills && round < 4 * kills; round++) {
     const sub = join(dir, `round-${round}`);
@@ -56,6 +58,7 @@ async function _rounds(
     total.finalCode ||= r.finalCode;
     total.nodes += r.nodes;
     total.differing.push(...r.differing);
+    total.survivors += r.survivors;
     await Deno.remove(sub, { recursive: true });
   }
   return total;
@@ -64,6 +67,7 @@ async function _rounds(
 const kills = Number(Deno.args[0] ?? 20);
 const quickKills = Number(Deno.args[1] ?? 0);
 const seed = Number(Deno.args[2] ?? 1);
+const execKills = Number(Deno.args[3] ?? 0);
 const dir = await Deno.makeTempDir({ prefix: "envsmith-bench-faults-" });
 
 try {
@@ -136,17 +140,48 @@ try {
       ),
     ]);
   }
+  if (execKills > 0) {
+    // Two chains of exec nodes; each command forks a 30 s sleep into the
+    // background (left behind on purpose) and writes its output after a
+    // short wait: a kill lands while commands and their children run.
+    const file = join(dir, "exec.yaml");
+    const nodes: string[] = [];
+    for (const chain of ["a", "b"]) {
+      for (let i = 0; i < 6; i++) {
+        nodes.push(
+          `  ${chain}${i}: { kind: exec, with: { command: sh, args: [-c, "sleep 30 & (sleep 60; true) & sleep 0.${
+            2 + i % 4
+          }; echo $ENVSMITH_SEED > out.txt"], outputs: [out.txt], input: ${
+            i === 0 ? `{ chain: ${chain} }` : `$${chain}${i - 1}.outputs`
+          } } }`,
+        );
+      }
+    }
+    await Deno.writeTextFile(
+      file,
+      `experiment: execkill\nseed: 1\nnodes:\n${nodes.join("\n")}\n`,
+    );
+    reports.push([
+      "exec nodes that fork, 12 nodes",
+      await _rounds(file, join(dir, "exec"), execKills, 3, {
+        seed: seed + 2,
+        minMs: 100,
+        maxMs: 1500,
+      }),
+    ]);
+  }
   for (const [what, r] of reports) {
     console.log(
       `${what}: ${r.kills} kills survived (${r.finishedFirst} runs finished before their kill), ${r.corrupt} corrupt, ${r.lost} entries lost, final runs exit ${r.finalCode}, ${
         r.nodes - r.differing.length
-      }/${r.nodes} node values identical to an uninterrupted run`,
+      }/${r.nodes} node values identical to an uninterrupted run, ${r.survivors} node processes left behind`,
     );
   }
   const bad = results.length - clean +
     reports.reduce(
       (n, [, r]) =>
-        n + r.corrupt + r.lost + r.differing.length + (r.finalCode ? 1 : 0),
+        n + r.corrupt + r.lost + r.differing.length + r.survivors +
+        (r.finalCode ? 1 : 0),
       0,
     );
   if (bad > 0) Deno.exitCode = 1;

@@ -34,6 +34,11 @@ export interface Limits {
   readonly variants: number;
   /** Nodes of the file before matrix expansion (stages unrolled), and after it. @default 100000 */
   readonly nodes: number;
+  /**
+   * References between nodes once stages and the matrix are expanded
+   * (`$earlier.x` at stage k counts k). @default 200000
+   */
+  readonly references: number;
 }
 
 /** One limit: its command-line name, what it bounds, its default. */
@@ -97,6 +102,13 @@ export const LIMITS: readonly LimitInfo[] = [
     name: "nodes",
     what: "nodes of an experiment",
     default: 100_000,
+  },
+  {
+    field: "references",
+    name: "references",
+    what:
+      "references between nodes once stages and the matrix are expanded ($earlier.x at stage k counts k)",
+    default: 200_000,
   },
 ];
 

@@ -122,6 +122,39 @@ Deno.test("limits: the node count is checked before the graph is built, naming t
   );
 });
 
+Deno.test("limits: $earlier over 3,000 stages is refused at the reference, in one line, before n²/2 references are made", () => {
+  const d = refused(
+    HEAD +
+      "nodes:\n  s:\n    kind: stages\n    count: 3000\n    from: { c: 1 }\n    each:\n      c: { kind: test.add, with: { a: 1, note: $earlier.c } }\n",
+    3000,
+  );
+  assert.equal(d.code, "limit");
+  assert.equal(d.line, 9);
+  assert.match(
+    d.message,
+    /"\$earlier\.c" at stage 632 brings the references between nodes past 200,000 .*raise it with --limit references=N/,
+  );
+  // Within the limit (or raised), it compiles.
+  const ok = compileExperiment(
+    "e.yaml",
+    HEAD +
+      "nodes:\n  s:\n    kind: stages\n    count: 30\n    from: { c: 1 }\n    each:\n      c: { kind: test.add, with: { a: 1, note: $earlier.c } }\n",
+    { kinds, limits: { references: 435 } },
+  );
+  assert.equal(ok.nodes.length, 30);
+  // References copied by the matrix count per copy.
+  const m = refused(
+    HEAD +
+      "matrix:\n  a: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]\nnodes:\n  x: { kind: test.add, with: { a: 1 } }\n  y: { kind: test.add, with: { a: $matrix.a, note: [$x.sum, $x.sum, $x.sum] } }\n",
+    500,
+    { references: 20 },
+  );
+  assert.match(
+    m.message,
+    /expands to 30 references between nodes \(y: 30, x: 0\); an experiment is limited to 20/,
+  );
+});
+
 Deno.test("limits: file size, alias bombs, depth and long strings each get one located line", () => {
   const big = HEAD + "description: " + "x".repeat(5 * 1024 * 1024) + "\n";
   const size = refused(big, 500);

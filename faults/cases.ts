@@ -8,13 +8,19 @@
  * @module
  */
 import { join } from "node:path";
+import { Store } from "@envsmith/engine/cache";
 import { hasStackTrace, probe, type ProbeResult } from "./probe.ts";
 
 /** One bad input. */
 export interface FaultCase {
   /** Short name. */
   readonly name: string;
-  /** The issue-12 item it comes from (1: unbounded input, 2: stack trace, ...). */
+  /**
+   * The class of fault (1-8: unbounded input, stack trace, values JSON
+   * cannot carry, bundles, ...; 11-18: process trees, files in the cache
+   * that are not files, manifests, bundles, cache locations, model files,
+   * planning cost, and smaller ones; docs/faults.md).
+   */
   readonly item: number;
   /** Writes the case's files into `dir`. */
   readonly setup: (dir: string) => Promise<void>;
@@ -26,6 +32,8 @@ export interface FaultCase {
   readonly message: RegExp;
   /** At most this many lines on stderr. @default 4 */
   readonly maxLines?: number;
+  /** Extra environment variables of the CLI. */
+  readonly env?: Readonly<Record<string, string>>;
 }
 
 const HEAD = "experiment: bad\nseed: 1\n";
@@ -92,6 +100,14 @@ async function _sparse(path: string, size: number): Promise<void> {
   await f.truncate(size);
   f.close();
 }
+
+const _PLANTED = {
+  dir: "a directory",
+  zero: "a symlink to /dev/zero",
+  etc: "a symlink to /etc",
+  dangling: "a dangling symlink to .*nowhere",
+  fifo: "a FIFO",
+} as const;
 
 /** Every case. */
 export const CASES: readonly FaultCase[] = [
@@ -420,7 +436,468 @@ export const CASES: readonly FaultCase[] = [
     code: 2,
     message: /not a readable gzip-compressed bundle/,
   },
+  // Process trees: a command that forks is stopped with all it forked.
+  {
+    name: 'exec sh -c "sleep 60 & sleep 60" with timeout_ms 2000',
+    item: 11,
+    setup: _yaml(
+      'nodes:\n  x: { kind: exec, with: { command: sh, args: [-c, "sleep 60 & sleep 60"], timeout_ms: 2000 } }\n',
+    ),
+    args: _run,
+    code: 1,
+    message: /sh timed out after 2000 ms \(its process group was killed\)/,
+    maxLines: 12,
+  },
+  {
+    name: "exec writing 40 MB without a newline (bounded time, memory, log)",
+    item: 11,
+    setup: _yaml(
+      'nodes:\n  x: { kind: exec, with: { command: sh, args: [-c, "head -c 40000000 /dev/zero | tr \\"\\\\\\\\0\\" a"] } }\n',
+    ),
+    args: _run,
+    code: 0,
+    message: /bad: 1 computed, 0 cached, 0 failed/,
+    maxLines: 8,
+  },
+  {
+    name: "exec output that is a symlink to /dev/zero",
+    item: 11,
+    setup: _yaml(
+      'nodes:\n  x: { kind: exec, with: { command: sh, args: [-c, "ln -s /dev/zero out.bin"], outputs: [out.bin] } }\n',
+    ),
+    args: _run,
+    code: 1,
+    message:
+      /declared output out\.bin is a symlink to \/dev\/zero, not a regular file/,
+    maxLines: 12,
+  },
+  {
+    name: "exec output that is a FIFO",
+    item: 11,
+    setup: _yaml(
+      'nodes:\n  x: { kind: exec, with: { command: sh, args: [-c, "mkfifo out.bin"], outputs: [out.bin], timeout_ms: 5000 } }\n',
+    ),
+    args: _run,
+    code: 1,
+    message: /declared output out\.bin is a FIFO, not a regular file/,
+    maxLines: 12,
+  },
+  // Only regular files in the cache.
+  ...(["dir", "zero", "etc", "dangling", "fifo"] as const).map((what) => ({
+    name: `cache verify: an entry that is ${_PLANTED[what]}`,
+    item: 12,
+    setup: async (dir: string) => {
+      const store = new Store(join(dir, "cache"));
+      store.ensureWritable();
+      await _plant(store.entryPath("e".repeat(64)), what, dir);
+    },
+    args: (dir: string) => ["--cache", join(dir, "cache"), "cache", "verify"],
+    code: 1,
+    message: new RegExp(
+      `entry e{64} .*: ${_PLANTED[what]}.*, not an entry file`,
+    ),
+  })),
+  {
+    name: "cache verify: a blob that is a symlink to /etc",
+    item: 12,
+    setup: async (dir) => {
+      const store = new Store(join(dir, "cache"));
+      store.ensureWritable();
+      await _plant(store.blobPath("b".repeat(64)), "etc", dir);
+    },
+    args: (dir) => ["--cache", join(dir, "cache"), "cache", "verify"],
+    code: 1,
+    message: /blob b{64} .*: a symlink to \/etc, not a blob file/,
+  },
+  {
+    name:
+      "run: a cached entry replaced by a FIFO is moved aside and recomputed",
+    item: 12,
+    setup: async (dir) => {
+      await _yaml("nodes:\n  a: { kind: test.add, with: { a: 1 } }\n")(dir);
+      await probe(_run(dir));
+      const store = new Store(join(dir, "cache"));
+      const [key] = [...store.keys()];
+      await Deno.remove(store.entryPath(key!));
+      await _plant(store.entryPath(key!), "fifo", dir);
+    },
+    args: _run,
+    code: 0,
+    message: /a FIFO, not an entry file[^]*bad: 1 computed/,
+    maxLines: 8,
+  },
+  // Manifests are data.
+  ...(["status", "run", "gc"] as const).map((cmd) => ({
+    name: `a manifest [1,2,3] (${cmd})`,
+    item: 13,
+    setup: async (dir: string) => {
+      await _yaml("nodes:\n  a: { kind: test.add, with: { a: 1 } }\n")(dir);
+      await Deno.mkdir(join(dir, "cache", "runs", "bad"), { recursive: true });
+      await Deno.writeTextFile(
+        join(dir, "cache", "runs", "bad", "2000-01-01.json"),
+        "[1,2,3]",
+      );
+    },
+    args: (dir: string) =>
+      cmd === "gc"
+        ? ["--cache", join(dir, "cache"), "cache", "gc"]
+        : ["--cache", join(dir, "cache"), cmd, join(dir, "exp.yaml")],
+    code: 0,
+    message:
+      /skipped run manifest .*2000-01-01\.json: not a run manifest: a JSON array, expected an object/,
+    maxLines: 6,
+  })),
+  // Bundles.
+  {
+    name: "cache export after a results-only import",
+    item: 14,
+    setup: async (dir) => {
+      await _yaml(
+        "nodes:\n  w: { kind: test.blob, with: { size: 2048 } }\n  a: { kind: test.add, with: { a: 1 } }\n",
+      )(dir);
+      const src = join(dir, "src");
+      await probe(["--cache", src, "run", join(dir, "exp.yaml")]);
+      await probe([
+        "--cache",
+        src,
+        "cache",
+        "export",
+        join(dir, "json.esb"),
+        "--only",
+        "json",
+      ]);
+      await probe([
+        "--cache",
+        join(dir, "cache"),
+        "cache",
+        "import",
+        join(dir, "json.esb"),
+      ]);
+    },
+    args: (dir) => [
+      "--cache",
+      join(dir, "cache"),
+      "cache",
+      "export",
+      join(dir, "again.esb.gz"),
+    ],
+    code: 0,
+    message:
+      /wrote .*again\.esb\.gz: 2 entries, 0 blobs, 0 aux files .*1 entries without their blobs \(imported results only\)/,
+  },
+  {
+    name: "a bundle with the same key twice (--trust)",
+    item: 14,
+    setup: (dir) => _twiceBundle(dir, "twice.esb", false),
+    args: (dir) => [
+      "--cache",
+      join(dir, "cache"),
+      "cache",
+      "import",
+      "--trust",
+      join(dir, "twice.esb"),
+    ],
+    code: 2,
+    message:
+      /twice\.esb: entry [0-9a-f]{64} appears twice; .*nothing was imported/,
+  },
+  {
+    name: "a --trust bundle whose aux name holds a NUL byte",
+    item: 14,
+    setup: (dir) => _twiceBundle(dir, "nul.esb", true),
+    args: (dir) => [
+      "--cache",
+      join(dir, "cache"),
+      "cache",
+      "import",
+      "--trust",
+      join(dir, "nul.esb"),
+    ],
+    code: 2,
+    message:
+      /nul\.esb: aux path .* holds a control character; .*nothing was imported/,
+  },
+  // Cache locations.
+  ...([
+    [
+      "/dev/null",
+      /"\/dev\/null" as the cache: it is a device, not a directory/,
+    ],
+    ["", /--cache "" as the cache: it is empty/],
+    ["FILE", /exp\.yaml" as the cache: it is a file, not a directory/],
+    ["FILE/sub", /exp\.yaml is a file, so nothing can be made inside it/],
+  ] as const).map(([where, message]) => ({
+    name: `--cache ${where === "" ? '""' : where}`,
+    item: 15,
+    setup: _yaml("nodes:\n  a: { kind: test.add, with: { a: 1 } }\n"),
+    args: (dir: string) => [
+      "--cache",
+      where.replace("FILE", join(dir, "exp.yaml")),
+      "run",
+      join(dir, "exp.yaml"),
+    ],
+    code: 2,
+    message,
+  })),
+  {
+    name: 'ENVSMITH_CACHE=""',
+    item: 15,
+    setup: _yaml("nodes:\n  a: { kind: test.add, with: { a: 1 } }\n"),
+    args: (dir) => ["status", join(dir, "exp.yaml")],
+    env: { ENVSMITH_CACHE: "" },
+    code: 2,
+    message: /ENVSMITH_CACHE "" as the cache: it is empty/,
+  },
+  // Model files.
+  ...([
+    [
+      "a tensor count of 2^63-1 in 88 bytes",
+      2n ** 63n - 1n,
+      0n,
+      /the tensor count at byte 8 is 9223372036854775807/,
+    ],
+    [
+      "a kv count of 2^62",
+      0n,
+      2n ** 62n,
+      /the metadata count at byte 16 is 4611686018427387904/,
+    ],
+  ] as const).map(([what, tensors, kvs, message]) => ({
+    name: `redesign --gguf: ${what}`,
+    item: 16,
+    setup: (dir: string) =>
+      Deno.writeFile(join(dir, "m.gguf"), _gguf(tensors, kvs)),
+    args: (dir: string) => [
+      "redesign",
+      "--engineer",
+      "llm",
+      "--context",
+      "none",
+      "--preset",
+      "easy",
+      "--gguf",
+      join(dir, "m.gguf"),
+    ],
+    code: 2,
+    message,
+  })),
+  {
+    name: "a redesign node whose GGUF model has a tensor count of 2^63-1 (run)",
+    item: 16,
+    setup: async (dir) => {
+      await Deno.writeFile(join(dir, "m.gguf"), _gguf(2n ** 63n - 1n, 0n));
+      await _yaml(
+        `nodes:\n  c: { kind: redesign, with: { engineer: llm, context: none, config: { preset: easy }, findings: null, llm: { gguf: ${
+          join(dir, "m.gguf")
+        } } } }\n`,
+      )(dir);
+    },
+    args: _run,
+    code: 1,
+    message: /m\.gguf is not a loadable GGUF model: the tensor count at byte 8/,
+    maxLines: 12,
+  },
+  {
+    name:
+      "an ONNX policy with hidden size 1e5 in its metadata (train --policy)",
+    item: 16,
+    setup: (dir) => _tamperedPolicy(dir, { hidden: [100000] }, false),
+    args: (dir) => [
+      "train",
+      "--policy",
+      join(dir, "p.onnx"),
+      "--preset",
+      "easy",
+      "--minutes",
+      "0.01",
+      "--out",
+      join(dir, "out.onnx"),
+    ],
+    code: 2,
+    message: /p\.onnx: its envsmith\.spec metadata has hidden sizes \[100000\]/,
+  },
+  {
+    name: "an ONNX policy with NaN weights (evaluate)",
+    item: 16,
+    setup: (dir) => _tamperedPolicy(dir, {}, true),
+    args: (dir) => [
+      "evaluate",
+      "--policy",
+      join(dir, "p.onnx"),
+      "--suite",
+      "base",
+      "--count",
+      "2",
+    ],
+    code: 2,
+    message: /p\.onnx: initializer trunk\.0\.weight holds NaN at index 0/,
+  },
+  // Planning cost.
+  {
+    name: "3,000 stages whose exec input lists $earlier.config (plan)",
+    item: 17,
+    setup: _yaml(
+      'nodes:\n  s:\n    kind: stages\n    count: 3000\n    from: { config: 1 }\n    each:\n      config: { kind: exec, with: { command: "true", input: { all: $earlier.config } } }\n',
+    ),
+    args: _plan,
+    code: 2,
+    message:
+      /"\$earlier\.config" at stage 632 brings the references between nodes past 200,000/,
+  },
+  // The smaller ones.
+  {
+    name: "run-node KEY with the job spec of another key",
+    item: 18,
+    setup: async (dir) => {
+      await _yaml(
+        "nodes:\n  a: { kind: test.add, with: { a: 1 } }\n  b: { kind: test.add, with: { a: 2 } }\n",
+      )(dir);
+      await probe(_run(dir));
+      const store = new Store(join(dir, "cache"));
+      const [k1, k2] = [...store.keys()];
+      await Deno.copyFile(store.jobPath(k1!), store.jobPath(k2!));
+      await Deno.writeTextFile(join(dir, "key"), k2!);
+    },
+    args: (dir) => [
+      "--cache",
+      join(dir, "cache"),
+      "run-node",
+      Deno.readTextFileSync(join(dir, "key")),
+    ],
+    code: 2,
+    message:
+      /is not the spec of key [0-9a-f]{64} \(it holds key [0-9a-f]{64}\)/,
+  },
+  {
+    name: "a wildcard column path with a typo",
+    item: 18,
+    setup: async (dir) => {
+      await _yaml(
+        "matrix: { m: [x, y] }\nnodes:\n  a: { kind: test.add, with: { a: 1, note: $matrix.m } }\ntables:\n  - { name: t, node: a, rows: m, columns: value.pats.* }\n",
+      )(dir);
+      await probe(_run(dir));
+    },
+    args: (dir) => [
+      "--cache",
+      join(dir, "cache"),
+      "tables",
+      join(dir, "exp.yaml"),
+      "--out",
+      join(dir, "tables"),
+    ],
+    code: 0,
+    message:
+      /table t: column path value\.pats\.\* matched nothing: value has no object "pats"; did you mean "parts"\?/,
+  },
 ];
+
+/** Puts something that is not a regular file at `path`. */
+async function _plant(
+  path: string,
+  what: keyof typeof _PLANTED,
+  dir: string,
+): Promise<void> {
+  await Deno.mkdir(join(path, ".."), { recursive: true });
+  if (what === "dir") await Deno.mkdir(path);
+  else if (what === "zero") await Deno.symlink("/dev/zero", path);
+  else if (what === "etc") await Deno.symlink("/etc", path);
+  else if (what === "dangling") {
+    await Deno.symlink(join(dir, "nowhere"), path);
+  } else {
+    await new Deno.Command("mkfifo", { args: [path] }).output();
+  }
+}
+
+/** An 88-byte GGUF header with the given counts. */
+function _gguf(tensors: bigint, kvs: bigint): Uint8Array {
+  const b = new Uint8Array(88);
+  const v = new DataView(b.buffer);
+  b.set(new TextEncoder().encode("GGUF"));
+  v.setUint32(4, 3, true);
+  v.setBigUint64(8, tensors, true);
+  v.setBigUint64(16, kvs, true);
+  return b;
+}
+
+/** A bundle of one real entry written twice (the second with another value), or with a NUL in an aux name. */
+async function _twiceBundle(
+  dir: string,
+  name: string,
+  nulAux: boolean,
+): Promise<void> {
+  await _yaml("nodes:\n  a: { kind: test.add, with: { a: 1 } }\n")(dir);
+  const src = join(dir, "src");
+  await probe(["--cache", src, "run", join(dir, "exp.yaml")]);
+  const store = new Store(src);
+  const [key] = [...store.keys()];
+  const entry = store.entryBytes(key!);
+  const enc = new TextEncoder();
+  const { sha256Hex } = await import("@envsmith/engine");
+  const parts: Uint8Array[] = [enc.encode("envsmith-bundle 1\n")];
+  const rec = (type: string, recName: string, body: Uint8Array) => {
+    parts.push(
+      enc.encode(
+        JSON.stringify({
+          type,
+          name: recName,
+          size: body.length,
+          sha256: sha256Hex(body),
+        }) + "\n",
+      ),
+      body,
+      enc.encode("\n"),
+    );
+  };
+  rec("entry", key!, entry);
+  if (nulAux) rec("aux", "llm/a\u0000b.json", enc.encode("{}"));
+  else {
+    const text = new TextDecoder().decode(entry);
+    const json = JSON.parse(text.slice(text.indexOf("\n") + 1));
+    json.value = { sum: 999 };
+    const body = JSON.stringify(json);
+    rec(
+      "entry",
+      key!,
+      enc.encode(`envsmith-entry 1 ${sha256Hex(body)}\n${body}`),
+    );
+  }
+  parts.push(enc.encode(JSON.stringify({ type: "end", count: 2 }) + "\n"));
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let o = 0;
+  for (const p of parts) {
+    out.set(p, o);
+    o += p.length;
+  }
+  await Deno.writeFile(join(dir, name), out);
+}
+
+/** A checkpoint with its spec metadata changed, or with a NaN weight. */
+async function _tamperedPolicy(
+  dir: string,
+  spec: Record<string, unknown>,
+  nan: boolean,
+): Promise<void> {
+  const { initCheckpoint, saveCheckpoint } = await import(
+    "../policy/checkpoint.ts"
+  );
+  const onnx = (await import("onnx-proto")).default.onnx;
+  const m = onnx.ModelProto.decode(
+    saveCheckpoint(initCheckpoint({ hidden: [8], seed: 1 })),
+  );
+  const p = m.metadataProps.find((p) => p.key === "envsmith.spec")!;
+  p.value = JSON.stringify({ ...JSON.parse(p.value!), ...spec });
+  if (nan) {
+    const t = m.graph!.initializer!.find((t) => t.name === "trunk.0.weight")!;
+    const f = new Float32Array(
+      t.rawData!.slice().buffer,
+      0,
+      t.rawData!.length >> 2,
+    );
+    f[0] = NaN;
+    t.rawData = new Uint8Array(f.buffer);
+  }
+  await Deno.writeFile(join(dir, "p.onnx"), onnx.ModelProto.encode(m).finish());
+}
 
 /** The verdict on one case. */
 export interface CaseResult {
@@ -442,7 +919,7 @@ export async function checkCase(
 ): Promise<CaseResult> {
   const dir = await Deno.makeTempDir({ dir: root, prefix: "case-" });
   await c.setup(dir);
-  const r = await probe(c.args(dir));
+  const r = await probe(c.args(dir), c.env ? { env: c.env } : {});
   const problems: string[] = [];
   const text = r.err + r.out;
   if (r.timedOut) problems.push(`no answer within ${BOUNDS.ms} ms`);

@@ -15,7 +15,7 @@ import {
 } from "@envsmith/engine/cache";
 import { startStubServer } from "../llm/stub_server.ts";
 import { BOUNDS, checkAll, formatResult } from "./cases.ts";
-import { killAndResume } from "./kill.ts";
+import { killAndResume, nodeProcesses } from "./kill.ts";
 import { tmpfs } from "./mounts.ts";
 import { hasStackTrace, probe, ROOT } from "./probe.ts";
 
@@ -57,9 +57,14 @@ function killExperiment(groups: number): string {
       }, steps: 3, value: ${i} } }`,
       `  b${i}: { kind: test.blob, with: { size: ${40000 + i} } }`,
       `  r${i}: { kind: test.blob, with: { read: $b${i}.blob } }`,
+      // A command that forks and leaves a child behind: no process of it
+      // may outlive a kill.
+      `  f${i}: { kind: exec, with: { command: sh, args: [-c, "sleep 30 & sleep 0.${
+        1 + i % 3
+      }; echo $ENVSMITH_SEED > o"], outputs: [o] } }`,
       `  h${i}: { kind: test.spin, with: { n: ${
         1_000_000 + i
-      }, input: [$s${i}, $r${i}] } }`,
+      }, input: [$s${i}, $r${i}, $f${i}.outputs] } }`,
     );
   }
   nodes.push(
@@ -87,8 +92,9 @@ Deno.test("faults: random SIGKILLs leave every entry intact; the resumed run giv
   assert.equal(r.corrupt, 0, why);
   assert.equal(r.lost, 0, why);
   assert.equal(r.finalCode, 0, why);
-  assert.equal(r.nodes, 25, why);
+  assert.equal(r.nodes, 31, why);
   assert.deepEqual(r.differing, [], why);
+  assert.equal(r.survivors, 0, why);
 });
 
 Deno.test("faults: a killed run's work directories are removed by the next run, not kept for a day", async () => {
@@ -250,6 +256,34 @@ Deno.test("faults: SIGTERM during a run stops it within a second (exit 130, lock
   assert.match(again.err, /2 computed, 1 cached/);
 });
 
+Deno.test("faults: SIGTERM to a run whose exec node forked ends it within 2 s, and no process of the node survives", async () => {
+  await using t = await tmpDir("sigterm-exec");
+  const file = join(t.dir, "exp.yaml");
+  const cache = join(t.dir, "cache");
+  await Deno.writeTextFile(
+    file,
+    'experiment: term\nseed: 1\nnodes:\n  x: { kind: exec, with: { command: sh, args: [-c, "sleep 60 & (sleep 60; true) & setsid sleep 60 & sleep 60"] } }\n',
+  );
+  let sent = 0;
+  const r = await probe(["--cache", cache, "run", file], {
+    timeoutMs: 20_000,
+    started: (child) => {
+      const poll = setInterval(() => {
+        if (nodeProcesses(cache).length < 4) return;
+        clearInterval(poll);
+        sent = performance.now();
+        child.kill("SIGTERM");
+      }, 20);
+    },
+  });
+  const after = performance.now() - sent;
+  assert.ok(sent > 0, "the command started");
+  assert.equal(r.code, 130, r.err);
+  assert.ok(after < 2000, `stopped in ${after.toFixed(0)} ms`);
+  await new Promise((r) => setTimeout(r, 300)); // reaped by init
+  assert.deepEqual(nodeProcesses(cache), []);
+});
+
 const BLOBS = `experiment: disk
 seed: 1
 nodes:
@@ -398,7 +432,7 @@ Deno.test("faults: an import onto a full disk keeps what it wrote and says so", 
   const src = join(d.dir, "src");
   assert.equal((await probe(["--cache", src, "run", file])).code, 0);
   const bundle = join(d.dir, "all.esb");
-  exportBundle(new Store(src), bundle);
+  await exportBundle(new Store(src), bundle);
   const r = await probe([
     "--cache",
     join(fs.dir, "cache"),
@@ -463,7 +497,7 @@ Deno.test("faults: a forged bundle is visibly marked, never trusted: tables mark
   const a = join(d.dir, "a");
   assert.equal((await probe(["--cache", a, "run", file])).code, 0);
   const plain = join(d.dir, "a.esb");
-  exportBundle(new Store(a), plain);
+  await exportBundle(new Store(a), plain);
   const plan = JSON.parse(
     (await probe(["--cache", a, "plan", file, "--json"])).out,
   ) as { nodes: { id: string; key: string }[] };

@@ -50,6 +50,68 @@ export interface KillReport {
   readonly nodes: number;
   /** Ids of nodes whose value differs from the uninterrupted run (none expected). */
   readonly differing: readonly string[];
+  /**
+   * Processes started by the killed runs' nodes (`exec` commands and what
+   * they forked) still alive 3 s after a kill (0 expected); they are
+   * killed then, so one failure does not spill into the next kill.
+   */
+  readonly survivors: number;
+}
+
+/**
+ * Pids of live processes whose environment names a work directory of the
+ * cache `cache` (every `exec` command gets `ENVSMITH_WORK`, and what it
+ * forks inherits it). Linux /proc; none elsewhere.
+ */
+export function nodeProcesses(cache: string): number[] {
+  const marker = new TextEncoder().encode(`ENVSMITH_WORK=${cache}/`);
+  const out: number[] = [];
+  let list: Deno.DirEntry[];
+  try {
+    list = [...Deno.readDirSync("/proc")];
+  } catch {
+    return out;
+  }
+  for (const e of list) {
+    if (!/^\d+$/.test(e.name)) continue;
+    try {
+      const stat = Deno.readTextFileSync(`/proc/${e.name}/stat`);
+      if (/^\d+ \(.*\) Z/.test(stat)) continue; // a zombie is gone
+      const env = Deno.readFileSync(`/proc/${e.name}/environ`);
+      if (_includes(env, marker)) out.push(Number(e.name));
+    } catch { /* gone meanwhile */ }
+  }
+  return out;
+}
+
+function _includes(hay: Uint8Array, needle: Uint8Array): boolean {
+  outer: for (
+    let i = hay.indexOf(needle[0]!);
+    i >= 0 && i + needle.length <= hay.length;
+    i = hay.indexOf(needle[0]!, i + 1)
+  ) {
+    for (let j = 1; j < needle.length; j++) {
+      if (hay[i + j] !== needle[j]) continue outer;
+    }
+    return true;
+  }
+  return false;
+}
+
+/** Waits up to `ms` for the processes of `cache`'s nodes to end; kills and counts those left. */
+async function _survivors(cache: string, ms = 3000): Promise<number> {
+  const t0 = Date.now();
+  let left = nodeProcesses(cache);
+  while (left.length > 0 && Date.now() - t0 < ms) {
+    await new Promise((r) => setTimeout(r, 100));
+    left = nodeProcesses(cache);
+  }
+  for (const pid of left) {
+    try {
+      Deno.kill(pid, "SIGKILL");
+    } catch { /* gone */ }
+  }
+  return left.length;
 }
 
 function _verified(store: Store): Set<string> {
@@ -107,7 +169,7 @@ export async function killAndResume(
     }
   };
   const store = new Store(cache);
-  let kills = 0, finishedFirst = 0, corrupt = 0, lost = 0;
+  let kills = 0, finishedFirst = 0, corrupt = 0, lost = 0, survivors = 0;
   let before = new Set<string>();
   for (let i = 0; i < options.kills; i++) {
     const at = lo + rand() * (hi - lo);
@@ -130,6 +192,8 @@ export async function killAndResume(
     });
     if (r.signal === "SIGKILL") kills++;
     else finishedFirst++;
+    const alive = await _survivors(cache);
+    survivors += alive;
     const v = verifyCache(store);
     corrupt += v.corrupt.length;
     const now = _verified(store);
@@ -137,7 +201,7 @@ export async function killAndResume(
     log(
       `kill ${i + 1}/${options.kills} at ${at.toFixed(0)} ms: ${
         r.signal === "SIGKILL" ? "killed" : `finished (exit ${r.code})`
-      }; ${now.size} entries, ${v.corrupt.length} corrupt`,
+      }; ${now.size} entries, ${v.corrupt.length} corrupt, ${alive} node processes left`,
     );
     before = now;
   }
@@ -155,6 +219,7 @@ export async function killAndResume(
     }
   }
   for (const k of before) if (!store.hasEntry(k)) lost++;
+  survivors += await _survivors(cache);
   return {
     kills,
     finishedFirst,
@@ -163,5 +228,6 @@ export async function killAndResume(
     finalCode: last.code,
     nodes: keys.size,
     differing,
+    survivors,
   };
 }

@@ -9,6 +9,7 @@
 import { createHash } from "node:crypto";
 import { resolve } from "node:path";
 import { LlmConfigError } from "./errors.ts";
+import { checkGgufHeader } from "./gguf_header.ts";
 
 const _digests = new Map<string, string>();
 
@@ -42,6 +43,9 @@ export function ggufDigestSync(path: string): string {
   const memo = `${abs}\0${st.size}\0${st.mtime?.getTime() ?? 0}`;
   let digest = _digests.get(memo);
   if (digest === undefined) {
+    // The header first: a file that cannot be a model is refused in
+    // milliseconds, before it is hashed or reaches the loader.
+    checkGgufHeader(path);
     digest = _hashFile(abs, path);
     _digests.set(memo, digest);
   }

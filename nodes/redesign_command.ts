@@ -260,7 +260,12 @@ export function redesignCommand(
         result = await redesign(params, o.seed, {
           engineers,
           auxDir: `${cacheOf(io, cmd)}/aux/redesign`,
-          onEndpointError: "fallback",
+          // A local model that cannot be loaded is an error, not a
+          // passing outage of a server: only remote endpoints fall back.
+          onEndpointError:
+            typeof llm === "object" && llm !== null && "gguf" in llm
+              ? "throw"
+              : "fallback",
         });
       } catch (e) {
         if (

@@ -257,6 +257,25 @@ Deno.test("cli redesign: --gguf FILE and ENVSMITH_LLM_GGUF run a local model (no
       ]).catch((e) => e);
       assert.ok(missing instanceof UserError);
       assert.match(missing.message, /does not exist/);
+      // A truncated model is an error (exit 2), not a fallback config.
+      const bytes = Deno.readFileSync(gguf);
+      const cut = join(dir, "cut.gguf");
+      Deno.writeFileSync(cut, bytes.subarray(0, bytes.length >> 1));
+      const truncated = await run([
+        "--engineer",
+        "llm",
+        "--context",
+        "none",
+        "--preset",
+        "easy",
+        "--gguf",
+        cut,
+      ]).catch((e) => e);
+      assert.ok(truncated instanceof UserError, String(truncated));
+      assert.match(
+        truncated.message,
+        /cut\.gguf is not a loadable GGUF model: .*truncated/,
+      );
     } finally {
       await disposeLocalModels();
     }

@@ -70,3 +70,56 @@ Deno.test("loading a checkpoint whose layout does not match its network fails cl
     /version 99 is not supported/,
   );
 });
+
+Deno.test("tampered network metadata and non-finite weights are refused at load, in one line, before any allocation", async () => {
+  const onnx = (await import("onnx-proto")).default.onnx;
+  const ck = initCheckpoint({ hidden: [8], seed: 1 });
+  const good = saveCheckpoint(ck);
+  const edit = (f: (m: InstanceType<typeof onnx.ModelProto>) => void) => {
+    const m = onnx.ModelProto.decode(good);
+    f(m);
+    return onnx.ModelProto.encode(m).finish();
+  };
+  const withSpec = (change: Record<string, unknown>) =>
+    edit((m) => {
+      const p = m.metadataProps.find((p) => p.key === "envsmith.spec")!;
+      p.value = JSON.stringify({ ...JSON.parse(p.value!), ...change });
+    });
+  const cases: [Uint8Array, RegExp][] = [
+    [withSpec({ hidden: [100000] }), /hidden sizes \[100000\]/],
+    [withSpec({ inputSize: -3 }), /input size -3/],
+    [
+      withSpec({ hidden: [1024, 1024, 1024] }),
+      /more than the file's \d+ bytes can hold/,
+    ],
+  ];
+  for (const [bytes, expected] of cases) {
+    const t0 = performance.now();
+    assert.throws(
+      () => loadCheckpoint(bytes, "tampered.onnx"),
+      (e: unknown) =>
+        e instanceof PolicyContractError && expected.test(e.message) &&
+        e.message.startsWith("Cannot use ONNX policy tampered.onnx"),
+    );
+    assert.ok(performance.now() - t0 < 100);
+  }
+  // NaN weights: refused by training's loader and by evaluation's.
+  const nan = edit((m) => {
+    const t = m.graph!.initializer!.find((t) => t.name === "trunk.0.weight")!;
+    const f = new Float32Array(
+      t.rawData!.slice().buffer,
+      0,
+      t.rawData!.length >> 2,
+    );
+    f[3] = NaN;
+    t.rawData = new Uint8Array(f.buffer);
+  });
+  assert.throws(
+    () => loadCheckpoint(nan, "nan.onnx"),
+    /nan\.onnx: initializer trunk\.0\.weight holds NaN at index 3/,
+  );
+  await assert.rejects(
+    () => OnnxPolicy.load(nan, { source: "nan.onnx" }),
+    /nan\.onnx: initializer trunk\.0\.weight holds NaN at index 3/,
+  );
+});

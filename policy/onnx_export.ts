@@ -206,10 +206,13 @@ export function importOnnx(
       expected,
     );
   }
+  _checkSpec(spec, bytes.length, source, expected);
   const net = new Mlp(spec);
   const inits = new Map<string, Float32Array>();
   for (const t of model.graph?.initializer ?? []) {
-    inits.set(t.name ?? "", _floats(t, source));
+    const values = _floats(t, source);
+    _checkFinite(values, t.name ?? "", source);
+    inits.set(t.name ?? "", values);
   }
   const get = (name: string, len: number) => {
     const t = inits.get(name);
@@ -247,6 +250,103 @@ export function importOnnx(
     valueShift: get("value.shift", 1)[0]!,
     metadata,
   };
+}
+
+/** Bounds of a network read from a file (those of `policy.init`, and room for observation layouts). */
+export const SPEC_BOUNDS = {
+  inputSize: 1_000_000,
+  hidden: 1024,
+  layers: 8,
+  actions: 64,
+} as const;
+
+/**
+ * Checks a network spec read from a file against {@linkcode SPEC_BOUNDS}
+ * and against the file's size (every parameter takes 4 bytes of it)
+ * before anything is allocated for it.
+ */
+function _checkSpec(
+  spec: unknown,
+  fileBytes: number,
+  source: string,
+  expected: string,
+): asserts spec is MlpSpec {
+  const s = spec as Partial<MlpSpec> | null;
+  const int = (x: unknown, max: number) =>
+    typeof x === "number" && Number.isInteger(x) && x >= 1 && x <= max;
+  const bad = (what: string) => {
+    throw new PolicyContractError(
+      source,
+      `its envsmith.spec metadata ${what}`,
+      expected,
+    );
+  };
+  if (typeof s !== "object" || s === null) return bad("is not an object");
+  if (!int(s.inputSize, SPEC_BOUNDS.inputSize)) {
+    bad(
+      `has input size ${
+        JSON.stringify(s.inputSize)
+      } (an integer from 1 to ${SPEC_BOUNDS.inputSize})`,
+    );
+  }
+  if (
+    !Array.isArray(s.hidden) || s.hidden.length < 1 ||
+    s.hidden.length > SPEC_BOUNDS.layers ||
+    !s.hidden.every((h) => int(h, SPEC_BOUNDS.hidden))
+  ) {
+    bad(
+      `has hidden sizes ${
+        JSON.stringify(s.hidden)?.slice(0, 80)
+      } (1 to ${SPEC_BOUNDS.layers} layers of 1 to ${SPEC_BOUNDS.hidden})`,
+    );
+  }
+  if (!int(s.actions, SPEC_BOUNDS.actions)) {
+    bad(`has ${JSON.stringify(s.actions)} actions`);
+  }
+  if (s.activation !== "tanh" && s.activation !== "relu") {
+    bad(`has activation ${JSON.stringify(s.activation)} (tanh or relu)`);
+  }
+  const widths = [s.inputSize!, ...s.hidden!, s.actions! + 1];
+  let params = 0;
+  for (let i = 0; i + 1 < widths.length; i++) {
+    params += widths[i]! * widths[i + 1]! + widths[i + 1]!;
+  }
+  if (params * 4 > fileBytes) {
+    bad(
+      `describes ${params} parameters (${
+        params * 4
+      } bytes), more than the file's ${fileBytes} bytes can hold`,
+    );
+  }
+}
+
+/** Refuses NaN and infinite weights, naming the first. */
+function _checkFinite(values: Float32Array, name: string, source: string) {
+  for (let i = 0; i < values.length; i++) {
+    if (!Number.isFinite(values[i]!)) {
+      throw new PolicyContractError(
+        source,
+        `initializer ${name} holds ${values[i]} at index ${i}`,
+        "finite weights (a diverged or damaged model cannot be evaluated or trained)",
+      );
+    }
+  }
+}
+
+/**
+ * Refuses a model whose float32 initializers hold NaN or infinite values
+ * (a diverged or damaged model), naming the first.
+ *
+ * @throws {PolicyContractError}
+ */
+export function checkFiniteInitializers(
+  model: InstanceType<typeof onnx.ModelProto>,
+  source: string,
+): void {
+  for (const t of model.graph?.initializer ?? []) {
+    if (t.dataType !== onnx.TensorProto.DataType.FLOAT) continue;
+    _checkFinite(_floats(t, source), t.name ?? "", source);
+  }
 }
 
 /**

@@ -12,6 +12,7 @@ import ort from "onnxruntime-node";
 import type onnxProto from "onnx-proto";
 import { PolicyContractError } from "./errors.ts";
 import {
+  checkFiniteInitializers,
   decodeModel,
   INPUT_NAME,
   LOGITS_NAME,
@@ -104,6 +105,7 @@ export class OnnxPolicy {
       d ?? "D"
     }], a float32 output "${LOGITS_NAME}" of shape [batch, ${actions}] and optionally "${VALUE_NAME}" of shape [batch, 1]`;
     const model = decodeModel(bytes, source, contract);
+    checkFiniteInitializers(model, source);
     const graph = model.graph!;
     const initNames = new Set((graph.initializer ?? []).map((t) => t.name));
     const inputs = (graph.input ?? []).filter((i) => !initNames.has(i.name));
@@ -144,6 +146,13 @@ export class OnnxPolicy {
       );
     }
     const inputSize = typeof dim1 === "number" ? dim1 : d!;
+    if (inputSize < 1 || inputSize > bytes.length) {
+      throw new PolicyContractError(
+        source,
+        `input "${input.name}" has ${inputSize} values per row, which a file of ${bytes.length} bytes cannot have weights for`,
+        contract,
+      );
+    }
     const logits = outputs.find((o) => o.name === LOGITS_NAME);
     if (!logits) {
       throw new PolicyContractError(

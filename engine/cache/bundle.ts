@@ -32,17 +32,39 @@
  *
  * @module
  */
-import { dirname, join, relative } from "node:path";
-import { gunzipSync, gzipSync } from "node:zlib";
-import { basename } from "node:path";
-import { writeAtomic } from "./atomic_write.ts";
+import { createHash } from "node:crypto";
+import { Readable } from "node:stream";
+import { createGunzip } from "node:zlib";
+import { basename, dirname, join, relative, resolve } from "node:path";
 import { hashJson, sha256Hex } from "../canonical.ts";
 import { CorruptEntryError, UserError } from "../errors.ts";
 import { asFileSystemError, FileSystemError, onDisk } from "../fs_errors.ts";
-import type { Entry, Store } from "./store.ts";
+import { processAlive } from "./lock.ts";
+import { NotRegularFileError, openRegularFile } from "../regular_file.ts";
+import {
+  type Entry,
+  EXPORT_NOTE,
+  MAX_BLOB_BYTES,
+  MAX_ENTRY_BYTES,
+  type Store,
+  tmpName,
+  tmpOwner,
+} from "./store.ts";
 
 /** First line of a bundle. */
 export const BUNDLE_HEADER = "envsmith-bundle 1";
+
+/**
+ * The most bytes a bundle may hold uncompressed (4 GiB), the same for
+ * export (which refuses to write more) and import (which refuses to read
+ * more, so a gzip bomb cannot fill the disk).
+ */
+export const BUNDLE_MAX_BYTES = 4 * 2 ** 30;
+
+/** The largest aux file a bundle carries (LLM reply caches are small). */
+export const MAX_AUX_BYTES = 256 * 2 ** 20;
+
+const _CHUNK = 2 ** 20;
 
 /** Options of {@linkcode exportBundle}. */
 export interface ExportOptions {
@@ -52,6 +74,8 @@ export interface ExportOptions {
   readonly filter?: readonly string[];
   /** Only these keys (e.g. the current keys of an experiment). */
   readonly keys?: ReadonlySet<string>;
+  /** Refuse to write more than this many bytes (uncompressed). @default BUNDLE_MAX_BYTES */
+  readonly maxBytes?: number;
   /**
    * Entries whose blobs go along even with `jsonOnly` (a chosen few, e.g.
    * the rollouts a report's failure cases are drawn from): see
@@ -101,6 +125,25 @@ export function selectBlobKeys(
   return { keys, left, bytes };
 }
 
+/** What {@linkcode exportBundle} wrote. */
+export interface ExportResult {
+  /** Entry records. */
+  readonly entries: number;
+  /** Blob records. */
+  readonly blobs: number;
+  /** Aux records. */
+  readonly aux: number;
+  /** Bytes of the bundle file. */
+  readonly bytes: number;
+  /** Entries exported without (some of) their blobs: imported results-only here. */
+  readonly resultsOnly: number;
+  /** Entries computed here whose blobs are missing (exported results-only; `cache verify` finds them). */
+  readonly missingBlobs: readonly string[];
+}
+
+// ---------------------------------------------------------------------------
+// Which entries a bundle carries.
+
 function _glob(p: string): RegExp {
   return new RegExp(
     "^" +
@@ -109,6 +152,43 @@ function _glob(p: string): RegExp {
       ) + "$",
   );
 }
+
+/** One entry chosen for a bundle. */
+export interface SelectedEntry {
+  /** Its key. */
+  readonly key: string;
+  /** Its entry file's bytes (verified). */
+  readonly bytes: Uint8Array;
+  /** The parsed entry. */
+  readonly entry: Entry;
+  /** It was itself imported from a bundle. */
+  readonly imported: boolean;
+}
+
+/**
+ * The entries a bundle carries, in key order: every entry, or those of
+ * `keys`, or those whose node id or kind matches `filter`. This is the only
+ * place that decides what a bundle holds.
+ */
+export function* selectEntries(
+  store: Store,
+  options: Pick<ExportOptions, "filter" | "keys"> = {},
+): Generator<SelectedEntry> {
+  const filters = options.filter?.map(_glob);
+  for (const key of [...store.keys()].sort()) {
+    if (options.keys && !options.keys.has(key)) continue;
+    const bytes = store.entryBytes(key);
+    const entry = store.parseEntry(key, store.entryPath(key), bytes);
+    if (
+      filters &&
+      !filters.some((re) => re.test(entry.id) || re.test(entry.kind))
+    ) continue;
+    yield { key, bytes, entry, imported: store.importMark(key) !== null };
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Writing.
 
 function* _walk(dir: string): Generator<string> {
   let list: Deno.DirEntry[];
@@ -124,141 +204,270 @@ function* _walk(dir: string): Generator<string> {
   }
 }
 
-/** Writes a bundle of `store` to `file`; returns record counts. */
-export function exportBundle(
+/** Name prefix of the temporary files of exports to `file` (beside it). */
+function _exportTmpPrefix(file: string): string {
+  return `.${basename(file)}.export`;
+}
+
+/** Whether a temporary file name belongs to an export that is over (its process gone, or a day old). */
+function _staleExportTmp(path: string): boolean {
+  const owner = tmpOwner(basename(path));
+  if (owner !== null && owner.host === _HOSTNAME) {
+    return owner.pid !== Deno.pid && !processAlive(owner.pid);
+  }
+  try {
+    const st = Deno.lstatSync(path);
+    return Date.now() - (st.mtime?.getTime() ?? Date.now()) > 86_400_000;
+  } catch {
+    return false;
+  }
+}
+
+const _HOSTNAME = (() => {
+  const t = tmpOwner(tmpName("x"));
+  return t?.host ?? "";
+})();
+
+/** Removes what killed exports to `file` left beside it. */
+function _cleanExportLeftovers(file: string): number {
+  const dir = dirname(resolve(file));
+  const prefix = _exportTmpPrefix(file) + "@";
+  let n = 0;
+  try {
+    for (const e of Deno.readDirSync(dir)) {
+      if (!e.name.startsWith(prefix) || !e.isFile) continue;
+      const p = join(dir, e.name);
+      if (!_staleExportTmp(p)) continue;
+      try {
+        Deno.removeSync(p);
+        n++;
+      } catch { /* removed meanwhile */ }
+    }
+  } catch { /* no directory yet: reported when writing */ }
+  return n;
+}
+
+/** A sink that counts, optionally gzips, and bounds what it is given. */
+class _BundleSink {
+  readonly #writer: WritableStreamDefaultWriter<BufferSource>;
+  readonly #done: Promise<void>;
+  readonly #max: number;
+  readonly #file: string;
+  written = 0;
+
+  constructor(out: Deno.FsFile, gzip: boolean, max: number, file: string) {
+    this.#max = max;
+    this.#file = file;
+    if (gzip) {
+      const cs = new CompressionStream("gzip");
+      this.#done = cs.readable.pipeTo(out.writable);
+      this.#writer = cs.writable.getWriter();
+    } else {
+      const ts = new TransformStream<BufferSource, Uint8Array>();
+      this.#done = ts.readable.pipeTo(out.writable);
+      this.#writer = ts.writable.getWriter();
+    }
+    this.#done.catch(() => {});
+  }
+  async write(b: Uint8Array): Promise<void> {
+    this.written += b.length;
+    if (this.written > this.#max) {
+      throw new UserError(
+        `${this.#file}: the bundle would hold more than ${this.#max} bytes, the most \`cache import\` accepts; export the cache in parts (cache export --experiment ... / --filter ...)`,
+      );
+    }
+    await this.#writer.ready;
+    await this.#writer.write(b as Uint8Array<ArrayBuffer>);
+  }
+  async close(): Promise<void> {
+    await this.#writer.close();
+    await this.#done;
+  }
+  async abort(): Promise<void> {
+    try {
+      await this.#writer.abort();
+    } catch { /* closed */ }
+    try {
+      await this.#done;
+    } catch { /* aborted */ }
+  }
+}
+
+/** Streams the regular file `path` (at most `max` bytes); returns its sha256. */
+async function _streamFile(
+  path: string,
+  max: number,
+  each: ((chunk: Uint8Array) => Promise<void>) | null,
+): Promise<{ sha256: string; size: number }> {
+  const { file } = openRegularFile(path, max);
+  const hash = createHash("sha256");
+  let size = 0;
+  try {
+    const buf = new Uint8Array(_CHUNK);
+    for (;;) {
+      const n = await file.read(buf);
+      if (n === null) break;
+      const chunk = buf.subarray(0, n);
+      hash.update(chunk);
+      size += n;
+      if (size > max) {
+        throw new NotRegularFileError(path, `larger than ${max} bytes`);
+      }
+      if (each) await each(chunk);
+    }
+  } finally {
+    file.close();
+  }
+  return { sha256: hash.digest("hex"), size };
+}
+
+/**
+ * Writes a bundle of `store` to `file` (gzip-compressed when its name ends
+ * in `.gz`), streaming; returns record counts. Entries imported
+ * results-only (without blobs) are exported results-only, still marked
+ * imported.
+ */
+export async function exportBundle(
   store: Store,
   file: string,
   options: ExportOptions = {},
-): { entries: number; blobs: number; aux: number; bytes: number } {
+): Promise<ExportResult> {
   const enc = new TextEncoder();
-  const tmp = `${file}.${crypto.randomUUID().slice(0, 8)}.tmp`;
   const where = (problem: string) =>
     problem === "full"
       ? "Free some space, or write the bundle to another disk."
       : "Write the bundle to a directory you can write.";
+  _cleanExportLeftovers(file);
+  const tmp = join(dirname(resolve(file)), tmpName(_exportTmpPrefix(file)));
+  // A note in the cache names the temporary file, so `cache gc` can remove
+  // it if this process is killed (Store.cleanLeftovers).
+  const note = store.tmpPath(EXPORT_NOTE);
+  onDisk(note, "write", () => Deno.writeTextFileSync(note, tmp));
   const out = onDisk(
     file,
     "write",
-    () => Deno.openSync(tmp, { write: true, create: true, truncate: true }),
+    () => Deno.openSync(tmp, { write: true, createNew: true }),
     where,
   );
-  let bytes = 0;
-  const write = (b: Uint8Array) => {
-    let off = 0;
-    while (off < b.length) off += out.writeSync(b.subarray(off));
-    bytes += b.length;
-  };
-  const record = (
+  const sink = new _BundleSink(
+    out,
+    file.endsWith(".gz"),
+    options.maxBytes ?? BUNDLE_MAX_BYTES,
+    file,
+  );
+  const header = (
     type: string,
     name: string,
-    data: Uint8Array,
-    sha = sha256Hex(data),
+    size: number,
+    sha: string,
     extra: Record<string, unknown> = {},
-  ) => {
-    write(
+  ) =>
+    sink.write(
       enc.encode(
-        JSON.stringify({
-          type,
-          name,
-          size: data.length,
-          sha256: sha,
-          ...extra,
-        }) +
-          "\n",
+        JSON.stringify({ type, name, size, sha256: sha, ...extra }) + "\n",
       ),
     );
-    write(data);
-    write(enc.encode("\n"));
-  };
-  const filters = options.filter?.map(_glob);
-  let entries = 0, blobs = 0, aux = 0;
+  const nl = enc.encode("\n");
+  let entries = 0, blobs = 0, aux = 0, resultsOnly = 0;
+  const missingBlobs: string[] = [];
   const blobSet = new Set<string>();
+  let ok = false;
   try {
-    write(enc.encode(BUNDLE_HEADER + "\n"));
-    for (const key of [...store.keys()].sort()) {
-      if (options.keys && !options.keys.has(key)) continue;
-      const data = store.entryBytes(key);
-      const entry = store.parseEntry(key, store.entryPath(key), data) as Entry;
-      if (
-        filters &&
-        !filters.some((re) => re.test(entry.id) || re.test(entry.kind))
-      ) continue;
-      record(
+    await sink.write(enc.encode(BUNDLE_HEADER + "\n"));
+    for (const sel of selectEntries(store, options)) {
+      await header(
         "entry",
-        key,
-        data,
-        undefined,
-        store.importMark(key) ? { imported: true } : {},
+        sel.key,
+        sel.bytes.length,
+        sha256Hex(sel.bytes),
+        sel.imported ? { imported: true } : {},
       );
+      await sink.write(sel.bytes);
+      await sink.write(nl);
       entries++;
-      if (!options.jsonOnly || options.blobsOf?.has(key)) {
-        for (const b of entry.blobs) blobSet.add(b);
+      if (options.jsonOnly && !options.blobsOf?.has(sel.key)) continue;
+      const absent = sel.entry.blobs.filter((b) => !store.hasBlob(b));
+      if (absent.length > 0) {
+        resultsOnly++;
+        if (!sel.imported) missingBlobs.push(`${sel.key} (blob ${absent[0]})`);
       }
+      for (const b of sel.entry.blobs) if (!absent.includes(b)) blobSet.add(b);
     }
     for (const b of [...blobSet].sort()) {
-      record("blob", b, store.readBlob({ $blob: b }), b);
+      const path = store.blobPath(b);
+      let size: number;
+      try {
+        size = openRegularFile(path, MAX_BLOB_BYTES).size;
+      } catch (e) {
+        if (!(e instanceof NotRegularFileError)) throw e;
+        store.quarantine(path);
+        throw new CorruptEntryError(b, path, `${e.what}, not a blob file`);
+      }
+      await header("blob", b, size, b);
+      const got = await _streamFile(path, size, (c) => sink.write(c));
+      if (got.sha256 !== b || got.size !== size) {
+        store.quarantine(path);
+        throw new CorruptEntryError(
+          b,
+          path,
+          "sha256 of the bytes does not match the blob's name (the export was stopped; run `cache verify`)",
+        );
+      }
+      await sink.write(nl);
       blobs++;
     }
-    if (!options.jsonOnly && !options.keys && !filters) {
+    if (!options.jsonOnly && !options.keys && !options.filter) {
       const auxRoot = join(store.root, "aux");
       for (const p of _walk(auxRoot)) {
-        record("aux", relative(auxRoot, p), Deno.readFileSync(p));
+        const first = await _streamFile(p, MAX_AUX_BYTES, null);
+        await header("aux", relative(auxRoot, p), first.size, first.sha256);
+        const again = await _streamFile(p, first.size, (c) => sink.write(c));
+        if (again.sha256 !== first.sha256) {
+          throw new UserError(
+            `aux file ${p} changed while it was exported; export again`,
+          );
+        }
+        await sink.write(nl);
         aux++;
       }
     }
-    write(
+    await sink.write(
       enc.encode(
         JSON.stringify({ type: "end", count: entries + blobs + aux }) + "\n",
       ),
     );
+    await sink.close();
+    ok = true;
   } catch (e) {
-    out.close();
-    try {
-      Deno.removeSync(tmp);
-    } catch { /* never written */ }
+    await sink.abort();
     throw asFileSystemError(e, file, "write", where) ?? e;
+  } finally {
+    try {
+      out.close();
+    } catch { /* closed by the stream */ }
+    if (!ok) _rmQuiet(tmp);
+    _rmQuiet(note);
   }
-  out.close();
+  const bytes = Deno.statSync(tmp).size;
   onDisk(file, "write", () => {
     try {
-      if (file.endsWith(".gz")) {
-        const packed = gzipSync(Deno.readFileSync(tmp), { level: 9 });
-        Deno.writeFileSync(tmp, packed);
-        bytes = packed.length;
-      }
       Deno.renameSync(tmp, file);
     } catch (e) {
-      try {
-        Deno.removeSync(tmp);
-      } catch { /* never written */ }
+      _rmQuiet(tmp);
       throw e;
     }
   }, where);
-  return { entries, blobs, aux, bytes };
+  return { entries, blobs, aux, bytes, resultsOnly, missingBlobs };
 }
 
-/** The bytes of a bundle file, gunzipped when compressed. */
-function _bundleBytes(file: string, maxBytes: number): Uint8Array {
-  const tooLarge = (what: string) =>
-    new UserError(
-      `${file}: ${what} more than ${maxBytes} bytes, the most a bundle may hold (it is read whole into memory); export the cache in parts (cache export --experiment ... / --filter ...)`,
-    );
-  if (Deno.statSync(file).size > maxBytes) throw tooLarge("holds");
-  const raw = Deno.readFileSync(file);
-  if (raw[0] !== 0x1f || raw[1] !== 0x8b) return raw;
+function _rmQuiet(p: string): void {
   try {
-    return gunzipSync(raw, { maxOutputLength: maxBytes });
-  } catch (e) {
-    if ((e as { code?: string }).code === "ERR_BUFFER_TOO_LARGE") {
-      throw tooLarge("expands to");
-    }
-    throw new UserError(
-      `${file}: not a readable gzip-compressed bundle (${
-        (e as Error).message
-      }); export it again`,
-    );
-  }
+    Deno.removeSync(p);
+  } catch { /* gone */ }
 }
+
+// ---------------------------------------------------------------------------
+// Reading.
 
 /** One record of a bundle. */
 interface _Record {
@@ -276,6 +485,19 @@ function _bad(file: string, why: string): UserError {
     `${file}: ${why}; the bundle is damaged or was edited, nothing was imported (export it again)`,
   );
 }
+
+function _tooLarge(file: string, what: string, maxBytes: number): UserError {
+  return new UserError(
+    `${file}: ${what} more than ${maxBytes} bytes, the most a bundle may hold; export the cache in parts (cache export --experiment ... / --filter ...)`,
+  );
+}
+
+/** Largest a record's size may be, by type. */
+const _MAX_RECORD: Record<_Record["type"], number> = {
+  entry: MAX_ENTRY_BYTES,
+  blob: MAX_BLOB_BYTES,
+  aux: MAX_AUX_BYTES,
+};
 
 /** A record header, checked field by field. */
 function _head(file: string, line: string, at: number): _Record | number {
@@ -312,6 +534,14 @@ function _head(file: string, line: string, at: number): _Record | number {
   if (!Number.isSafeInteger(h.size) || (h.size as number) < 0) {
     throw _bad(file, `${what} has no valid size`);
   }
+  if ((h.size as number) > _MAX_RECORD[h.type]) {
+    throw _bad(
+      file,
+      `${what} says ${h.size} bytes, more than a ${h.type} may hold (${
+        _MAX_RECORD[h.type]
+      })`,
+    );
+  }
   if (typeof h.sha256 !== "string" || !/^[0-9a-f]{64}$/.test(h.sha256)) {
     throw _bad(file, `${what} has no valid sha256`);
   }
@@ -324,54 +554,188 @@ function _head(file: string, line: string, at: number): _Record | number {
   };
 }
 
-/** Reads the records of a bundle, each checked against its sha256, and the end record's count. */
-function _records(
-  file: string,
-  data: Uint8Array,
-): { head: _Record; body: Uint8Array }[] {
-  const dec = new TextDecoder();
-  let pos = 0;
-  const line = (): string => {
-    const nl = data.indexOf(10, pos);
-    if (nl < 0) throw _bad(file, `truncated (no line end at byte ${pos})`);
-    const s = dec.decode(data.subarray(pos, nl));
-    pos = nl + 1;
-    return s;
-  };
-  if (data.indexOf(10) < 0 || line() !== BUNDLE_HEADER) {
-    throw new UserError(
-      `${file} is not an envsmith bundle (first line must be "${BUNDLE_HEADER}")`,
-    );
+/** Reads a byte stream as lines and sized bodies, counting (and bounding) what it reads. */
+class _Reader {
+  readonly #reader: ReadableStreamDefaultReader<Uint8Array>;
+  readonly #file: string;
+  readonly #max: number;
+  readonly #compressed: boolean;
+  #buf: Uint8Array = new Uint8Array(0);
+  #pos = 0;
+  /** Bytes consumed so far (the position in the uncompressed bundle). */
+  offset = 0;
+  #read = 0;
+
+  constructor(
+    stream: ReadableStream<Uint8Array>,
+    file: string,
+    max: number,
+    compressed: boolean,
+  ) {
+    this.#reader = stream.getReader();
+    this.#file = file;
+    this.#max = max;
+    this.#compressed = compressed;
   }
-  const out: { head: _Record; body: Uint8Array }[] = [];
-  for (;;) {
-    const at = pos;
-    const head = _head(file, line(), at);
-    if (typeof head === "number") {
-      if (head !== out.length) {
-        throw _bad(file, `it says ${head} records, but holds ${out.length}`);
-      }
-      return out;
-    }
-    if (pos + head.size + 1 > data.length) {
-      throw _bad(file, `truncated in ${head.type} ${head.name.slice(0, 80)}`);
-    }
-    const body = data.subarray(pos, pos + head.size);
-    pos += head.size + 1;
-    if (sha256Hex(body) !== head.sha256) {
-      throw _bad(
-        file,
-        `${head.type} ${
-          head.name.slice(0, 80)
-        } is corrupt (sha256 mismatch at byte ${at})`,
+
+  async #fill(): Promise<boolean> {
+    let r: ReadableStreamReadResult<Uint8Array>;
+    try {
+      r = await this.#reader.read();
+    } catch (e) {
+      if (e instanceof UserError) throw e;
+      throw new UserError(
+        `${this.#file}: not a readable gzip-compressed bundle (${
+          (e as Error).message
+        }); export it again`,
       );
     }
-    out.push({ head, body });
+    if (r.done) return false;
+    this.#read += r.value.length;
+    if (this.#read > this.#max) {
+      throw _tooLarge(
+        this.#file,
+        this.#compressed ? "expands to" : "holds",
+        this.#max,
+      );
+    }
+    const rest = this.#buf.subarray(this.#pos);
+    if (rest.length === 0) this.#buf = r.value;
+    else {
+      const b = new Uint8Array(rest.length + r.value.length);
+      b.set(rest);
+      b.set(r.value, rest.length);
+      this.#buf = b;
+    }
+    this.#pos = 0;
+    return true;
+  }
+
+  /** The next line (without its newline), at most `max` bytes; null at the end. */
+  async line(max: number): Promise<string | null> {
+    let from = this.#pos;
+    for (;;) {
+      const nl = this.#buf.indexOf(10, from);
+      if (nl >= 0) {
+        const s = new TextDecoder().decode(this.#buf.subarray(this.#pos, nl));
+        this.offset += nl + 1 - this.#pos;
+        this.#pos = nl + 1;
+        return s;
+      }
+      const unread = this.#buf.length - this.#pos;
+      if (unread > max) {
+        throw _bad(
+          this.#file,
+          `a record header at byte ${this.offset} is longer than ${max} bytes`,
+        );
+      }
+      if (!(await this.#fill())) {
+        if (unread === 0) return null;
+        throw _bad(
+          this.#file,
+          `truncated (no line end at byte ${this.offset})`,
+        );
+      }
+      from = unread; // #fill keeps the unread rest at the start
+    }
+  }
+
+  /** Passes the next `n` bytes to `each` in chunks; false when the stream ends first. */
+  async body(
+    n: number,
+    each: (chunk: Uint8Array) => Promise<void> | void,
+  ): Promise<boolean> {
+    let left = n;
+    while (left > 0) {
+      if (this.#pos >= this.#buf.length && !(await this.#fill())) return false;
+      const take = Math.min(left, this.#buf.length - this.#pos);
+      await each(this.#buf.subarray(this.#pos, this.#pos + take));
+      this.#pos += take;
+      this.offset += take;
+      left -= take;
+    }
+    return true;
+  }
+
+  async cancel(): Promise<void> {
+    try {
+      await this.#reader.cancel();
+    } catch { /* done */ }
+  }
+}
+
+/** Opens a bundle for one pass: a regular file, gunzipped when compressed. */
+async function _open(
+  file: string,
+  maxBytes: number,
+): Promise<{ reader: _Reader; close: () => Promise<void> }> {
+  let opened: { file: Deno.FsFile; size: number };
+  try {
+    opened = openRegularFile(file);
+  } catch (e) {
+    if (e instanceof NotRegularFileError) {
+      throw new UserError(`${e.message}: give a bundle file`);
+    }
+    if (e instanceof Deno.errors.NotFound) {
+      throw new UserError(`${file}: no such bundle file`);
+    }
+    throw e;
+  }
+  if (opened.size > maxBytes) {
+    opened.file.close();
+    throw _tooLarge(file, "holds", maxBytes);
+  }
+  const magic = new Uint8Array(2);
+  const n = await opened.file.read(magic);
+  await opened.file.seek(0, Deno.SeekMode.Start);
+  const gz = n === 2 && magic[0] === 0x1f && magic[1] === 0x8b;
+  // node:zlib's gunzip gives bounded chunks (DecompressionStream hands out
+  // all a compressed chunk expands to at once: 64 MB for 64 KB of a bomb).
+  let gunzip: ReturnType<typeof createGunzip> | undefined;
+  if (gz) {
+    gunzip = createGunzip({ chunkSize: 64 * 1024 });
+    Readable.fromWeb(
+      opened.file.readable as unknown as Parameters<typeof Readable.fromWeb>[0],
+    ).on("error", (e) => gunzip!.destroy(e)).pipe(gunzip);
+  }
+  const stream: ReadableStream<Uint8Array> = gunzip
+    ? ReadableStream.from(gunzip as AsyncIterable<Uint8Array>)
+    : opened.file.readable;
+  const reader = new _Reader(stream, file, maxBytes, gz);
+  return {
+    reader,
+    close: async () => {
+      await reader.cancel();
+      gunzip?.destroy();
+      try {
+        opened.file.close();
+      } catch { /* closed by the stream */ }
+    },
+  };
+}
+
+/** An aux name that is a plain relative path (no NUL, no control characters, no `..`). */
+function _auxName(file: string, name: string): void {
+  const shown = JSON.stringify(name.slice(0, 80));
+  // deno-lint-ignore no-control-regex
+  if (/[\u0000-\u001f\u007f]/.test(name)) {
+    throw _bad(file, `aux path ${shown} holds a control character`);
+  }
+  if (name.length > 1024 || name.split("/").some((s) => s.length > 255)) {
+    throw _bad(file, `aux path ${shown} is too long`);
+  }
+  const parts = name.split("/");
+  if (
+    name.startsWith("/") ||
+    parts.some((s) => s === "" || s === "." || s === "..")
+  ) {
+    throw _bad(file, `aux path ${name.slice(0, 80)} escapes the cache`);
   }
 }
 
 /** Where an aux record goes; refuses a path that leaves `aux/`. */
 function _auxDest(store: Store, file: string, name: string): string {
+  _auxName(file, name);
   const dest = join(store.root, "aux", name);
   const rel = relative(join(store.root, "aux"), dest);
   if (rel === "" || rel.startsWith("..")) {
@@ -380,20 +744,139 @@ function _auxDest(store: Store, file: string, name: string): string {
   return dest;
 }
 
-/** Adds an aux file unless present; false when kept. */
-function _importAux(store: Store, dest: string, body: Uint8Array): boolean {
+/** What the checking pass learned about an entry record. */
+interface _CheckedEntry {
+  readonly blobs: readonly string[];
+  readonly imported: boolean;
+}
+
+/**
+ * The checking pass: reads every record, checks it and remembers what the
+ * writing pass needs (entries' blob lists, the blobs present). Writes
+ * nothing.
+ */
+async function _check(
+  store: Store,
+  file: string,
+  maxBytes: number,
+): Promise<
+  { entries: Map<string, _CheckedEntry>; blobs: Set<string>; aux: number }
+> {
+  const { reader, close } = await _open(file, maxBytes);
+  const entries = new Map<string, _CheckedEntry>();
+  const blobs = new Set<string>();
+  const auxNames = new Set<string>();
   try {
-    Deno.statSync(dest);
-    return false;
-  } catch {
-    onDisk(
-      dest,
-      "write",
-      () => Deno.mkdirSync(dirname(dest), { recursive: true }),
-    );
-    writeAtomic(dest, store.tmpPath("aux"), body, "write");
-    return true;
+    const first = await reader.line(64).catch((e) => {
+      // A first line too long is "not a bundle"; a size or gzip error says itself.
+      if (e instanceof UserError && !/is longer than/.test(e.message)) throw e;
+      return null;
+    });
+    if (first !== BUNDLE_HEADER) {
+      throw new UserError(
+        `${file} is not an envsmith bundle (first line must be "${BUNDLE_HEADER}")`,
+      );
+    }
+    let count = 0;
+    for (;;) {
+      const at = reader.offset;
+      const line = await reader.line(64 * 1024);
+      if (line === null) throw _bad(file, "truncated (no end record)");
+      const head = _head(file, line, at);
+      if (typeof head === "number") {
+        if (head !== count) {
+          throw _bad(file, `it says ${head} records, but holds ${count}`);
+        }
+        break;
+      }
+      const label = `${head.type} ${head.name.slice(0, 80)}`;
+      if (head.type === "entry" && !/^[0-9a-f]{64}$/.test(head.name)) {
+        throw _bad(file, `entry name ${head.name.slice(0, 80)} is not a key`);
+      }
+      if (head.type === "blob" && head.name !== head.sha256) {
+        throw _bad(
+          file,
+          `blob ${head.name.slice(0, 80)} does not match its content`,
+        );
+      }
+      if (head.type === "aux") _auxDest(store, file, head.name);
+      const seen = head.type === "entry"
+        ? entries.has(head.name)
+        : head.type === "blob"
+        ? blobs.has(head.name)
+        : auxNames.has(head.name);
+      if (seen) throw _bad(file, `${label} appears twice`);
+      const hash = createHash("sha256");
+      const kept: Uint8Array[] = [];
+      const complete = await reader.body(head.size, (c) => {
+        hash.update(c);
+        if (head.type === "entry") kept.push(c.slice());
+      });
+      const end = new Uint8Array(1);
+      if (!complete || !(await reader.body(1, (c) => end.set(c)))) {
+        throw _bad(file, `truncated in ${label}`);
+      }
+      if (hash.digest("hex") !== head.sha256) {
+        throw _bad(file, `${label} is corrupt (sha256 mismatch at byte ${at})`);
+      }
+      if (end[0] !== 10) {
+        throw _bad(file, `${label} is not followed by a line end`);
+      }
+      count++;
+      if (head.type === "blob") blobs.add(head.name);
+      else if (head.type === "aux") auxNames.add(head.name);
+      else {
+        const body = _concat(kept, head.size);
+        const entry = _checkEntry(store, file, head.name, body);
+        entries.set(head.name, {
+          blobs: entry.blobs,
+          imported: head.imported === true,
+        });
+      }
+    }
+  } finally {
+    await close();
   }
+  return { entries, blobs, aux: auxNames.size };
+}
+
+function _concat(parts: Uint8Array[], size: number): Uint8Array {
+  const out = new Uint8Array(size);
+  let o = 0;
+  for (const p of parts) {
+    out.set(p, o);
+    o += p.length;
+  }
+  return out;
+}
+
+/** An entry record's bytes: a valid entry file whose key is the hash of its components. */
+function _checkEntry(
+  store: Store,
+  file: string,
+  key: string,
+  body: Uint8Array,
+): Entry {
+  let entry: Entry;
+  try {
+    entry = store.parseEntry(key, `(entry ${key})`, body);
+  } catch (e) {
+    if (e instanceof CorruptEntryError) {
+      throw _bad(file, e.message.replace(/^Corrupt cache /, "corrupt "));
+    }
+    throw e;
+  }
+  let keyOk = false;
+  try {
+    keyOk = hashJson(entry.components) === key;
+  } catch { /* not hashable: not a key's components */ }
+  if (!keyOk) {
+    throw _bad(
+      file,
+      `entry ${key} is not the result of its key (the key is not the hash of its components)`,
+    );
+  }
+  return entry;
 }
 
 /** Options of {@linkcode importBundle}. */
@@ -407,17 +890,13 @@ export interface ImportOptions {
    */
   readonly trust?: boolean;
   /**
-   * Bytes a bundle may hold, as a file and once gunzipped (a bundle is read
-   * whole into memory). Larger bundles are refused before they are read or
-   * expanded, so a gzip bomb cannot exhaust memory; export a large cache in
-   * parts (`--experiment`, `--filter`) instead.
-   * @default BUNDLE_MAX_BYTES (1 GiB)
+   * Bytes a bundle may hold, as a file and once gunzipped (the same limit
+   * as export's). Larger bundles are refused while they are checked,
+   * before anything is written, so a gzip bomb cannot fill the disk.
+   * @default BUNDLE_MAX_BYTES (4 GiB)
    */
   readonly maxBytes?: number;
 }
-
-/** The default of {@linkcode ImportOptions.maxBytes}: 1 GiB. */
-export const BUNDLE_MAX_BYTES = 2 ** 30;
 
 /** What {@linkcode importBundle} added. */
 export interface ImportResult {
@@ -438,115 +917,160 @@ export interface ImportResult {
 }
 
 /**
- * Adds a bundle's records to `store`: every record is checked first (a
- * bundle that fails a check imports nothing), then blobs, entries (marked
- * imported unless trusted and complete) and, with `trust`, aux files are
- * written; nothing existing is overwritten. When writing fails (a full
- * disk), what was written is complete and kept, and the error says so.
+ * Adds a bundle's records to `store`: every record is checked first, in a
+ * pass that writes nothing (a bundle that fails a check imports nothing,
+ * with `trust` too), then blobs, entries (marked imported unless trusted
+ * and complete) and, with `trust`, aux files are written; nothing existing
+ * is overwritten. When writing fails (a full disk), what was written is
+ * complete and kept, and the error says so.
  */
-export function importBundle(
+export async function importBundle(
   store: Store,
   file: string,
   options: ImportOptions = {},
-): ImportResult {
-  const records = _records(
-    file,
-    _bundleBytes(file, options.maxBytes ?? BUNDLE_MAX_BYTES),
-  );
-  const inBundle = new Set(
-    records.filter((r) => r.head.type === "blob").map((r) => r.head.name),
-  );
-  const entries: { head: _Record; body: Uint8Array; complete: boolean }[] = [];
-  const blobs: { head: _Record; body: Uint8Array }[] = [];
-  const aux: { dest: string; body: Uint8Array }[] = [];
-  for (const r of records) {
-    const { head, body } = r;
-    if (head.type === "entry") {
-      if (!/^[0-9a-f]{64}$/.test(head.name)) {
-        throw _bad(file, `entry name ${head.name.slice(0, 80)} is not a key`);
-      }
-      let entry: Entry;
-      try {
-        entry = store.parseEntry(head.name, `(entry ${head.name})`, body);
-      } catch (e) {
-        if (e instanceof CorruptEntryError) {
-          throw _bad(file, e.message.replace(/^Corrupt cache /, "corrupt "));
-        }
-        throw e;
-      }
-      let keyOk = false;
-      try {
-        keyOk = hashJson(entry.components) === head.name;
-      } catch { /* not hashable: not a key's components */ }
-      if (!keyOk) {
-        throw _bad(
-          file,
-          `entry ${head.name} is not the result of its key (the key is not the hash of its components)`,
-        );
-      }
-      entries.push({
-        ...r,
-        complete: entry.blobs.every((b) => inBundle.has(b) || store.hasBlob(b)),
-      });
-    } else if (head.type === "blob") {
-      if (head.name !== head.sha256) {
-        throw _bad(
-          file,
-          `blob ${head.name.slice(0, 80)} does not match its content`,
-        );
-      }
-      blobs.push(r);
-    } else aux.push({ dest: _auxDest(store, file, head.name), body });
-  }
+): Promise<ImportResult> {
+  const maxBytes = options.maxBytes ?? BUNDLE_MAX_BYTES;
+  const checked = await _check(store, file, maxBytes);
+  const completeOf = (key: string) =>
+    checked.entries.get(key)!.blobs.every((b) =>
+      checked.blobs.has(b) || store.hasBlob(b)
+    );
   let nEntries = 0, marked = 0, resultsOnly = 0, nBlobs = 0, nAux = 0;
   let kept = 0;
   const mark = {
     bundle: basename(file),
     imported: new Date().toISOString(),
   };
-  try {
-    // Blobs first: an entry is complete when it appears.
-    for (const { head, body } of blobs) {
-      if (store.hasBlob(head.name)) kept++;
-      else {
-        store.writeBlob(body, "application/octet-stream");
-        nBlobs++;
+  // Blobs (and aux files) first, entries in a second pass: an entry is
+  // complete when it appears, whatever the order of the bundle's records.
+  for (const phase of ["blobs", "entries"] as const) {
+    const { reader, close } = await _open(file, maxBytes);
+    try {
+      await reader.line(64);
+      for (;;) {
+        const at = reader.offset;
+        const head = _head(file, (await reader.line(64 * 1024)) ?? "", at);
+        if (typeof head === "number") break;
+        const label = `${head.type} ${head.name.slice(0, 80)}`;
+        const changed = () =>
+          new UserError(
+            `${file} changed while it was imported (${label}); what was written before is complete and was kept: import again`,
+          );
+        const mine = phase === "entries"
+          ? head.type === "entry"
+          : head.type !== "entry";
+        if (!mine) {
+          await reader.body(head.size, () => {});
+        } else if (head.type === "blob" && !store.hasBlob(head.name)) {
+          // Streamed into tmp/, checked, then linked into place.
+          const tmp = store.tmpPath("blob");
+          const out = onDisk(
+            tmp,
+            "write",
+            () => Deno.openSync(tmp, { write: true, createNew: true }),
+          );
+          const hash = createHash("sha256");
+          try {
+            await reader.body(head.size, (c) => {
+              hash.update(c);
+              let off = 0;
+              while (off < c.length) {
+                off += onDisk(
+                  tmp,
+                  "write",
+                  () => out.writeSync(c.subarray(off)),
+                );
+              }
+            });
+          } catch (e) {
+            out.close();
+            _rmQuiet(tmp);
+            throw e;
+          }
+          out.close();
+          if (hash.digest("hex") !== head.name) {
+            _rmQuiet(tmp);
+            throw changed();
+          }
+          if (store.adoptBlob(tmp, head.name)) nBlobs++;
+          else kept++;
+        } else if (head.type === "entry") {
+          const parts: Uint8Array[] = [];
+          await reader.body(head.size, (c) => void parts.push(c.slice()));
+          const body = _concat(parts, head.size);
+          if (
+            sha256Hex(body) !== head.sha256 || !checked.entries.has(head.name)
+          ) {
+            throw changed();
+          }
+          if (store.hasEntry(head.name)) kept++;
+          else {
+            const complete = completeOf(head.name);
+            const trusted = options.trust === true && complete &&
+              !head.imported;
+            if (!trusted) {
+              store.markImported(head.name, {
+                ...mark,
+                resultsOnly: !complete,
+              });
+            }
+            if (store.importEntryBytes(head.name, body)) {
+              nEntries++;
+              if (!trusted) marked++;
+              if (!complete) resultsOnly++;
+            } else {
+              kept++; // stored meanwhile by another process: theirs stays, unmarked
+              if (!trusted) store.unmarkImported(head.name);
+            }
+          }
+        } else if (head.type === "aux" && options.trust) {
+          const dest = _auxDest(store, file, head.name);
+          let exists = true;
+          try {
+            Deno.lstatSync(dest);
+          } catch {
+            exists = false;
+          }
+          if (exists) {
+            kept++;
+            await reader.body(head.size, () => {});
+          } else {
+            const parts: Uint8Array[] = [];
+            await reader.body(head.size, (c) => void parts.push(c.slice()));
+            const body = _concat(parts, head.size);
+            if (sha256Hex(body) !== head.sha256) throw changed();
+            onDisk(dest, "write", () => {
+              Deno.mkdirSync(dirname(dest), { recursive: true });
+              const tmp = store.tmpPath("aux");
+              try {
+                Deno.writeFileSync(tmp, body);
+                Deno.renameSync(tmp, dest);
+              } catch (e) {
+                _rmQuiet(tmp);
+                throw e;
+              }
+            });
+            nAux++;
+          }
+        } else {
+          if (head.type === "blob") kept++;
+          await reader.body(head.size, () => {});
+        }
+        await reader.body(1, () => {});
       }
+    } catch (e) {
+      if (!(e instanceof FileSystemError)) throw e;
+      throw new FileSystemError(
+        e.path,
+        e.problem,
+        e.code,
+        e.action,
+        `${e.advice} The import of ${file} stopped there; what it wrote before (${nEntries} entries, ${nBlobs} blobs, ${nAux} aux files) is complete and was kept: import again once fixed (records already present are skipped).`,
+        { cause: e },
+      );
+    } finally {
+      await close();
     }
-    for (const { head, body, complete } of entries) {
-      if (store.hasEntry(head.name)) {
-        kept++;
-        continue;
-      }
-      const trusted = options.trust === true && complete && !head.imported;
-      if (!trusted) {
-        store.markImported(head.name, { ...mark, resultsOnly: !complete });
-      }
-      if (store.importEntryBytes(head.name, body)) {
-        nEntries++;
-        if (!trusted) marked++;
-        if (!complete) resultsOnly++;
-      } else {
-        kept++; // stored meanwhile by another process: theirs stays, unmarked
-        if (!trusted) store.unmarkImported(head.name);
-      }
-    }
-    if (options.trust) {
-      for (const { dest, body } of aux) {
-        if (_importAux(store, dest, body)) nAux++;
-        else kept++;
-      }
-    }
-  } catch (e) {
-    if (!(e instanceof FileSystemError)) throw e;
-    throw new FileSystemError(
-      e.path,
-      e.problem,
-      e.code,
-      e.action,
-      `${e.advice} The import of ${file} stopped there; what it wrote before (${nEntries} entries, ${nBlobs} blobs, ${nAux} aux files) is complete and was kept: import again once fixed (records already present are skipped).`,
-      { cause: e },
-    );
   }
   return {
     entries: nEntries,
@@ -555,6 +1079,6 @@ export function importBundle(
     blobs: nBlobs,
     aux: nAux,
     kept,
-    skippedAux: options.trust ? 0 : aux.length,
+    skippedAux: options.trust ? 0 : checked.aux,
   };
 }

@@ -29,8 +29,8 @@ Deno.test("bundles round-trip, plain and gzip-compressed (.gz), and a damaged on
   Deno.writeTextFileSync(auxFile, '{"reply":"hi"}');
 
   const plain = join(p.dir, "r.esb"), packed = join(p.dir, "r.esb.gz");
-  const a = exportBundle(p.store, plain);
-  const b = exportBundle(p.store, packed);
+  const a = await exportBundle(p.store, plain);
+  const b = await exportBundle(p.store, packed);
   assert.equal(a.entries, 3);
   assert.equal(b.entries, 3);
   assert.ok(a.blobs >= 1);
@@ -40,7 +40,7 @@ Deno.test("bundles round-trip, plain and gzip-compressed (.gz), and a damaged on
 
   for (const file of [plain, packed]) {
     const other = new Store(join(p.dir, `cache-${file.endsWith(".gz")}`));
-    const r = importBundle(other, file);
+    const r = await importBundle(other, file);
     assert.equal(r.entries, 3);
     assert.equal(r.marked, 3, "imported entries are marked");
     assert.deepEqual([...other.keys()].sort(), keys);
@@ -54,7 +54,7 @@ Deno.test("bundles round-trip, plain and gzip-compressed (.gz), and a damaged on
     }
     // Trusted, the same bundle's entries are used as they are.
     const trusted = new Store(join(p.dir, `trusted-${file.endsWith(".gz")}`));
-    const t = importBundle(trusted, file, { trust: true });
+    const t = await importBundle(trusted, file, { trust: true });
     assert.equal(t.marked, 0);
     assert.equal(t.aux, 1);
     for (const k of keys) assert.ok(trusted.loadVerified(k));
@@ -73,7 +73,7 @@ Deno.test("bundles round-trip, plain and gzip-compressed (.gz), and a damaged on
 
   const broken = join(p.dir, "broken.esb.gz");
   Deno.writeFileSync(broken, bytes.subarray(0, 40));
-  assert.throws(
+  await assert.rejects(
     () => importBundle(new Store(join(p.dir, "cache-broken")), broken),
     (e) =>
       e instanceof UserError &&
@@ -138,7 +138,7 @@ Deno.test("a forged bundle (real keys, edited values, valid hashes) is imported 
   await using p = await tmpProject(YAML);
   const exp = compile(p.file, YAML);
   await runAll(exp, p.store);
-  exportBundle(p.store, join(p.dir, "r.esb"));
+  await exportBundle(p.store, join(p.dir, "r.esb"));
   const b = records(Deno.readFileSync(join(p.dir, "r.esb")));
   const keyA = computeKeys(exp)[exp.byId.get("a")!]!.key;
   for (const r of b.records) {
@@ -151,7 +151,7 @@ Deno.test("a forged bundle (real keys, edited values, valid hashes) is imported 
   const forged = join(p.dir, "forged.esb");
   Deno.writeFileSync(forged, b.write(b.records));
   const other = new Store(join(p.dir, "other"));
-  const r = importBundle(other, forged);
+  const r = await importBundle(other, forged);
   assert.deepEqual([r.entries, r.marked], [3, 3]);
   assert.equal((other.readEntry(keyA)!.value as { sum: number }).sum, 999);
   // plan: not cached (imported), and no corruption warning.
@@ -173,7 +173,7 @@ Deno.test("a forged bundle (real keys, edited values, valid hashes) is imported 
     true,
   );
   // Importing the forged bundle again keeps the local results.
-  const again = importBundle(other, forged);
+  const again = await importBundle(other, forged);
   assert.deepEqual([again.entries, again.kept], [0, 4]);
   assert.equal((other.loadVerified(keyA)!.value as { sum: number }).sum, 3);
 });
@@ -182,7 +182,7 @@ Deno.test("an entry whose key is not the hash of its components is refused, and 
   await using p = await tmpProject(YAML);
   const exp = compile(p.file, YAML);
   await runAll(exp, p.store);
-  exportBundle(p.store, join(p.dir, "r.esb"));
+  await exportBundle(p.store, join(p.dir, "r.esb"));
   const b = records(Deno.readFileSync(join(p.dir, "r.esb")));
   const entries = b.records.filter((r) => r.head.type === "entry");
   // Components edited (to pass the forged value off as another parameter's).
@@ -199,7 +199,7 @@ Deno.test("an entry whose key is not the hash of its components is refused, and 
   const other = new Store(join(p.dir, "other"));
   const f1 = join(p.dir, "edited.esb");
   Deno.writeFileSync(f1, b.write(edited));
-  assert.throws(
+  await assert.rejects(
     () => importBundle(other, f1),
     (e) =>
       e instanceof UserError &&
@@ -217,7 +217,7 @@ Deno.test("an entry whose key is not the hash of its components is refused, and 
     'envsmith-bundle 1\n{"type":"entry"}\n\n{"type":"end","count":1}\n',
   );
   Deno.writeFileSync(join(p.dir, "hdr.esb"), bytes);
-  assert.throws(
+  await assert.rejects(
     () => importBundle(other, join(p.dir, "hdr.esb")),
     (e) =>
       e instanceof UserError &&
@@ -230,7 +230,7 @@ Deno.test("an entry whose key is not the hash of its components is refused, and 
     join(p.dir, "type.esb"),
     new TextEncoder().encode("envsmith-bundle 1\n[1, 2]\n"),
   );
-  assert.throws(
+  await assert.rejects(
     () => importBundle(other, join(p.dir, "type.esb")),
     /the record header at byte 18 is not an object/,
   );
@@ -240,7 +240,7 @@ Deno.test("an entry whose key is not the hash of its components is refused, and 
     body: new Uint8Array([1]),
   }]);
   Deno.writeFileSync(join(p.dir, "aux.esb"), aux);
-  assert.throws(
+  await assert.rejects(
     () => importBundle(other, join(p.dir, "aux.esb"), { trust: true }),
     /aux path \.\.\/\.\.\/etc\/x escapes the cache/,
   );
@@ -263,9 +263,9 @@ tables:
   const exp = compile(p.file, yaml);
   await runAll(exp, p.store);
   const json = join(p.dir, "json.esb");
-  exportBundle(p.store, json, { jsonOnly: true });
+  await exportBundle(p.store, json, { jsonOnly: true });
   const fresh = new Store(join(p.dir, "fresh"));
-  const r = importBundle(fresh, json);
+  const r = await importBundle(fresh, json);
   assert.deepEqual([r.entries, r.resultsOnly, r.blobs], [3, 1, 0]);
   for (let i = 0; i < 2; i++) {
     const plan = makePlan(exp, fresh);
@@ -298,9 +298,24 @@ Deno.test("a bundle larger than maxBytes, as a file or once gunzipped (a gzip bo
     const store = new Store(join(dir, "cache"));
     // 64 MB of zeros gzip to about 62 KB: a small file that expands far.
     const bomb = join(dir, "bomb.esb.gz");
-    Deno.writeFileSync(bomb, gzipSync(new Uint8Array(64 * 2 ** 20)));
+    const zeros = new Uint8Array(64 * 2 ** 20);
+    const head = new TextEncoder().encode(
+      `envsmith-bundle 1\n{"type":"blob","name":"${
+        sha256Hex(zeros)
+      }","size":${zeros.length},"sha256":"${sha256Hex(zeros)}"}\n`,
+    );
+    const all = new Uint8Array(head.length + zeros.length);
+    all.set(head);
+    Deno.writeFileSync(bomb, gzipSync(all));
+    // Not a bundle at all: refused at its first line.
+    const junk = join(dir, "junk.esb.gz");
+    Deno.writeFileSync(junk, gzipSync(zeros));
+    await assert.rejects(
+      () => importBundle(store, junk, { maxBytes: 2 ** 20 }),
+      /junk\.esb\.gz is not an envsmith bundle/,
+    );
     assert.ok(Deno.statSync(bomb).size < 100_000);
-    assert.throws(
+    await assert.rejects(
       () => importBundle(store, bomb, { maxBytes: 2 ** 20 }),
       (e: unknown) =>
         e instanceof UserError &&
@@ -309,7 +324,7 @@ Deno.test("a bundle larger than maxBytes, as a file or once gunzipped (a gzip bo
     );
     const big = join(dir, "big.esb");
     Deno.writeFileSync(big, new Uint8Array(2 ** 20 + 1));
-    assert.throws(
+    await assert.rejects(
       () => importBundle(store, big, { maxBytes: 2 ** 20 }),
       (e: unknown) =>
         e instanceof UserError &&
@@ -321,3 +336,97 @@ Deno.test("a bundle larger than maxBytes, as a file or once gunzipped (a gzip bo
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("export works after a results-only import, and the entries stay marked imported", async () => {
+  await using p = await tmpProject(YAML);
+  await runAll(compile(p.file, YAML), p.store);
+  const json = join(p.dir, "json.esb");
+  await exportBundle(p.store, json, { jsonOnly: true });
+  const fresh = new Store(join(p.dir, "fresh"));
+  await importBundle(fresh, json);
+  const again = join(p.dir, "again.esb.gz");
+  const r = await exportBundle(fresh, again);
+  assert.deepEqual([r.entries, r.blobs, r.resultsOnly, r.missingBlobs], [
+    3,
+    0,
+    1,
+    [],
+  ]);
+  const third = new Store(join(p.dir, "third"));
+  const i = await importBundle(third, again, { trust: true });
+  assert.deepEqual([i.entries, i.marked, i.resultsOnly], [3, 3, 1]);
+});
+
+Deno.test("import checks every record before writing any: duplicates, control characters in aux names, with --trust too", async () => {
+  await using p = await tmpProject(YAML);
+  await runAll(compile(p.file, YAML), p.store);
+  await exportBundle(p.store, join(p.dir, "r.esb"));
+  const b = records(Deno.readFileSync(join(p.dir, "r.esb")));
+  const entry = b.records.find((r) => r.head.type === "entry")!;
+  const twice = [...b.records, {
+    head: entry.head,
+    body: forgeEntry(entry.body, (e) => {
+      (e as { created: string }).created = "2020-01-01T00:00:00.000Z";
+    }),
+  }];
+  Deno.writeFileSync(join(p.dir, "twice.esb"), b.write(twice));
+  const other = new Store(join(p.dir, "other"));
+  await assert.rejects(
+    () => importBundle(other, join(p.dir, "twice.esb"), { trust: true }),
+    /twice\.esb: entry [0-9a-f]{64} appears twice; .*nothing was imported/,
+  );
+  const nul = [...b.records, {
+    head: { type: "aux", name: "llm/a\u0000b.json" },
+    body: new Uint8Array([1]),
+  }];
+  Deno.writeFileSync(join(p.dir, "nul.esb"), b.write(nul));
+  await assert.rejects(
+    () => importBundle(other, join(p.dir, "nul.esb"), { trust: true }),
+    /nul\.esb: aux path "llm\/a\\u0000b\.json" holds a control character/,
+  );
+  assert.deepEqual([...other.keys()], []);
+  assert.deepEqual([...other.blobHashes()], []);
+});
+
+Deno.test("a killed export leaves nothing that outlives the next export or gc; export keeps import's size limit", async () => {
+  await using p = await tmpProject(YAML);
+  await runAll(compile(p.file, YAML), p.store);
+  const file = join(p.dir, "out.esb");
+  // What a process killed mid-export leaves: its temporary file beside the
+  // bundle, and its note in the cache.
+  const child = new Deno.Command("true").spawn();
+  await child.status;
+  const dead = child.pid;
+  const host = (await import("node:os")).hostname();
+  const leftover = join(p.dir, `.out.esb.export@${host}~${dead}~0123abcd`);
+  Deno.writeFileSync(leftover, new Uint8Array(1000));
+  await exportBundle(p.store, file);
+  assert.equal(_exists(leftover), false, "removed by the next export");
+  Deno.writeFileSync(leftover, new Uint8Array(1000));
+  Deno.writeTextFileSync(
+    join(p.store.root, "tmp", `export-note@${host}~${dead}~0123abcd`),
+    leftover,
+  );
+  p.store.cleanLeftovers();
+  assert.equal(_exists(leftover), false, "removed by gc");
+  // The size limit: export refuses to write what import would refuse.
+  await assert.rejects(
+    () => exportBundle(p.store, join(p.dir, "big.esb"), { maxBytes: 2000 }),
+    /big\.esb: the bundle would hold more than 2000 bytes, the most `cache import` accepts/,
+  );
+  assert.deepEqual(
+    [...Deno.readDirSync(p.dir)].map((e) => e.name).filter((n) =>
+      n.includes("big.esb")
+    ),
+    [],
+  );
+});
+
+function _exists(path: string): boolean {
+  try {
+    Deno.lstatSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -10,6 +10,7 @@
  * @module
  */
 import { hostname } from "node:os";
+import { readRegularText } from "../regular_file.ts";
 
 /** What a lock file holds. */
 export interface LockInfo {
@@ -26,6 +27,66 @@ export interface LockInfo {
 }
 
 const _HOST = hostname();
+
+/** A lock file is a line of JSON; anything larger is not one. */
+const _MAX_LOCK_BYTES = 64 * 1024;
+
+/** The holder a lock file's text names, or null when it is not a lock's. */
+function _holderOf(text: string): LockInfo | null {
+  const h = JSON.parse(text) as Partial<LockInfo> | null;
+  if (
+    typeof h !== "object" || h === null || typeof h.pid !== "number" ||
+    typeof h.host !== "string"
+  ) return null;
+  return {
+    pid: h.pid,
+    host: h.host,
+    token: String(h.token ?? "?"),
+    note: String(h.note ?? ""),
+    since: String(h.since ?? ""),
+  };
+}
+
+/** `1h 05m`, `3m 20s`, `12s`. */
+function _age(ms: number): string {
+  const s = Math.max(0, Math.round(ms / 1000));
+  if (s < 60) return `${s}s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m}m ${String(s % 60).padStart(2, "0")}s`;
+  return `${Math.floor(m / 60)}h ${String(m % 60).padStart(2, "0")}m`;
+}
+
+/**
+ * Who holds the lock at `path` and what to do about it, in one line: the
+ * node, pid and host, how long it has been held and since it was last
+ * refreshed; for a holder on another host (whose process cannot be checked
+ * from here), when the lock expires by itself and the command that clears
+ * it at once.
+ */
+export function describeHolder(
+  path: string,
+  holder: LockInfo,
+  options: LockOptions = {},
+): string {
+  const staleMs = options.staleMs ?? 300_000;
+  let touched = Date.now();
+  try {
+    touched = Deno.lstatSync(path).mtime?.getTime() ?? touched;
+  } catch { /* released meanwhile */ }
+  const since = Date.parse(holder.since);
+  const held = Number.isNaN(since)
+    ? ""
+    : `, held for ${_age(Date.now() - since)}`;
+  const who = `${holder.note || "?"} in pid ${holder.pid} on ${
+    holder.host === _HOST ? "this host" : `host ${holder.host}`
+  }${held}`;
+  if (holder.host === _HOST) return who;
+  return `${who}, refreshed ${
+    _age(Date.now() - touched)
+  } ago; if that run is gone, the lock expires in ${
+    _age(Math.max(0, staleMs - (Date.now() - touched)))
+  }, or clear it now with: rm ${path}`;
+}
 
 /** Whether a process with this pid runs on this host (Linux /proc; elsewhere assume yes). */
 export function processAlive(pid: number): boolean {
@@ -126,9 +187,8 @@ export function tryLock(
     let holder: LockInfo | null = null;
     let mtime = Date.now();
     try {
-      const text = Deno.readTextFileSync(path);
-      mtime = Deno.statSync(path).mtime?.getTime() ?? Date.now();
-      holder = JSON.parse(text) as LockInfo;
+      mtime = Deno.lstatSync(path).mtime?.getTime() ?? Date.now();
+      holder = _holderOf(readRegularText(path, _MAX_LOCK_BYTES));
     } catch (e) {
       if (e instanceof Deno.errors.NotFound) continue; // released meanwhile
       // Unreadable or half-written: stale only when old.
@@ -168,8 +228,10 @@ export function lockHolder(
   let holder: LockInfo;
   let mtime: number;
   try {
-    mtime = Deno.statSync(path).mtime?.getTime() ?? Date.now();
-    holder = JSON.parse(Deno.readTextFileSync(path)) as LockInfo;
+    mtime = Deno.lstatSync(path).mtime?.getTime() ?? Date.now();
+    const h = _holderOf(readRegularText(path, _MAX_LOCK_BYTES));
+    if (h === null) return null;
+    holder = h;
   } catch {
     return null; // none, or half-written (tryLock decides then)
   }

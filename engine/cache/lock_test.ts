@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { hostname } from "node:os";
-import { Lock, lockHolder, tryLock } from "./lock.ts";
+import { describeHolder, Lock, lockHolder, tryLock } from "./lock.ts";
 
 Deno.test("locks: exclusive, released by token, stale when the owner process is gone or silent", async () => {
   const dir = await Deno.makeTempDir();
@@ -89,5 +89,39 @@ Deno.test("lockHolder: the live holder without taking the lock; null when free, 
     assert.equal(lockHolder(path)?.host, `not-${hostname()}`);
   } finally {
     await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("describeHolder: a foreign lock names the host, the age, when it expires and the command that clears it", () => {
+  const dir = Deno.makeTempDirSync();
+  try {
+    const path = `${dir}/k.lock`;
+    const since = new Date(Date.now() - 65_000).toISOString();
+    const holder = {
+      pid: 4242,
+      host: "node-17",
+      token: "t",
+      note: "train",
+      since,
+    };
+    Deno.writeTextFileSync(path, JSON.stringify(holder));
+    const old = new Date(Date.now() - 60_000);
+    Deno.utimeSync(path, old, old);
+    const line = describeHolder(path, holder, { staleMs: 300_000 });
+    assert.match(
+      line,
+      new RegExp(
+        `^train in pid 4242 on host node-17, held for 1m 0[45]s, refreshed 1m 00s ago; if that run is gone, the lock expires in 4m 00s, or clear it now with: rm ${path}$`,
+      ),
+    );
+    // On this host the process is checked instead: no advice needed.
+    const here = describeHolder(path, { ...holder, host: hostname() });
+    assert.match(here, /^train in pid 4242 on this host, held for 1m 0[45]s$/);
+    // A lock file that is not a regular file (a FIFO) is never opened.
+    const fifo = `${dir}/f.lock`;
+    new Deno.Command("mkfifo", { args: [fifo] }).outputSync();
+    assert.equal(lockHolder(fifo), null);
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
   }
 });

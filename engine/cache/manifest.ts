@@ -6,8 +6,10 @@
  * @module
  */
 import { join } from "node:path";
+import * as v from "valibot";
 import type { KeyComponents } from "./keys.ts";
 import { writeAtomic } from "./atomic_write.ts";
+import { NotRegularFileError, readRegularText } from "../regular_file.ts";
 import type { Store } from "./store.ts";
 
 /** Status of a node in a run. */
@@ -133,7 +135,9 @@ export function listManifests(store: Store, experiment?: string): string[] {
   for (const d of dirs) {
     try {
       for (const f of Deno.readDirSync(d)) {
-        if (f.isFile && f.name.endsWith(".json") && !f.name.startsWith(".")) {
+        // Whatever its type: a symlink or directory named like a manifest
+        // is listed, so that reading it reports it.
+        if (f.name.endsWith(".json") && !f.name.startsWith(".")) {
           files.push(join(d, f.name));
         }
       }
@@ -145,13 +149,114 @@ export function listManifests(store: Store, experiment?: string): string[] {
   });
 }
 
-/** Reads a manifest; `null` if unreadable (e.g. truncated by a crash). */
-export function readManifest(path: string): Manifest | null {
+/** Largest manifest read (a 100,000-node run writes about 30 MB). */
+export const MAX_MANIFEST_BYTES = 256 * 1024 * 1024;
+
+const _STATUS = [
+  "pending",
+  "running",
+  "cached",
+  "done",
+  "failed",
+  "blocked",
+  "skipped",
+  "unselected",
+  "interrupted",
+] as const;
+
+/**
+ * The shape every reader of a manifest relies on (fields added later are
+ * let through): a manifest of another shape is reported and skipped,
+ * never half-read.
+ */
+const _Manifest = v.looseObject({
+  format: v.literal(1),
+  experiment: v.string(),
+  file: v.string(),
+  run: v.string(),
+  executor: v.optional(v.string()),
+  started: v.string(),
+  finished: v.optional(v.string()),
+  status: v.picklist(["running", "ok", "failed", "interrupted"]),
+  versions: v.record(v.string(), v.string()),
+  host: v.string(),
+  pid: v.number(),
+  code: v.record(v.string(), v.record(v.string(), v.string())),
+  counts: v.record(v.string(), v.number()),
+  nodes: v.array(
+    v.looseObject({
+      id: v.string(),
+      key: v.string(),
+      kind: v.string(),
+      status: v.picklist(_STATUS),
+      cacheable: v.boolean(),
+      ms: v.optional(v.number()),
+      started: v.optional(v.string()),
+      reason: v.optional(v.string()),
+      error: v.optional(v.string()),
+    }),
+  ),
+});
+
+/** A manifest, or why the file at its path is not one. */
+export type ManifestRead =
+  | { readonly manifest: Manifest; readonly problem?: undefined }
+  | { readonly manifest?: undefined; readonly problem: string };
+
+/**
+ * Reads and validates a manifest: a regular file of bounded size, JSON, of
+ * the manifest's shape. Never throws: a bad file gives the one-line
+ * problem (`not JSON: ...`, `nodes.3.key: expected string`, `a symlink to
+ * /etc, not a regular file`).
+ */
+export function readManifestChecked(path: string): ManifestRead {
+  let text: string;
   try {
-    return JSON.parse(Deno.readTextFileSync(path)) as Manifest;
-  } catch {
-    return null;
+    text = readRegularText(path, MAX_MANIFEST_BYTES);
+  } catch (e) {
+    if (e instanceof NotRegularFileError) return { problem: e.what };
+    if (e instanceof Deno.errors.NotFound) return { problem: "missing" };
+    return { problem: `unreadable: ${(e as Error).message}` };
   }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (e) {
+    return { problem: `not JSON (${(e as Error).message})` };
+  }
+  if (typeof json !== "object" || json === null || Array.isArray(json)) {
+    return {
+      problem: `not a run manifest: a JSON ${
+        Array.isArray(json) ? "array" : json === null ? "null" : typeof json
+      }, expected an object`,
+    };
+  }
+  const r = v.safeParse(_Manifest, json);
+  if (!r.success) {
+    const i = r.issues[0]!;
+    const where = i.path?.map((p) => String(p.key)).join(".") || "(top)";
+    return { problem: `not a run manifest: ${where}: ${i.message}` };
+  }
+  return { manifest: r.output as unknown as Manifest };
+}
+
+/**
+ * Reads a manifest; `null` if unreadable (e.g. truncated by a crash) or
+ * not of a manifest's shape, after telling `onBad` why in one line.
+ */
+export function readManifest(
+  path: string,
+  onBad?: (line: string) => void,
+): Manifest | null {
+  const r = readManifestChecked(path);
+  if (r.manifest) return r.manifest;
+  onBad?.(badManifestLine(path, r.problem));
+  return null;
+}
+
+/** The one line that reports a bad manifest. */
+export function badManifestLine(path: string, problem: string): string {
+  return `skipped run manifest ${path}: ${problem} (\`cache gc\` moves it aside; its entries are kept)`;
 }
 
 /** The newest readable manifest of an experiment (optionally skipping one run id). */
@@ -159,10 +264,11 @@ export function latestManifest(
   store: Store,
   experiment: string,
   skipRun?: string,
+  onBad?: (line: string) => void,
 ): Manifest | null {
   const files = listManifests(store, experiment);
   for (let i = files.length - 1; i >= 0; i--) {
-    const m = readManifest(files[i]!);
+    const m = readManifest(files[i]!, onBad);
     if (m && m.run !== skipRun) return m;
   }
   return null;

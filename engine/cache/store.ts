@@ -31,10 +31,10 @@
  * @module
  */
 import { hostname } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { writeAtomic } from "./atomic_write.ts";
 import { sha256Hex } from "../canonical.ts";
-import { CorruptEntryError } from "../errors.ts";
+import { CorruptEntryError, UserError } from "../errors.ts";
 import { asFileSystemError, onDisk } from "../fs_errors.ts";
 import type { KeyComponents } from "./keys.ts";
 import {
@@ -45,7 +45,17 @@ import {
   processAlive,
   tryLock,
 } from "./lock.ts";
+import {
+  NotRegularFileError,
+  readRegularFile,
+  readRegularText,
+} from "../regular_file.ts";
 import type { BlobRef, Json } from "../types.ts";
+
+/** Largest entry file read (JSON values; big data belongs in blobs). */
+export const MAX_ENTRY_BYTES = 512 * 1024 * 1024;
+/** Largest blob file read. */
+export const MAX_BLOB_BYTES = 4 * 1024 * 1024 * 1024;
 
 /** Format tag on the first line of an entry file. */
 export const ENTRY_HEADER = "envsmith-entry 1";
@@ -88,12 +98,84 @@ export interface ImportMark {
   readonly resultsOnly: boolean;
 }
 
+/**
+ * Prefix of the note a bundle export leaves in `tmp/`: it names the
+ * export's temporary file (beside the bundle, outside the cache), which
+ * {@linkcode Store.cleanLeftovers} removes with the note when the export's
+ * process is gone.
+ */
+export const EXPORT_NOTE = "export-note";
+
 /** Default cache directory (relative to the working directory). */
 export const DEFAULT_CACHE = ".envsmith/cache";
 
-/** The cache directory: `--cache`, else `$ENVSMITH_CACHE`, else {@linkcode DEFAULT_CACHE}. */
+/**
+ * The cache directory: `--cache`, else `$ENVSMITH_CACHE`, else
+ * {@linkcode DEFAULT_CACHE}; checked first.
+ *
+ * @throws {UserError} when it is empty, a file, a device, or a path
+ * inside a file: one line naming it and the source of the setting.
+ */
 export function cacheDir(flag?: string): string {
-  return flag ?? Deno.env.get("ENVSMITH_CACHE") ?? DEFAULT_CACHE;
+  const env = Deno.env.get("ENVSMITH_CACHE");
+  const dir = flag ?? env ?? DEFAULT_CACHE;
+  const source = flag !== undefined
+    ? "--cache"
+    : env !== undefined
+    ? "ENVSMITH_CACHE"
+    : "the default cache";
+  const problem = cacheDirProblem(dir);
+  if (problem !== null) {
+    throw new UserError(
+      `Cannot use ${source} ${JSON.stringify(dir)} as the cache: ${problem}`,
+    );
+  }
+  return dir;
+}
+
+/**
+ * Why `dir` cannot be a cache directory (empty, not a directory, inside a
+ * file), or null when it is one or can be made.
+ */
+export function cacheDirProblem(dir: string): string | null {
+  if (dir.trim() === "") {
+    return "it is empty; give a directory, or leave it out for .envsmith/cache";
+  }
+  if (dir.includes("\0")) return "it holds a NUL byte";
+  // The path itself, or else its nearest existing ancestor.
+  let p = dir;
+  for (let depth = 0; depth < 4096; depth++) {
+    let st: Deno.FileInfo;
+    try {
+      st = Deno.statSync(p);
+    } catch (e) {
+      if (e instanceof Deno.errors.NotFound) {
+        const up = dirname(p);
+        if (up === p) return null;
+        p = up;
+        continue;
+      }
+      if (e instanceof Deno.errors.NotADirectory) {
+        const up = dirname(p);
+        if (up === p) return null;
+        p = up;
+        continue;
+      }
+      return null; // permission and the like: reported where it is used
+    }
+    if (st.isDirectory) return null;
+    const what = st.isFile
+      ? "a file"
+      : st.isCharDevice || st.isBlockDevice
+      ? "a device"
+      : st.isFifo
+      ? "a FIFO"
+      : "not a directory";
+    return p === dir
+      ? `it is ${what}, not a directory; give a directory`
+      : `${p} is ${what}, so nothing can be made inside it; give a directory`;
+  }
+  return null;
 }
 
 const _HOST = hostname();
@@ -112,6 +194,26 @@ export function tmpName(prefix: string): string {
 export function tmpOwner(name: string): { host: string; pid: number } | null {
   const m = /@([A-Za-z0-9._-]+)~(\d+)~[0-9a-f]{8}$/.exec(name);
   return m ? { host: m[1]!, pid: Number(m[2]) } : null;
+}
+
+/**
+ * Removes the temporary file of a killed export named in the note `note`
+ * (only a name of that form: `.BUNDLE.export@HOST~PID~RANDOM`).
+ */
+function _removeNotedExport(note: string): void {
+  let target: string;
+  try {
+    target = readRegularText(note, 4096).trim();
+  } catch {
+    return;
+  }
+  const name = target.split("/").pop() ?? "";
+  const owner = tmpOwner(name);
+  if (!/^\..+\.export@/.test(name) || owner === null) return;
+  if (owner.host === _HOST && processAlive(owner.pid)) return;
+  try {
+    if (Deno.lstatSync(target).isFile) Deno.removeSync(target);
+  } catch { /* gone */ }
 }
 
 /** Every BlobRef inside a JSON value. */
@@ -238,6 +340,7 @@ export class Store {
         continue; // removed meanwhile
       }
       if (!stale) continue;
+      if (e.name.startsWith(EXPORT_NOTE + "@")) _removeNotedExport(p);
       try {
         Deno.removeSync(p, { recursive: true });
         removed++;
@@ -266,26 +369,49 @@ export class Store {
     return onDisk(final, "write", () => {
       try {
         Deno.writeFileSync(tmp, bytes);
+      } catch (e) {
         try {
-          Deno.linkSync(tmp, final);
-          return true;
-        } catch (e) {
-          if (e instanceof Deno.errors.AlreadyExists) return false;
-          // No hard links here: rename (atomic; last writer wins with identical content).
-          try {
-            Deno.statSync(final);
-            return false;
-          } catch {
-            Deno.renameSync(tmp, final);
-            return true;
-          }
-        }
-      } finally {
-        try {
-          Deno.removeSync(tmp);
-        } catch { /* renamed, or never written */ }
+          Deno.removeSync(tmp); // half-written (a full disk)
+        } catch { /* never written */ }
+        throw e;
       }
+      return this.#place(tmp, final);
     });
+  }
+
+  /** Links the complete file `tmp` to `final` unless it exists (write-once); removes `tmp`. */
+  #place(tmp: string, final: string): boolean {
+    try {
+      try {
+        Deno.linkSync(tmp, final);
+        return true;
+      } catch (e) {
+        if (e instanceof Deno.errors.AlreadyExists) return false;
+        // No hard links here: rename (atomic; last writer wins with identical content).
+        try {
+          Deno.lstatSync(final);
+          return false;
+        } catch {
+          Deno.renameSync(tmp, final);
+          return true;
+        }
+      }
+    } finally {
+      try {
+        Deno.removeSync(tmp);
+      } catch { /* renamed, or never written */ }
+    }
+  }
+
+  /**
+   * Stores the file `tmp` (in `tmp/`, already checked to hold the bytes
+   * whose sha256 is `hash`) as that blob, write-once; `tmp` is removed.
+   * Returns false when the blob existed. For blobs streamed in (bundles).
+   */
+  adoptBlob(tmp: string, hash: string): boolean {
+    this.#dir("blobs", hash.slice(0, 2));
+    const final = this.blobPath(hash);
+    return onDisk(final, "write", () => this.#place(tmp, final));
   }
 
   /**
@@ -293,11 +419,11 @@ export class Store {
    * it went, or null when it could not be moved (gone already, or a
    * read-only cache: then it stays, and is reported again next time).
    */
-  quarantine(file: string): string | null {
+  quarantine(file: string, prefix = ""): string | null {
     try {
       const dest = join(
         this.#dir("corrupt"),
-        `${file.split("/").pop()}.${Date.now()}-${
+        `${prefix}${file.split("/").pop()}.${Date.now()}-${
           crypto.randomUUID().slice(0, 6)
         }`,
       );
@@ -317,7 +443,7 @@ export class Store {
   importMark(key: string): ImportMark | null {
     let text: string;
     try {
-      text = Deno.readTextFileSync(this.importMarkPath(key));
+      text = readRegularText(this.importMarkPath(key), 64 * 1024);
     } catch (e) {
       if (e instanceof Deno.errors.NotFound) return null;
       return { bundle: "?", imported: "", resultsOnly: false };
@@ -375,7 +501,7 @@ export class Store {
   /** Whether an entry file exists for `key` (not verified). */
   hasEntry(key: string): boolean {
     try {
-      Deno.statSync(this.entryPath(key));
+      Deno.lstatSync(this.entryPath(key));
       return true;
     } catch {
       return false;
@@ -385,14 +511,25 @@ export class Store {
   /** Reads and verifies an entry; `null` when absent; throws {@linkcode CorruptEntryError} when bad. */
   readEntry(key: string): Entry | null {
     const file = this.entryPath(key);
-    let bytes: Uint8Array;
+    const bytes = this.#readEntryFile(key, file);
+    return bytes === null ? null : this.parseEntry(key, file, bytes);
+  }
+
+  /**
+   * The bytes of an entry file, or null when absent. Anything but a
+   * regular file of bounded size is a corrupt entry (never followed, never
+   * opened when a FIFO or device).
+   */
+  #readEntryFile(key: string, file: string): Uint8Array | null {
     try {
-      bytes = Deno.readFileSync(file);
+      return readRegularFile(file, MAX_ENTRY_BYTES);
     } catch (e) {
       if (e instanceof Deno.errors.NotFound) return null;
+      if (e instanceof NotRegularFileError) {
+        throw new CorruptEntryError(key, file, `${e.what}, not an entry file`);
+      }
       throw e;
     }
-    return this.parseEntry(key, file, bytes);
   }
 
   /**
@@ -437,15 +574,10 @@ export class Store {
    */
   checkEntry(key: string): boolean {
     const file = this.entryPath(key);
-    let bytes: Uint8Array;
-    try {
-      bytes = Deno.readFileSync(file);
-    } catch (e) {
-      if (e instanceof Deno.errors.NotFound) return false;
-      throw e;
-    }
     let blobs: string[];
     try {
+      const bytes = this.#readEntryFile(key, file);
+      if (bytes === null) return false;
       blobs = this.verifyEntryBytes(key, file, bytes).blobs;
     } catch (e) {
       if (e instanceof CorruptEntryError) this.quarantine(e.file);
@@ -511,7 +643,8 @@ export class Store {
   /** Raw bytes of an entry file (for export); verified. */
   entryBytes(key: string): Uint8Array {
     const file = this.entryPath(key);
-    const bytes = Deno.readFileSync(file);
+    const bytes = this.#readEntryFile(key, file);
+    if (bytes === null) throw new Deno.errors.NotFound(`no entry ${key}`);
     this.parseEntry(key, file, bytes);
     return bytes;
   }
@@ -534,9 +667,27 @@ export class Store {
   }
 
   /** Reads and verifies a blob. Throws {@linkcode CorruptEntryError} (and quarantines the file) when bad, `Deno.errors.NotFound` when absent. */
-  readBlob(ref: Pick<BlobRef, "$blob">): Uint8Array {
+  readBlob(ref: Pick<BlobRef, "$blob"> & { size?: number }): Uint8Array {
     const file = this.blobPath(ref.$blob);
-    const bytes = Deno.readFileSync(file);
+    let bytes: Uint8Array;
+    try {
+      bytes = readRegularFile(
+        file,
+        typeof ref.size === "number" && ref.size >= 0
+          ? ref.size
+          : MAX_BLOB_BYTES,
+      );
+    } catch (e) {
+      if (!(e instanceof NotRegularFileError)) throw e;
+      this.quarantine(file);
+      throw new CorruptEntryError(
+        ref.$blob,
+        file,
+        e.what.startsWith("larger")
+          ? `${e.what}, more than its reference says`
+          : `${e.what}, not a blob file`,
+      );
+    }
     if (sha256Hex(bytes) !== ref.$blob) {
       this.quarantine(file);
       throw new CorruptEntryError(
@@ -602,11 +753,16 @@ export class Store {
   /** Whether a blob file exists (not verified). */
   hasBlob(hash: string): boolean {
     try {
-      Deno.statSync(this.blobPath(hash));
+      Deno.lstatSync(this.blobPath(hash));
       return true;
     } catch {
       return false;
     }
+  }
+
+  /** Path of the lock file of `key`. */
+  lockPath(key: string): string {
+    return join(this.root, "locks", `${key}.lock`);
   }
 
   /** Tries to lock `key` for computing; the lock or the live holder's info. */
@@ -631,7 +787,9 @@ export class Store {
     for (const s of shards) {
       if (!s.isDirectory) continue;
       for (const f of Deno.readDirSync(join(this.root, "entries", s.name))) {
-        if (f.isFile && f.name.endsWith(".json")) yield f.name.slice(0, -5);
+        // Whatever its type: a symlink, directory or FIFO named like an
+        // entry is listed, so that reading it reports it as corrupt.
+        if (f.name.endsWith(".json")) yield f.name.slice(0, -5);
       }
     }
   }
@@ -647,7 +805,7 @@ export class Store {
     for (const s of shards) {
       if (!s.isDirectory) continue;
       for (const f of Deno.readDirSync(join(this.root, "blobs", s.name))) {
-        if (f.isFile) yield f.name;
+        yield f.name; // whatever its type (see keys())
       }
     }
   }

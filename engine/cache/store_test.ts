@@ -103,3 +103,68 @@ Deno.test("an entry whose blob is missing is moved aside once: reported, then re
     return Promise.resolve();
   });
 });
+
+/** Puts something that is not a regular file at `path`. */
+function plant(path: string, what: string, dir: string): void {
+  Deno.mkdirSync(join(path, ".."), { recursive: true });
+  if (what === "dir") Deno.mkdirSync(path);
+  else if (what === "etc") Deno.symlinkSync("/etc", path);
+  else if (what === "zero") Deno.symlinkSync("/dev/zero", path);
+  else if (what === "dangling") Deno.symlinkSync(join(dir, "nowhere"), path);
+  else if (what === "fifo") {
+    const r = new Deno.Command("mkfifo", { args: [path] }).outputSync();
+    assert.equal(r.success, true);
+  }
+}
+
+const EXPECTED: Record<string, RegExp> = {
+  dir: /a directory, not an? (entry|blob) file/,
+  etc: /a symlink to \/etc, not an? (entry|blob) file/,
+  zero: /a symlink to \/dev\/zero, not an? (entry|blob) file/,
+  dangling: /a dangling symlink to .*nowhere, not an? (entry|blob) file/,
+  fifo: /a FIFO, not an? (entry|blob) file/,
+};
+
+Deno.test("Store: entries and blobs that are not regular files are corrupt, named, moved aside, never followed", async () => {
+  for (const what of Object.keys(EXPECTED)) {
+    await withStore(async (store, dir) => {
+      const key = what.padEnd(64, "0").replace(/[^0-9a-f]/g, "a");
+      plant(store.entryPath(key), what, dir);
+      const t0 = performance.now();
+      assert.throws(
+        () => store.loadVerified(key),
+        (e: unknown) =>
+          e instanceof CorruptEntryError && EXPECTED[what]!.test(e.message),
+      );
+      assert.ok(performance.now() - t0 < 1000, what);
+      // Moved aside: the next read finds nothing, so the node is recomputed.
+      assert.equal(store.hasEntry(key), false, what);
+      assert.equal(store.readEntry(key), null);
+      assert.equal(store.writeEntry(entry(key)), true);
+      assert.equal(store.loadVerified(key)!.key, key);
+      // The same for a blob.
+      const hash = key.replace(/^./, "b");
+      plant(store.blobPath(hash), what, dir);
+      assert.throws(
+        () => store.readBlob({ $blob: hash }),
+        (e: unknown) =>
+          e instanceof CorruptEntryError && EXPECTED[what]!.test(e.message),
+      );
+      assert.equal(store.hasBlob(hash), false);
+      await Promise.resolve();
+    });
+  }
+});
+
+Deno.test("Store: a blob larger than its reference says is refused before it is read", async () => {
+  await withStore(async (store) => {
+    const ref = store.writeBlob(new Uint8Array(10), "application/octet-stream");
+    Deno.chmodSync(store.blobPath(ref.$blob), 0o644);
+    Deno.writeFileSync(store.blobPath(ref.$blob), new Uint8Array(1000));
+    assert.throws(
+      () => store.readBlob(ref),
+      /larger than 10 bytes \(1000\), more than its reference says/,
+    );
+    await Promise.resolve();
+  });
+});

@@ -74,7 +74,7 @@ export async function cacheExportCommand(
       }
     }
   }
-  const r = exportBundle(store, file, {
+  const r = await exportBundle(store, file, {
     jsonOnly: options.jsonOnly === true,
     ...(options.filter && !options.experiments
       ? { filter: options.filter }
@@ -82,20 +82,29 @@ export async function cacheExportCommand(
     ...(keys ? { keys } : {}),
     ...(blobsOf ? { blobsOf } : {}),
   });
+  for (const m of r.missingBlobs) {
+    ctx.output.err(
+      `warning: entry ${m} was computed here but its blob is missing: exported as results only; \`cache verify\` checks the cache`,
+    );
+  }
   ctx.output.err(
-    `wrote ${file}: ${r.entries} entries, ${r.blobs} blobs, ${r.aux} aux files (${r.bytes} bytes)`,
+    `wrote ${file}: ${r.entries} entries, ${r.blobs} blobs, ${r.aux} aux files (${r.bytes} bytes)${
+      r.resultsOnly && !options.jsonOnly
+        ? `; ${r.resultsOnly} entries without their blobs (imported results only), exported as results only`
+        : ""
+    }`,
   );
   return 0;
 }
 
 /** `cache import FILE [--trust]` */
-export function cacheImportCommand(
+export async function cacheImportCommand(
   ctx: CommandContext,
   file: string,
   options: ImportOptions = {},
 ): Promise<number> {
   const store = new Store(ctx.cache);
-  const r = importBundle(store, file, options);
+  const r = await importBundle(store, file, options);
   const notes: string[] = [];
   if (r.marked > 0) {
     notes.push(
@@ -114,7 +123,7 @@ export function cacheImportCommand(
       notes.length ? `; ${notes.join("; ")}` : ""
     }`,
   );
-  return Promise.resolve(0);
+  return 0;
 }
 
 /** `cache gc [--dry-run]` */
@@ -125,6 +134,17 @@ export function cacheGcCommand(
   const store = new Store(ctx.cache);
   const r = gc(store, options);
   const verb = options.dryRun ? "would remove" : "removed";
+  for (const line of r.badManifests) ctx.output.err(`warning: ${line}`);
+  if (r.entriesKeptBecause) {
+    ctx.output.err(`warning: no entry removed: ${r.entriesKeptBecause}`);
+  }
+  if (r.liveRuns.length > 0) {
+    ctx.output.err(
+      `kept ${r.liveRuns.length} live run${
+        r.liveRuns.length === 1 ? "" : "s"
+      } and their entries: ${r.liveRuns.join(", ")}`,
+    );
+  }
   if (options.dryRun) {
     for (const k of r.entries) ctx.output.out(`entry ${k}`);
     for (const b of r.blobs) ctx.output.out(`blob  ${b}`);

@@ -483,6 +483,8 @@ export async function statusCommand(
   const exp = await load(ctx, file);
   const store = new Store(ctx.cache);
   const plan = makePlan(exp, store);
+  // Bad manifests were reported in the plan's notes.
+  for (const n of plan.notes) ctx.output.err(`warning: ${n}`);
   const last = latestManifest(store, exp.name);
   const lastById = new Map((last?.nodes ?? []).map((n) => [n.id, n]));
   ctx.output.out(`status ${exp.name} (${file}): ${_counts(plan.items)}`);

@@ -37,7 +37,7 @@ async function _experimentName(
 
 /** Every readable manifest of an experiment, oldest first. */
 function _manifests(store: Store, experiment: string): Manifest[] {
-  return listManifests(store, experiment).map(readManifest).filter((
+  return listManifests(store, experiment).map((p) => readManifest(p)).filter((
     m,
   ): m is Manifest => m !== null);
 }

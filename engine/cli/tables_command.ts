@@ -142,6 +142,9 @@ export async function tablesCommand(
     for (const t of tables) {
       count++;
       ctx.output.out(tableMarkdown(t));
+      for (const u of t.unmatched ?? []) {
+        ctx.output.err(`warning: table ${t.name}: ${u}`);
+      }
       _writeOut(out, `${t.name}.csv`, tableCsv(t));
       if (t.comparison) {
         _writeOut(out, `${t.name}.compare.csv`, comparisonCsv(t.comparison));

@@ -107,3 +107,41 @@ export function checkNodeCount(
   );
   return false;
 }
+
+/**
+ * Whether expanding `order` over `variants` stays within the references
+ * limit (each copy of a plain node holds its references again); reports at
+ * `nodes` when not, naming the plain nodes that hold most.
+ */
+export function checkReferenceCount(
+  c: Compilation,
+  order: readonly PlainNode[],
+  variants: readonly Readonly<Record<string, string>>[],
+  referencesOf: (p: PlainNode) => number,
+): boolean {
+  const sizes = new Map(c.axes.map((a) => [a.name, a.values.length]));
+  const counts: [string, number][] = [];
+  let total = 0;
+  for (const p of order) {
+    let n = 1;
+    for (const a of p.axes) n *= sizes.get(a) ?? 1;
+    n = Math.min(n, variants.length) * referencesOf(p);
+    counts.push([p.id, n]);
+    total += n;
+  }
+  if (total <= c.limits.references) return true;
+  const top = counts.sort((a, b) => b[1] - a[1]).slice(0, 3).map(([id, n]) =>
+    `${id}: ${_n(n)}`
+  ).join(", ");
+  c.diags.report(
+    "limit",
+    ["nodes"],
+    `the experiment expands to ${
+      _n(total)
+    } references between nodes (${top}); an experiment is limited to ${
+      _n(c.limits.references)
+    }; ${raiseHint("references")}`,
+    true,
+  );
+  return false;
+}

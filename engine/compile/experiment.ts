@@ -13,7 +13,11 @@ import { ExperimentError, UserError } from "../errors.ts";
 import type { Resolvable } from "../refs.ts";
 import { Source, tooLargeMessage } from "./source.ts";
 import { DEFAULT_LIMITS, type Limits, resolveLimits } from "../limits.ts";
-import { checkNodeCount, checkVariantCount } from "./bounds.ts";
+import {
+  checkNodeCount,
+  checkReferenceCount,
+  checkVariantCount,
+} from "./bounds.ts";
 import type { Json, NodeKind } from "../types.ts";
 import * as v from "valibot";
 import { Diagnostics, isRecord } from "./diagnostics.ts";
@@ -22,7 +26,7 @@ import { assignAxes, expandGraph, orderNodes } from "./expansion.ts";
 import { readMatrix, variantsOf } from "./matrix.ts";
 import { checkParams } from "./parameters.ts";
 import type { Compilation } from "./plain_node.ts";
-import { buildTemplate } from "./references.ts";
+import { buildTemplate, referenceCount } from "./references.ts";
 import { collectNodes } from "./stages.ts";
 import { checkTables } from "./table_spec.ts";
 import { applyOverrides } from "./overrides.ts";
@@ -288,7 +292,10 @@ export function compileExperiment(
   if (order && checkVariantCount(c)) {
     assignAxes(c, order);
     variants = variantsOf(c, data.matrix);
-    if (checkNodeCount(c, order, variants)) {
+    if (
+      checkNodeCount(c, order, variants) &&
+      checkReferenceCount(c, order, variants, referenceCount)
+    ) {
       graph = expandGraph(
         c,
         order,

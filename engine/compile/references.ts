@@ -7,6 +7,7 @@
  *
  * @module
  */
+import { raiseHint } from "../limits.ts";
 import {
   type FieldPath,
   getField,
@@ -36,6 +37,7 @@ export const BROKEN: Template = new Broken() as unknown as Template;
  */
 export function buildTemplate(c: Compilation, p: PlainNode): void {
   p.template = _walk(c, p.rawWith, [...p.at, "with"], p, false);
+  _total.set(c, (_total.get(c) ?? 0) + referenceCount(p));
   p.deps.clear();
   p.pinned.length = 0;
   _collectDeps(p.template, p);
@@ -278,6 +280,23 @@ function _stageRef(
     }
     const rest = segs.slice(2);
     if (head === "earlier") {
+      // Stage k reads k nodes: n stages write n²/2 references, so the
+      // count is checked before they are made.
+      const total = (_total.get(c) ?? 0) + referenceCount(p) + stage.index;
+      if (total > c.limits.references) {
+        if (_overLimit.has(c)) return BROKEN; // reported once
+        _overLimit.add(c);
+        c.diags.report(
+          "limit",
+          at,
+          `"${s}" at stage ${stage.index} brings the references between nodes past ${
+            c.limits.references.toLocaleString("en-US")
+          } (each stage's $earlier reads every stage before it, so n stages make n²/2 references); use $prev, fewer stages, or ${
+            raiseHint("references")
+          }`,
+        );
+        return BROKEN;
+      }
       const out: Template[] = [];
       for (let j = 0; j < stage.index; j++) {
         out.push(_nodeRef(`${p.group}.${j}.${name}`, rest, s, p));
@@ -381,7 +400,18 @@ function _nodeRef(
   plain: string,
   path: FieldPath,
   raw: string,
-  _p: PlainNode,
+  p: PlainNode,
 ): NodeRef {
+  _refs.set(p, (_refs.get(p) ?? 0) + 1);
   return new NodeRef(plain, path, raw);
+}
+
+/** References made per plain node, and per compilation so far. */
+const _refs = new WeakMap<PlainNode, number>();
+const _total = new WeakMap<Compilation, number>();
+const _overLimit = new WeakSet<Compilation>();
+
+/** How many node references the template of plain node `p` holds (once per copy of it). */
+export function referenceCount(p: PlainNode): number {
+  return _refs.get(p) ?? 0;
 }

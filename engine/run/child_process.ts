@@ -107,6 +107,13 @@ export class ChildSpawnError extends Error {
 const MiB = 1024 * 1024;
 
 /**
+ * The environment variable that marks every child of this process (its
+ * value names this process): the watchdog finds by it what a dead engine
+ * left, even a child that left its process group.
+ */
+export const CHILD_MARK = "ENVSMITH_CHILD_OF";
+
+/**
  * Runs `command` with `options` and resolves once it has exited, its
  * process group is gone and its output is read. It rejects only when the
  * program cannot be started ({@linkcode ChildSpawnError}); a failing,
@@ -129,11 +136,15 @@ export async function runChild(
     ? new TextEncoder().encode(options.stdin)
     : options.stdin;
   let child: Deno.ChildProcess;
+  // The watchdog exists before the child does, so there is no moment in
+  // which this process can die and leave the child unwatched.
+  _watchdog.start();
+  const mark = `${_watchdog.token}-${++_children}`;
   try {
     child = new Deno.Command(command, {
       args: [...(options.args ?? [])],
       ...(options.cwd !== undefined ? { cwd: options.cwd } : {}),
-      env: { ...(options.env ?? {}) },
+      env: { ...(options.env ?? {}), [CHILD_MARK]: mark },
       clearEnv: options.clearEnv ?? true,
       stdin: stdinBytes ? "piped" : "null",
       stdout: "piped",
@@ -186,8 +197,10 @@ export async function runChild(
   try {
     status = await child.status;
   } finally {
-    // Whatever the leader did, nothing it forked may stay behind.
+    // Whatever the leader did, nothing it forked may stay behind: its
+    // group, and what left the group (its own setsid) but carries its mark.
     _killGroup(pgid, "SIGKILL");
+    _killMarked(mark);
     _watchdog.remove(pgid);
     if (timer !== undefined) clearTimeout(timer);
     if (graceTimer !== undefined) clearTimeout(graceTimer);
@@ -277,6 +290,60 @@ function _isDir(path: string): boolean {
   } catch {
     return false;
   }
+}
+
+let _children = 0;
+
+/**
+ * SIGKILLs every live process whose environment holds `CHILD_MARK=mark`
+ * (Linux /proc; nothing elsewhere). Up to 3 passes, for what they fork
+ * meanwhile.
+ */
+function _killMarked(mark: string): void {
+  const needle = new TextEncoder().encode(`${CHILD_MARK}=${mark}\0`);
+  for (let pass = 0; pass < 3; pass++) {
+    let list: Deno.DirEntry[];
+    try {
+      list = [...Deno.readDirSync("/proc")];
+    } catch {
+      return;
+    }
+    let found = 0;
+    for (const e of list) {
+      const c = e.name.charCodeAt(0);
+      if (c < 48 || c > 57) continue;
+      let env: Uint8Array;
+      try {
+        env = Deno.readFileSync(`/proc/${e.name}/environ`);
+      } catch {
+        continue;
+      }
+      if (!_holds(env, needle)) continue;
+      try {
+        Deno.kill(Number(e.name), "SIGKILL");
+        found++;
+      } catch { /* gone */ }
+    }
+    if (found === 0) return;
+  }
+}
+
+/** Whether `env` (NUL-separated) holds the entry `needle` (which ends in NUL). */
+function _holds(env: Uint8Array, needle: Uint8Array): boolean {
+  for (
+    let i = env.indexOf(needle[0]!);
+    i >= 0 && i + needle.length <= env.length + 1;
+    i = env.indexOf(needle[0]!, i + 1)
+  ) {
+    if (i > 0 && env[i - 1] !== 0) continue;
+    let j = 1;
+    for (; j < needle.length; j++) {
+      const b = i + j < env.length ? env[i + j] : 0;
+      if (b !== needle[j]) break;
+    }
+    if (j === needle.length) return true;
+  }
+  return false;
 }
 
 function _killGroup(pgid: number, sig: Deno.Signal): void {
@@ -460,9 +527,12 @@ class _Watchdog {
   readonly #live = new Set<number>();
   readonly #enc = new TextEncoder();
 
+  /** Marks this process's children (their environment's {@linkcode CHILD_MARK}). */
+  readonly token = `${Deno.pid}-${crypto.randomUUID().slice(0, 12)}`;
+
   add(pgid: number): void {
     this.#live.add(pgid);
-    this.#start();
+    this.start();
     this.#send(`+${pgid}\n`);
   }
   remove(pgid: number): void {
@@ -477,11 +547,12 @@ class _Watchdog {
   #send(line: string): void {
     this.#writer?.write(this.#enc.encode(line)).catch(() => {});
   }
-  #start(): void {
+  /** Starts the watchdog (once). */
+  start(): void {
     if (this.#proc || this.#failed) return;
     try {
       this.#proc = new Deno.Command("/bin/sh", {
-        args: ["-c", _WATCHDOG_SCRIPT, "envsmith-watchdog"],
+        args: ["-c", _WATCHDOG_SCRIPT, "envsmith-watchdog", this.token],
         stdin: "piped",
         stdout: "null",
         stderr: "null",
@@ -500,7 +571,9 @@ class _Watchdog {
 }
 
 // Reads "+PGID" / "-PGID" lines; at end of input (this process is gone)
-// SIGKILLs every group still listed. Only numbers reach `kill`.
+// SIGKILLs every group still listed, then every process whose environment
+// carries this process's mark (a child registered too late, or one that
+// left its group), until none is left. Only numbers reach `kill`.
 const _WATCHDOG_SCRIPT = `trap '' INT TERM HUP
 live=" "
 while IFS= read -r l; do
@@ -511,6 +584,14 @@ while IFS= read -r l; do
   esac
 done
 for g in $live; do kill -9 "-$g" 2>/dev/null; done
+n=0
+while [ $n -lt 5 ]; do
+  found=$(grep -l -s -z -x "${CHILD_MARK}=$1-[0-9]*" /proc/[0-9]*/environ 2>/dev/null)
+  [ -z "$found" ] && break
+  for f in $found; do p=\${f#/proc/}; p=\${p%/environ}; kill -9 "$p" 2>/dev/null; done
+  n=$((n+1))
+  sleep 0.1
+done
 `;
 
 const _watchdog = new _Watchdog();

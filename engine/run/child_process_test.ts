@@ -83,6 +83,16 @@ Deno.test("runChild: what a successful child left in the background is killed, a
   assert.ok(await _gone(_pids(r.stdout)));
 });
 
+Deno.test("runChild: a process that left the group (setsid) is found by its mark and killed too", async () => {
+  const r = await runChild("sh", {
+    args: ["-c", "setsid sleep 60 & echo $!; sleep 0.2"],
+    env: { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin" },
+  });
+  assert.equal(r.success, true);
+  const pids = _pids(r.stdout);
+  assert.ok(await _gone(pids), `still alive: ${pids.filter(_alive)}`);
+});
+
 Deno.test("runChild: stdin in, stdout out, exit codes", async () => {
   const r = await runChild("cat", { stdin: '{"a":1}' });
   assert.equal(r.success, true);

@@ -33,6 +33,7 @@ import {
 import { sha256Hex } from "../canonical.ts";
 import { ChildSpawnError, describeExit, runChild } from "./child_process.ts";
 import { UserError } from "../errors.ts";
+import { NotRegularFileError, readRegularFile } from "../regular_file.ts";
 import type { BlobRef, Json, NodeContext, NodeKind } from "../types.ts";
 
 const _RelPathKey = v.pipe(
@@ -181,10 +182,9 @@ export const exec: NodeKind<ExecParams> = {
     await _spawn(p, ctx, env);
     const value: Record<string, Json> = { outputs: await _outputs(p, ctx) };
     if (p.json) {
+      const bytes = _readOutput(ctx.workDir, p.json, p.command, "json");
       try {
-        value.json = JSON.parse(
-          Deno.readTextFileSync(join(ctx.workDir, p.json)),
-        ) as Json;
+        value.json = JSON.parse(new TextDecoder().decode(bytes)) as Json;
       } catch (e) {
         throw new Error(
           `json: cannot read ${p.json} as JSON: ${(e as Error).message}`,
@@ -264,6 +264,54 @@ async function _spawn(
   }
 }
 
+/** Largest declared output read (4 GiB, the store's largest blob). */
+export const MAX_OUTPUT_BYTES = 4 * 1024 * 1024 * 1024;
+
+/**
+ * Reads a declared output: it must be a regular file inside the work
+ * directory (no symlink on the way, no FIFO, no device), of bounded size,
+ * checked before it is opened.
+ */
+function _readOutput(
+  workDir: string,
+  path: string,
+  command: string,
+  what: "output" | "json",
+): Uint8Array {
+  const full = join(workDir, path);
+  const name = what === "json"
+    ? `json file ${path}`
+    : `declared output ${path}`;
+  let inside: boolean;
+  try {
+    const real = Deno.realPathSync(dirname(full));
+    const root = Deno.realPathSync(workDir);
+    inside = real === root || real.startsWith(root + "/");
+  } catch {
+    throw new Error(`${name} was not written by ${command}`);
+  }
+  if (!inside) {
+    throw new Error(
+      `${name} is not inside the work directory (a directory on its path is a symlink out of it); write the file itself there`,
+    );
+  }
+  try {
+    return readRegularFile(full, MAX_OUTPUT_BYTES);
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound) {
+      throw new Error(`${name} was not written by ${command}`);
+    }
+    if (e instanceof NotRegularFileError) {
+      throw new Error(
+        `${name} is ${e.what}${
+          e.what.startsWith("larger") ? "" : ", not a regular file"
+        }: write the file itself into the work directory`,
+      );
+    }
+    throw e;
+  }
+}
+
 /** Stores the declared outputs as blobs, by output name. */
 async function _outputs(
   p: ExecParams,
@@ -272,14 +320,7 @@ async function _outputs(
   const outputs: Record<string, Json> = {};
   for (const o of p.outputs) {
     const path = typeof o === "string" ? o : o.path;
-    let bytes: Uint8Array;
-    try {
-      bytes = Deno.readFileSync(join(ctx.workDir, path));
-    } catch {
-      throw new Error(
-        `declared output ${path} was not written by ${p.command}`,
-      );
-    }
+    const bytes = _readOutput(ctx.workDir, path, p.command, "output");
     outputs[outputName(o)] = (await ctx.writeBlob(
       bytes,
       path.endsWith(".json")

@@ -216,3 +216,44 @@ Deno.test("exec: timeout_ms and an interrupted run kill every process the comman
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("exec: a declared output must be a regular file inside the work directory, checked before it is read", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "envsmith-exec-" });
+  try {
+    const store = new Store(join(dir, "cache"));
+    const cases: [string, RegExp][] = [
+      [
+        "ln -s /dev/zero out.bin",
+        /declared output out\.bin is a symlink to \/dev\/zero, not a regular file/,
+      ],
+      [
+        "mkfifo out.bin",
+        /declared output out\.bin is a FIFO, not a regular file/,
+      ],
+      [
+        "mkdir out.bin",
+        /declared output out\.bin is a directory, not a regular file/,
+      ],
+      [
+        "ln -s /etc sub && true",
+        /declared output sub\/passwd is not inside the work directory/,
+      ],
+      ["true", /declared output out\.bin was not written by sh/],
+    ];
+    for (const [script, expected] of cases) {
+      const out = script.includes("sub") ? "sub/passwd" : "out.bin";
+      const exp = compileExperiment(
+        join(dir, "exp.yaml"),
+        `experiment: x\nseed: 1\nnodes:\n  a: { kind: exec, with: { command: sh, args: [-c, "${script}"], outputs: [${out}], timeout_ms: 5000 } }\n`,
+        { kinds: [exec] },
+      );
+      const t0 = performance.now();
+      const r = await runPlan(makePlan(exp, store), store, { jobs: 1 });
+      assert.ok(performance.now() - t0 < 3000, script);
+      assert.equal(r.failures.length, 1, script);
+      assert.match(r.failures[0]!.message, expected);
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -13,7 +13,7 @@ import { CorruptEntryError } from "../errors.ts";
 import { codeFilesOf, modulesDigest } from "../cache/digest.ts";
 import { FileSystemError, onDisk } from "../fs_errors.ts";
 import { type KeyComponents, seedOfKey } from "../cache/keys.ts";
-import type { Lock, LockOptions } from "../cache/lock.ts";
+import { describeHolder, type Lock, type LockOptions } from "../cache/lock.ts";
 import { formatDuration, type Reporter, SilentReporter } from "./progress.ts";
 import { blobsIn, type Entry, type Store } from "../cache/store.ts";
 import type { Json, NodeContext, NodeKind, NodeResult } from "../types.ts";
@@ -183,7 +183,7 @@ export async function claimKey(
     }
     reporter.waiting(
       job.id,
-      `${holder.note || "?"} in pid ${holder.pid}@${holder.host}`,
+      describeHolder(store.lockPath(job.key), holder, options.lockOptions),
     );
     await sleep(pollMs, options.signal);
   }

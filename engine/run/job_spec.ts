@@ -5,7 +5,9 @@
  *
  * @module
  */
+import { hashJson } from "../canonical.ts";
 import { modulesDigest } from "../cache/digest.ts";
+import { readRegularText } from "../regular_file.ts";
 import { UserError } from "../errors.ts";
 import { writeAtomic } from "../cache/atomic_write.ts";
 import type { Job } from "./job.ts";
@@ -74,6 +76,22 @@ export function jobFromSpec(
   kinds: ReadonlyMap<string, NodeKind>,
 ): Job {
   const spec = _readSpec(store, key);
+  // The spec must be the one of this key: its own key, and the key the
+  // hash of its components (a spec copied or edited under another name
+  // would run another node and store it under this key).
+  let componentsKey: string | null = null;
+  try {
+    componentsKey = hashJson(spec.components);
+  } catch { /* not hashable */ }
+  if (spec.key !== key || componentsKey !== key) {
+    throw new UserError(
+      `The job spec ${store.jobPath(key)} is not the spec of key ${key} (${
+        spec.key !== key
+          ? `it holds key ${String(spec.key).slice(0, 64)}`
+          : "its key is not the hash of its components"
+      }); remove it and rerun plan/run, or use run-node FILE NODE_ID`,
+    );
+  }
   const kind = kinds.get(spec.kind);
   if (!kind) {
     throw new UserError(
@@ -101,7 +119,13 @@ export function jobFromSpec(
 
 function _readSpec(store: Store, key: string): JobSpec {
   try {
-    return JSON.parse(Deno.readTextFileSync(store.jobPath(key))) as JobSpec;
+    const spec = JSON.parse(
+      readRegularText(store.jobPath(key), 256 * 1024 * 1024),
+    ) as JobSpec;
+    if (typeof spec !== "object" || spec === null || !spec.components) {
+      throw new TypeError("not a job spec");
+    }
+    return spec;
   } catch {
     throw new UserError(
       `No job spec for key ${key} in ${store.root}/jobs: a node is addressed by key only after a run or plan wrote its spec; use run-node FILE NODE_ID`,

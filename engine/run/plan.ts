@@ -118,13 +118,17 @@ interface _History {
   readonly code: ReadonlyMap<string, Manifest["code"]>;
 }
 
-function _history(exp: Experiment, store: Store): _History {
+function _history(
+  exp: Experiment,
+  store: Store,
+  notes: string[],
+): _History {
   const byId = new Map<string, ManifestNode>();
   const code = new Map<string, Manifest["code"]>();
   let previous: Manifest | null = null;
   const files = listManifests(store, exp.name);
   for (let i = files.length - 1, read = 0; i >= 0 && read < 5; i--) {
-    const m = readManifest(files[i]!);
+    const m = readManifest(files[i]!, (line) => notes.push(line));
     if (!m) continue;
     read++;
     previous ??= m;
@@ -148,14 +152,15 @@ export function makePlan(
   const selected = options.only && options.only.length > 0
     ? selectNodes(exp, options.only)
     : null;
+  const notes: string[] = [];
   const p: _Planning = {
     exp,
     store,
     keys,
-    history: _history(exp, store),
+    history: _history(exp, store, notes),
     present: new Set(store.keys()),
     imported: store.importedKeys(),
-    notes: [],
+    notes,
     planned: new Map(),
   };
   const need = selected

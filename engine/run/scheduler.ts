@@ -338,9 +338,21 @@ class _Run {
     if (toRun.length > 0) {
       this.#manifestPath = writeManifest(store, this.#manifest);
     }
+    let touched = Date.now();
     this.#timer = setInterval(() => {
-      if (!this.#dirty) return;
+      if (!this.#dirty) {
+        // Heartbeat: a live run's manifest is never older than a minute,
+        // so `cache gc` on another host knows the run is alive.
+        if (Date.now() - touched > 30_000 && this.#manifestPath) {
+          touched = Date.now();
+          try {
+            Deno.utimeSync(this.#manifestPath, new Date(), new Date());
+          } catch { /* reported by the next write */ }
+        }
+        return;
+      }
       this.#dirty = false;
+      touched = Date.now();
       this.#writeManifest();
     }, options.manifestEveryMs ?? 2000);
     this.#values = new EntryMap(store, plan.keys.map((k) => k.key));

@@ -16,6 +16,7 @@ import {
   type Comparison,
   comparisonMarkdown,
 } from "./table_compare.ts";
+import { didYouMean } from "../suggest.ts";
 import type { Json } from "../types.ts";
 
 /** What the cache has for one node (`imported`: its entry came from a bundle, not computed here). */
@@ -92,6 +93,8 @@ export interface Table {
   readonly comparison?: Comparison;
   /** Columns read from another node: label -> the node as written (e.g. `curriculum.*.config`). */
   readonly sources?: Readonly<Record<string, string>>;
+  /** `*` column paths that matched nothing in the available results, each with why and a suggestion. */
+  readonly unmatched?: readonly string[];
 }
 
 function _split(path: string): string[] {
@@ -151,6 +154,8 @@ interface _Build {
   readonly present: (axis: string) => string[];
   /** Indices of the nodes a node depends on, directly or not. */
   readonly ancestors: (n: GraphNode) => ReadonlySet<number>;
+  /** `*` column paths that matched nothing, with why (see `Table.unmatched`). */
+  readonly unmatched: string[];
 }
 
 /**
@@ -247,6 +252,7 @@ export function buildTable(
     ...(missing.length ? { command: runCommand(missing) } : {}),
     digits: spec.digits ?? 3,
     ...(columns.some((c) => c.plains) ? { sources: _sources(spec) } : {}),
+    ...(b.unmatched.length ? { unmatched: b.unmatched } : {}),
     ...(comparison ? { comparison } : {}),
   };
 }
@@ -275,6 +281,7 @@ function _build(exp: Experiment, spec: TableSpec, lookup: Lookup): _Build {
     exp,
     spec,
     nodes,
+    unmatched: [],
     isAxisColumns: typeof spec.columns === "string" &&
       exp.axes.some((a) => a.name === spec.columns),
     look: (n) => {
@@ -345,7 +352,12 @@ function _columns(b: _Build): _Column[] {
       });
       continue;
     }
-    for (const k of _starKeys(b, segs.slice(0, star))) {
+    const keys = _starKeys(b, segs.slice(0, star));
+    if (keys.length === 0) {
+      const why = _unmatched(b, path, segs.slice(0, star));
+      if (why) b.unmatched.push(why);
+    }
+    for (const k of keys) {
       columns.push({
         label: k,
         path: [...segs.slice(0, star), k, ...segs.slice(star + 1)],
@@ -354,6 +366,42 @@ function _columns(b: _Build): _Column[] {
     }
   }
   return columns;
+}
+
+/**
+ * Why a `*` column path matched nothing although results are available:
+ * the deepest part of its prefix found, and the keys there, with a
+ * suggestion. Null when no result is available yet (nothing to match).
+ */
+function _unmatched(b: _Build, path: string, prefix: string[]): string | null {
+  const results = b.nodes.map((n) => b.look(n)).filter((r) =>
+    r.status === "ok"
+  ) as { value: Json; report?: Json }[];
+  if (results.length === 0) return null;
+  for (let depth = prefix.length - 1; depth >= 0; depth--) {
+    const keys = new Set<string>();
+    for (const r of results) {
+      const obj = getField(
+        { value: r.value, report: r.report ?? null },
+        prefix.slice(0, depth),
+      );
+      if (obj && typeof obj === "object" && !Array.isArray(obj)) {
+        for (const k of Object.keys(obj)) keys.add(k);
+      }
+    }
+    if (keys.size === 0) continue;
+    const missing = prefix[depth]!;
+    const at = prefix.slice(0, depth).join(".");
+    return `column path ${path} matched nothing: ${
+      at ? `${at} has` : "results have"
+    } no ${depth === prefix.length - 1 ? "object" : "field"} ${
+      JSON.stringify(missing)
+    }${
+      didYouMean(missing, keys) ||
+      `; it has ${[...keys].slice(0, 8).join(", ")}`
+    }`;
+  }
+  return `column path ${path} matched nothing in ${results.length} results`;
 }
 
 /** The keys of the object at `prefix` in any available result, in the order found. */
@@ -544,7 +592,7 @@ export function formatCell(t: Table, c: Cell): string {
 
 /** What a table's numbers are: the aggregation over `over` and the aggregate column. */
 export function tableNotes(t: Table): string[] {
-  const notes: string[] = [];
+  const notes: string[] = [...(t.unmatched ?? [])];
   if (t.over) {
     notes.push(
       `mean ± std over ${t.over.axis} (n=${t.over.values.length}: ${

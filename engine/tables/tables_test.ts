@@ -327,3 +327,25 @@ Deno.test("table: a `*` column whose nodes are all missing still lists them and 
     [1, 2, 3].map((s) => `score[method=fixed,seed=${s},size=16]`),
   );
 });
+
+Deno.test("table: a `*` column path with a typo names the path that matched nothing, with a suggestion", () => {
+  const typo = compileExperiment(
+    "t.yaml",
+    YAML.replace("value.value.suites.*.success", "value.value.suits.*.success"),
+    { kinds, env: () => undefined },
+  );
+  const t = buildTable(typo, typo.tables[1]!, full, cmd);
+  assert.deepEqual(t.columns, ["mean"]);
+  assert.deepEqual(t.unmatched, [
+    'column path value.value.suits.*.success matched nothing: value.value has no object "suits"; did you mean "suites"?',
+  ]);
+  assert.match(
+    tableMarkdown(t),
+    /_column path value\.value\.suits\.\*\.success matched nothing: .*did you mean "suites"\?/,
+  );
+  // With nothing computed yet there is nothing to match: no note.
+  const none = buildTable(typo, typo.tables[1]!, () => ({
+    status: "missing",
+  }), cmd);
+  assert.equal(none.unmatched, undefined);
+});
