@@ -61,8 +61,8 @@ export function collapsedId(n: GraphNode): string {
  * @example
  * ```ts
  * import { collapseGraph } from "./plan_graph.ts";
- * import { compileExperiment } from "./experiment.ts";
- * import { kinds } from "./testdata/kinds.ts";
+ * import { compileExperiment } from "../compile/experiment.ts";
+ * import { kinds } from "../testdata/kinds.ts";
  * import assert from "node:assert/strict";
  * const exp = compileExperiment("x.yaml", `experiment: x
  * seed: 1
