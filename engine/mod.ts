@@ -191,6 +191,13 @@ export {
   type LocalExecutorSpec,
 } from "./executors/local.ts";
 export {
+  DEFAULT_WORKER_MEMORY_BYTES,
+  type WorkerHooks,
+  WorkerPool,
+  type WorkerPoolOptions,
+  type WorkerPoolStats,
+} from "./worker_pool.ts";
+export {
   slurm,
   SlurmExecutor,
   slurmExecutorKind,

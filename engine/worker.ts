@@ -2,7 +2,10 @@
  * Web Worker entry for heavy node kinds: imports the kind's module, takes its
  * `kind` export (or the export whose `name` matches), runs it, and sends
  * progress, log lines and the result back by messages. Blobs are written to
- * the store directly.
+ * the store directly. A worker serves one node at a time and may serve many
+ * in turn (a warm worker of `worker_pool.ts`): modules are imported
+ * once, and each result reports the worker's heap so the pool can retire a
+ * worker that grew past its bound.
  *
  * @module
  */
@@ -36,7 +39,12 @@ export interface WorkerRequest {
 export type WorkerMessage =
   | { type: "progress"; done: number; total: number; note?: string }
   | { type: "log"; message: string }
-  | { type: "done"; result: unknown }
+  | {
+    type: "done";
+    result: unknown;
+    /** Used V8 heap plus external memory after the node (bytes). */
+    heap?: number;
+  }
   | {
     type: "error";
     message: string;
@@ -59,6 +67,15 @@ const _scope = self as unknown as {
 
 function _post(m: WorkerMessage): void {
   _scope.postMessage(m);
+}
+
+function _heap(): number | undefined {
+  try {
+    const m = Deno.memoryUsage();
+    return m.heapUsed + m.external;
+  } catch {
+    return undefined;
+  }
 }
 
 _scope.onmessage = async (e: MessageEvent<WorkerRequest>) => {
@@ -103,7 +120,12 @@ _scope.onmessage = async (e: MessageEvent<WorkerRequest>) => {
     };
     const params = v.parse(kind.params, req.params);
     const result = await kind.run(params, ctx);
-    _post({ type: "done", result });
+    const heap = _heap();
+    _post(
+      heap === undefined
+        ? { type: "done", result }
+        : { type: "done", result, heap },
+    );
   } catch (err) {
     const e = err as Error;
     _post({
