@@ -14,9 +14,12 @@
  * width after it.
  *
  * The first layer reads observation rows as compressed sparse rows (they are
- * about 90 % zeros), gathered by index straight from a sample buffer, so
- * minibatches are never copied; its weight gradient is the sparse product of
- * the same rows in compressed-column form with the layer's deltas.
+ * about 90 % zeros): a sample buffer keeps its rows in that form (written by
+ * the observation encoder, or compressed once from dense rows), and
+ * {@linkcode SimdMlp.forwardSparse} reads a minibatch's rows by index
+ * straight from it, so rows are neither copied nor compressed again per
+ * minibatch; the first layer's weight gradient is the sparse product of the
+ * same rows in compressed-column form with the layer's deltas.
  *
  * Floating point: plain float32 multiply and add (no fused multiply-add),
  * tanh and exp by fixed polynomials, in an order per output value that does
@@ -93,7 +96,8 @@ export class SimdMlp {
   readonly #count: number;
   readonly #table: number;
   #k: MlpKernels | undefined;
-  #pending = false;
+  /** The sparse rows (rowptr, cols, vals, idx addresses) of the last forward into the workspace, for backward. */
+  #pending: [number, number, number, number] | undefined;
 
   /** Reserve the buffers of `spec` with a workspace of `rows` rows in `arena`. */
   constructor(spec: MlpSpec, arena: KernelArena, rows: number) {
@@ -185,11 +189,12 @@ export class SimdMlp {
   }
 
   /**
-   * Forward pass of `n` observation rows into head outputs at `out` (row
-   * stride {@linkcode headStride}; default the workspace's
+   * Forward pass of `n` dense observation rows into head outputs at `out`
+   * (row stride {@linkcode headStride}; default the workspace's
    * {@linkcode headOut}). Row `r` is `x + (idx ? idx[r] : r) * ldx` floats
-   * (`idx`: address of int32 row indices, or 0). Passes of more than
-   * {@linkcode rows} rows are chunked; {@linkcode backward} needs `n <= rows`.
+   * (`idx`: address of int32 row indices, or 0). The rows are compressed
+   * into the workspace first. Passes of more than {@linkcode rows} rows are
+   * chunked; {@linkcode backward} needs `n <= rows`.
    */
   forward(
     x: number,
@@ -198,12 +203,57 @@ export class SimdMlp {
     n: number,
     out: number = this.headOut,
   ): void {
-    this.#pending = n <= this.rows && out === this.headOut;
+    const k = this.kernels, D = this.spec.inputSize;
+    this.#pending = undefined;
+    for (let c = 0; c < n; c += this.rows) {
+      const m = Math.min(this.rows, n - c);
+      this.#arena.i32(this.#rowptr, 1)[0] = 0;
+      k.csr(
+        idx ? x : x + 4 * c * ldx,
+        ldx,
+        idx ? idx + 4 * c : 0,
+        m,
+        D,
+        this.#rowptr,
+        this.#cols,
+        this.#vals,
+        this.#table,
+      );
+      this.#forward(
+        this.#rowptr,
+        this.#cols,
+        this.#vals,
+        0,
+        m,
+        out + 4 * c * this.headStride,
+      );
+    }
+  }
+
+  /**
+   * Forward pass of `n` rows of a compressed sparse row matrix (addresses of
+   * its int32 row pointers, int32 columns and float32 values, as the
+   * `csr` kernel writes them) into head outputs at `out` (default the
+   * workspace's {@linkcode headOut}). Row `r` is sparse row `idx[r]` (`idx`:
+   * address of int32 row indices, or 0 for row `r`). The same function as
+   * {@linkcode forward} of the dense rows, bit for bit. Passes of more than
+   * {@linkcode rows} rows are chunked; {@linkcode backward} needs
+   * `n <= rows`.
+   */
+  forwardSparse(
+    rowptr: number,
+    cols: number,
+    vals: number,
+    idx: number,
+    n: number,
+    out: number = this.headOut,
+  ): void {
     for (let c = 0; c < n; c += this.rows) {
       const m = Math.min(this.rows, n - c);
       this.#forward(
-        idx ? x : x + 4 * c * ldx,
-        ldx,
+        idx ? rowptr : rowptr + 4 * c,
+        cols,
+        vals,
         idx ? idx + 4 * c : 0,
         m,
         out + 4 * c * this.headStride,
@@ -211,18 +261,28 @@ export class SimdMlp {
     }
   }
 
-  #forward(x: number, ldx: number, idx: number, n: number, out: number): void {
-    const k = this.kernels, L = this.#layers.length, D = this.spec.inputSize;
-    k.csr(x, ldx, idx, n, D, this.#rowptr, this.#cols, this.#vals, this.#table);
+  #forward(
+    rowptr: number,
+    cols: number,
+    vals: number,
+    idx: number,
+    n: number,
+    out: number,
+  ): void {
+    const k = this.kernels, L = this.#layers.length;
+    this.#pending = n <= this.rows && out === this.headOut
+      ? [rowptr, cols, vals, idx]
+      : undefined;
     const p = this.params;
     for (let l = 0; l < L; l++) {
       const ly = this.#layers[l]!;
       const dst = l < L - 1 ? this.#hidden[l]! : out;
       if (l === 0) {
         k.spmm(
-          this.#rowptr,
-          this.#cols,
-          this.#vals,
+          rowptr,
+          cols,
+          vals,
+          idx,
           n,
           p + 4 * ly.w,
           ly.outPad,
@@ -255,7 +315,8 @@ export class SimdMlp {
    * gradient of every parameter to {@linkcode grads}.
    */
   backward(n: number): void {
-    if (!this.#pending) {
+    const src = this.#pending;
+    if (!src) {
       throw new Error(
         "SimdMlp.backward needs a forward of at most `rows` rows into the workspace first",
       );
@@ -303,9 +364,10 @@ export class SimdMlp {
         k.activate_grad(this.#delta[l - 1]!, h, n * ly.inRows, this.#kind);
       } else {
         k.csc(
-          this.#rowptr,
-          this.#cols,
-          this.#vals,
+          src[0],
+          src[1],
+          src[2],
+          src[3],
           n,
           D,
           this.#colptr,
@@ -317,6 +379,7 @@ export class SimdMlp {
           this.#colptr,
           this.#crows,
           this.#cvals,
+          0,
           D,
           d,
           ly.outPad,

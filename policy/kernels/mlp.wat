@@ -355,9 +355,11 @@
   ;;   row r is X[idx[r]] (idx = 0: X[r]), ldx floats apart;
   ;;   its non-zero values, in ascending column order, are
   ;;   vals[rowptr[r] .. rowptr[r + 1]) at columns cols[...] (int32).
-  ;; Returns the number of non-zeros. rowptr has n + 1 entries; cols and
-  ;; vals need 3 values of slack past the last non-zero (whole vectors are
-  ;; stored). Branch-free: each 4 values are left-packed with the
+  ;; rowptr[0] is read, not written: the rows are appended after that many
+  ;; non-zeros (0 for a fresh matrix; a sample buffer's rows are appended
+  ;; step by step). Returns the number of non-zeros up to the last row.
+  ;; rowptr has n + 1 entries; cols and vals need 3 values of slack past the
+  ;; last non-zero (whole vectors are stored). Branch-free: each 4 values are left-packed with the
   ;; csr_table pattern of their non-zero mask.
   ;; ---------------------------------------------------------------------
   (func $csr (export "csr")
@@ -370,7 +372,7 @@
     (local.set $iota (v128.const i32x4 0 1 2 3))
     (local.set $zero (f32x4.splat (f32.const 0)))
     (local.set $k4 (i32.and (local.get $k) (i32.const -4)))
-    (i32.store (local.get $rowptr) (i32.const 0))
+    (local.set $nnz (i32.load (local.get $rowptr)))
     (block $rows_done
       (loop $rows
         (br_if $rows_done (i32.ge_s (local.get $r) (local.get $n)))
@@ -414,25 +416,39 @@
     (local.get $nnz))
 
   ;; ---------------------------------------------------------------------
-  ;; Transpose a CSR matrix of n rows and k columns into CSC (colptr has
-  ;; k + 1 entries; within a column, rows ascend). count: k int32 scratch.
+  ;; Transpose n rows of a CSR matrix with k columns into CSC (colptr has
+  ;; k + 1 entries; within a column, rows ascend). Row r is the CSR row
+  ;; idx[r] (idx = 0: row r), so a minibatch is read by index straight from
+  ;; a sample buffer's rows; the CSC row numbers are r. count: k int32
+  ;; scratch.
   ;; ---------------------------------------------------------------------
   (func $csc (export "csc")
-    (param $rowptr i32) (param $cols i32) (param $vals i32) (param $n i32) (param $k i32)
+    (param $rowptr i32) (param $cols i32) (param $vals i32) (param $idx i32) (param $n i32) (param $k i32)
     (param $colptr i32) (param $rows i32) (param $cvals i32) (param $count i32)
     (local $p i32) (local $r i32) (local $e i32) (local $end i32) (local $s i32)
-    (local $col i32) (local $at i32)
+    (local $col i32) (local $at i32) (local $pr i32)
     ;; counts per column
     (memory.fill (local.get $count) (i32.const 0) (i32.shl (local.get $k) (i32.const 2)))
-    (local.set $end (i32.load (i32.add (local.get $rowptr) (i32.shl (local.get $n) (i32.const 2)))))
-    (block $c_done
-      (loop $c
-        (br_if $c_done (i32.ge_s (local.get $e) (local.get $end)))
-        (local.set $at (i32.add (local.get $count)
-          (i32.shl (i32.load (i32.add (local.get $cols) (i32.shl (local.get $e) (i32.const 2)))) (i32.const 2))))
-        (i32.store (local.get $at) (i32.add (i32.load (local.get $at)) (i32.const 1)))
-        (local.set $e (i32.add (local.get $e) (i32.const 1)))
-        (br $c)))
+    (block $c_rows_done
+      (loop $c_rows
+        (br_if $c_rows_done (i32.ge_s (local.get $r) (local.get $n)))
+        (local.set $pr (i32.add (local.get $rowptr) (i32.shl
+          (if (result i32) (local.get $idx)
+            (then (i32.load (i32.add (local.get $idx) (i32.shl (local.get $r) (i32.const 2)))))
+            (else (local.get $r)))
+          (i32.const 2))))
+        (local.set $e (i32.load (local.get $pr)))
+        (local.set $end (i32.load offset=4 (local.get $pr)))
+        (block $c_done
+          (loop $c
+            (br_if $c_done (i32.ge_s (local.get $e) (local.get $end)))
+            (local.set $at (i32.add (local.get $count)
+              (i32.shl (i32.load (i32.add (local.get $cols) (i32.shl (local.get $e) (i32.const 2)))) (i32.const 2))))
+            (i32.store (local.get $at) (i32.add (i32.load (local.get $at)) (i32.const 1)))
+            (local.set $e (i32.add (local.get $e) (i32.const 1)))
+            (br $c)))
+        (local.set $r (i32.add (local.get $r) (i32.const 1)))
+        (br $c_rows)))
     ;; prefix sums: colptr, and count becomes each column's write position
     (local.set $s (i32.const 0))
     (block $p_done
@@ -451,8 +467,13 @@
     (block $r_done
       (loop $rl
         (br_if $r_done (i32.ge_s (local.get $r) (local.get $n)))
-        (local.set $e (i32.load (i32.add (local.get $rowptr) (i32.shl (local.get $r) (i32.const 2)))))
-        (local.set $end (i32.load offset=4 (i32.add (local.get $rowptr) (i32.shl (local.get $r) (i32.const 2)))))
+        (local.set $pr (i32.add (local.get $rowptr) (i32.shl
+          (if (result i32) (local.get $idx)
+            (then (i32.load (i32.add (local.get $idx) (i32.shl (local.get $r) (i32.const 2)))))
+            (else (local.get $r)))
+          (i32.const 2))))
+        (local.set $e (i32.load (local.get $pr)))
+        (local.set $end (i32.load offset=4 (local.get $pr)))
         (block $e_done
           (loop $el
             (br_if $e_done (i32.ge_s (local.get $e) (local.get $end)))
@@ -471,25 +492,31 @@
   ;; ---------------------------------------------------------------------
   ;; Sparse times dense with a bias row:
   ;;   C[i, 0..n) = bias[0..n) + sum_e vals[e] * B[cols[e], 0..n)
-  ;; over e in ptr[i] .. ptr[i + 1) (ascending), for i < m; n % 4 == 0.
-  ;; With CSR of X it is the forward pass of the first layer (B = W);
+  ;; over e in ptr[s] .. ptr[s + 1) (ascending), s = idx[i] (idx = 0: s = i),
+  ;; for i < m; n % 4 == 0. With CSR of X it is the forward pass of the
+  ;; first layer (B = W; idx picks a minibatch's rows of a sample buffer);
   ;; with CSC of X and B = the layer's deltas, it is dW = X^T D.
   ;; Column blocks of 32, then of 4.
   ;; ---------------------------------------------------------------------
   (func $spmm (export "spmm")
-    (param $ptr i32) (param $cols i32) (param $vals i32) (param $m i32)
+    (param $ptr i32) (param $cols i32) (param $vals i32) (param $idx i32) (param $m i32)
     (param $b i32) (param $ldb i32) (param $bias i32)
     (param $c i32) (param $ldc i32) (param $n i32)
     (local $i i32) (local $j i32) (local $e i32) (local $end i32) (local $e0 i32)
-    (local $b4 i32) (local $pb i32) (local $pc i32) (local $x v128)
+    (local $b4 i32) (local $pb i32) (local $pc i32) (local $x v128) (local $pr i32)
     (local $a0 v128) (local $a1 v128) (local $a2 v128) (local $a3 v128)
     (local $a4 v128) (local $a5 v128) (local $a6 v128) (local $a7 v128)
     (local.set $b4 (i32.shl (local.get $ldb) (i32.const 2)))
     (block $rows_done
       (loop $rows
         (br_if $rows_done (i32.ge_s (local.get $i) (local.get $m)))
-        (local.set $e0 (i32.load (i32.add (local.get $ptr) (i32.shl (local.get $i) (i32.const 2)))))
-        (local.set $end (i32.load offset=4 (i32.add (local.get $ptr) (i32.shl (local.get $i) (i32.const 2)))))
+        (local.set $pr (i32.add (local.get $ptr) (i32.shl
+          (if (result i32) (local.get $idx)
+            (then (i32.load (i32.add (local.get $idx) (i32.shl (local.get $i) (i32.const 2)))))
+            (else (local.get $i)))
+          (i32.const 2))))
+        (local.set $e0 (i32.load (local.get $pr)))
+        (local.set $end (i32.load offset=4 (local.get $pr)))
         (local.set $pc (i32.add (local.get $c) (i32.shl (i32.mul (local.get $i) (local.get $ldc)) (i32.const 2))))
         (local.set $j (i32.const 0))
         (block $c32_done
