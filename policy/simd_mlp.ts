@@ -18,8 +18,9 @@
  * the observation encoder, or compressed once from dense rows), and
  * {@linkcode SimdMlp.forwardSparse} reads a minibatch's rows by index
  * straight from it, so rows are neither copied nor compressed again per
- * minibatch; the first layer's weight gradient is the sparse product of the
- * same rows in compressed-column form with the layer's deltas.
+ * minibatch; the first layer's weight gradient is scattered from the same
+ * rows and the layer's deltas (`spmm_t`), in the order a product of the rows
+ * in compressed-column form would sum it.
  *
  * Floating point: plain float32 multiply and add (no fused multiply-add),
  * tanh and exp by fixed polynomials, in an order per output value that does
@@ -90,10 +91,6 @@ export class SimdMlp {
   readonly #rowptr: number;
   readonly #cols: number;
   readonly #vals: number;
-  readonly #colptr: number;
-  readonly #crows: number;
-  readonly #cvals: number;
-  readonly #count: number;
   readonly #table: number;
   #k: MlpKernels | undefined;
   /** The sparse rows (rowptr, cols, vals, idx addresses) of the last forward into the workspace, for backward. */
@@ -145,10 +142,6 @@ export class SimdMlp {
     // csr stores whole vectors: 3 values of slack
     this.#cols = f(R * D + 4);
     this.#vals = f(R * D + 4);
-    this.#colptr = f(D + 1);
-    this.#crows = f(R * D);
-    this.#cvals = f(R * D);
-    this.#count = f(D);
     this.#table = arena.reserve(256);
   }
 
@@ -363,29 +356,17 @@ export class SimdMlp {
         );
         k.activate_grad(this.#delta[l - 1]!, h, n * ly.inRows, this.#kind);
       } else {
-        k.csc(
+        k.spmm_t(
           src[0],
           src[1],
           src[2],
           src[3],
           n,
-          D,
-          this.#colptr,
-          this.#crows,
-          this.#cvals,
-          this.#count,
-        );
-        k.spmm(
-          this.#colptr,
-          this.#crows,
-          this.#cvals,
-          0,
-          D,
           d,
           ly.outPad,
-          this.#zero,
           g + 4 * ly.w,
           ly.outPad,
+          D,
           ly.outPad,
         );
       }

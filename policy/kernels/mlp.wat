@@ -416,86 +416,12 @@
     (local.get $nnz))
 
   ;; ---------------------------------------------------------------------
-  ;; Transpose n rows of a CSR matrix with k columns into CSC (colptr has
-  ;; k + 1 entries; within a column, rows ascend). Row r is the CSR row
-  ;; idx[r] (idx = 0: row r), so a minibatch is read by index straight from
-  ;; a sample buffer's rows; the CSC row numbers are r. count: k int32
-  ;; scratch.
-  ;; ---------------------------------------------------------------------
-  (func $csc (export "csc")
-    (param $rowptr i32) (param $cols i32) (param $vals i32) (param $idx i32) (param $n i32) (param $k i32)
-    (param $colptr i32) (param $rows i32) (param $cvals i32) (param $count i32)
-    (local $p i32) (local $r i32) (local $e i32) (local $end i32) (local $s i32)
-    (local $col i32) (local $at i32) (local $pr i32)
-    ;; counts per column
-    (memory.fill (local.get $count) (i32.const 0) (i32.shl (local.get $k) (i32.const 2)))
-    (block $c_rows_done
-      (loop $c_rows
-        (br_if $c_rows_done (i32.ge_s (local.get $r) (local.get $n)))
-        (local.set $pr (i32.add (local.get $rowptr) (i32.shl
-          (if (result i32) (local.get $idx)
-            (then (i32.load (i32.add (local.get $idx) (i32.shl (local.get $r) (i32.const 2)))))
-            (else (local.get $r)))
-          (i32.const 2))))
-        (local.set $e (i32.load (local.get $pr)))
-        (local.set $end (i32.load offset=4 (local.get $pr)))
-        (block $c_done
-          (loop $c
-            (br_if $c_done (i32.ge_s (local.get $e) (local.get $end)))
-            (local.set $at (i32.add (local.get $count)
-              (i32.shl (i32.load (i32.add (local.get $cols) (i32.shl (local.get $e) (i32.const 2)))) (i32.const 2))))
-            (i32.store (local.get $at) (i32.add (i32.load (local.get $at)) (i32.const 1)))
-            (local.set $e (i32.add (local.get $e) (i32.const 1)))
-            (br $c)))
-        (local.set $r (i32.add (local.get $r) (i32.const 1)))
-        (br $c_rows)))
-    ;; prefix sums: colptr, and count becomes each column's write position
-    (local.set $s (i32.const 0))
-    (block $p_done
-      (loop $pl
-        (br_if $p_done (i32.ge_s (local.get $p) (local.get $k)))
-        (i32.store (i32.add (local.get $colptr) (i32.shl (local.get $p) (i32.const 2))) (local.get $s))
-        (local.set $at (i32.add (local.get $count) (i32.shl (local.get $p) (i32.const 2))))
-        (local.set $e (i32.load (local.get $at)))
-        (i32.store (local.get $at) (local.get $s))
-        (local.set $s (i32.add (local.get $s) (local.get $e)))
-        (local.set $p (i32.add (local.get $p) (i32.const 1)))
-        (br $pl)))
-    (i32.store (i32.add (local.get $colptr) (i32.shl (local.get $k) (i32.const 2))) (local.get $s))
-    ;; scatter, rows in ascending order
-    (local.set $r (i32.const 0))
-    (block $r_done
-      (loop $rl
-        (br_if $r_done (i32.ge_s (local.get $r) (local.get $n)))
-        (local.set $pr (i32.add (local.get $rowptr) (i32.shl
-          (if (result i32) (local.get $idx)
-            (then (i32.load (i32.add (local.get $idx) (i32.shl (local.get $r) (i32.const 2)))))
-            (else (local.get $r)))
-          (i32.const 2))))
-        (local.set $e (i32.load (local.get $pr)))
-        (local.set $end (i32.load offset=4 (local.get $pr)))
-        (block $e_done
-          (loop $el
-            (br_if $e_done (i32.ge_s (local.get $e) (local.get $end)))
-            (local.set $col (i32.load (i32.add (local.get $cols) (i32.shl (local.get $e) (i32.const 2)))))
-            (local.set $at (i32.add (local.get $count) (i32.shl (local.get $col) (i32.const 2))))
-            (local.set $s (i32.load (local.get $at)))
-            (i32.store (local.get $at) (i32.add (local.get $s) (i32.const 1)))
-            (i32.store (i32.add (local.get $rows) (i32.shl (local.get $s) (i32.const 2))) (local.get $r))
-            (f32.store (i32.add (local.get $cvals) (i32.shl (local.get $s) (i32.const 2)))
-              (f32.load (i32.add (local.get $vals) (i32.shl (local.get $e) (i32.const 2)))))
-            (local.set $e (i32.add (local.get $e) (i32.const 1)))
-            (br $el)))
-        (local.set $r (i32.add (local.get $r) (i32.const 1)))
-        (br $rl))))
-
-  ;; ---------------------------------------------------------------------
   ;; Sparse times dense with a bias row:
   ;;   C[i, 0..n) = bias[0..n) + sum_e vals[e] * B[cols[e], 0..n)
   ;; over e in ptr[s] .. ptr[s + 1) (ascending), s = idx[i] (idx = 0: s = i),
   ;; for i < m; n % 4 == 0. With CSR of X it is the forward pass of the
   ;; first layer (B = W; idx picks a minibatch's rows of a sample buffer);
-  ;; with CSC of X and B = the layer's deltas, it is dW = X^T D.
+  ;; (spmm_t computes the weight gradient dW = X^T D from the same rows.)
   ;; Column blocks of 32, then of 4.
   ;; ---------------------------------------------------------------------
   (func $spmm (export "spmm")
@@ -588,6 +514,122 @@
             (br $c4)))
         (local.set $i (i32.add (local.get $i) (i32.const 1)))
         (br $rows))))
+
+  ;; ---------------------------------------------------------------------
+  ;; Weight gradient of a sparse first layer without a transposed copy of
+  ;; the rows: with X the m rows of a CSR matrix (row i is CSR row idx[i],
+  ;; idx = 0: row i) and D the layer's deltas (m x n, ldd floats per row),
+  ;;   C = X^T D,  C[c, 0..n) = sum over rows i ascending of X[i, c] D[i, 0..n)
+  ;; for every column c < k (C is k x n, ldc floats per row; columns no row
+  ;; uses are 0). Each C row starts at +0 and adds its products in ascending
+  ;; row order: the same float operations, in the same order, as spmm over
+  ;; the compressed-column form of X with a zero bias (how this gradient
+  ;; was computed before), without building the columns. Column blocks
+  ;; of 32 (a row's 8 delta vectors stay in registers while its non-zeros
+  ;; are scattered into C), then of 4; n % 4 == 0.
+  ;; ---------------------------------------------------------------------
+  (func $spmm_t (export "spmm_t")
+    (param $ptr i32) (param $cols i32) (param $vals i32) (param $idx i32) (param $m i32)
+    (param $d i32) (param $ldd i32) (param $c i32) (param $ldc i32) (param $k i32) (param $n i32)
+    (local $i i32) (local $j i32) (local $e i32) (local $end i32) (local $pr i32)
+    (local $c4 i32) (local $pd i32) (local $pc i32) (local $x v128)
+    (local $d0 v128) (local $d1 v128) (local $d2 v128) (local $d3 v128)
+    (local $d4 v128) (local $d5 v128) (local $d6 v128) (local $d7 v128)
+    (local.set $c4 (i32.shl (local.get $ldc) (i32.const 2)))
+    ;; C = 0 (row by row: ldc may exceed n)
+    (block $z_done
+      (loop $z
+        (br_if $z_done (i32.ge_s (local.get $i) (local.get $k)))
+        (memory.fill (i32.add (local.get $c) (i32.mul (local.get $i) (local.get $c4)))
+          (i32.const 0) (i32.shl (local.get $n) (i32.const 2)))
+        (local.set $i (i32.add (local.get $i) (i32.const 1)))
+        (br $z)))
+    ;; 32-column blocks
+    (block $c32_done
+      (loop $c32
+        (br_if $c32_done (i32.gt_s (i32.add (local.get $j) (i32.const 32)) (local.get $n)))
+        (local.set $i (i32.const 0))
+        (block $rows_done
+          (loop $rows
+            (br_if $rows_done (i32.ge_s (local.get $i) (local.get $m)))
+            (local.set $pr (i32.add (local.get $ptr) (i32.shl
+              (if (result i32) (local.get $idx)
+                (then (i32.load (i32.add (local.get $idx) (i32.shl (local.get $i) (i32.const 2)))))
+                (else (local.get $i)))
+              (i32.const 2))))
+            (local.set $e (i32.load (local.get $pr)))
+            (local.set $end (i32.load offset=4 (local.get $pr)))
+            (local.set $pd (i32.add (local.get $d)
+              (i32.shl (i32.add (i32.mul (local.get $i) (local.get $ldd)) (local.get $j)) (i32.const 2))))
+            (local.set $d0 (v128.load offset=0 (local.get $pd)))
+            (local.set $d1 (v128.load offset=16 (local.get $pd)))
+            (local.set $d2 (v128.load offset=32 (local.get $pd)))
+            (local.set $d3 (v128.load offset=48 (local.get $pd)))
+            (local.set $d4 (v128.load offset=64 (local.get $pd)))
+            (local.set $d5 (v128.load offset=80 (local.get $pd)))
+            (local.set $d6 (v128.load offset=96 (local.get $pd)))
+            (local.set $d7 (v128.load offset=112 (local.get $pd)))
+            (block $e_done
+              (loop $el
+                (br_if $e_done (i32.ge_s (local.get $e) (local.get $end)))
+                (local.set $x (v128.load32_splat (i32.add (local.get $vals) (i32.shl (local.get $e) (i32.const 2)))))
+                (local.set $pc
+                  (i32.add
+                    (i32.add (local.get $c)
+                      (i32.mul (i32.load (i32.add (local.get $cols) (i32.shl (local.get $e) (i32.const 2))))
+                               (local.get $c4)))
+                    (i32.shl (local.get $j) (i32.const 2))))
+                (v128.store offset=0 (local.get $pc) (f32x4.add (v128.load offset=0 (local.get $pc)) (f32x4.mul (local.get $x) (local.get $d0))))
+                (v128.store offset=16 (local.get $pc) (f32x4.add (v128.load offset=16 (local.get $pc)) (f32x4.mul (local.get $x) (local.get $d1))))
+                (v128.store offset=32 (local.get $pc) (f32x4.add (v128.load offset=32 (local.get $pc)) (f32x4.mul (local.get $x) (local.get $d2))))
+                (v128.store offset=48 (local.get $pc) (f32x4.add (v128.load offset=48 (local.get $pc)) (f32x4.mul (local.get $x) (local.get $d3))))
+                (v128.store offset=64 (local.get $pc) (f32x4.add (v128.load offset=64 (local.get $pc)) (f32x4.mul (local.get $x) (local.get $d4))))
+                (v128.store offset=80 (local.get $pc) (f32x4.add (v128.load offset=80 (local.get $pc)) (f32x4.mul (local.get $x) (local.get $d5))))
+                (v128.store offset=96 (local.get $pc) (f32x4.add (v128.load offset=96 (local.get $pc)) (f32x4.mul (local.get $x) (local.get $d6))))
+                (v128.store offset=112 (local.get $pc) (f32x4.add (v128.load offset=112 (local.get $pc)) (f32x4.mul (local.get $x) (local.get $d7))))
+                (local.set $e (i32.add (local.get $e) (i32.const 1)))
+                (br $el)))
+            (local.set $i (i32.add (local.get $i) (i32.const 1)))
+            (br $rows)))
+        (local.set $j (i32.add (local.get $j) (i32.const 32)))
+        (br $c32)))
+    ;; 4-column blocks
+    (block $c4_done
+      (loop $c4l
+        (br_if $c4_done (i32.ge_s (local.get $j) (local.get $n)))
+        (local.set $i (i32.const 0))
+        (block $r4_done
+          (loop $r4
+            (br_if $r4_done (i32.ge_s (local.get $i) (local.get $m)))
+            (local.set $pr (i32.add (local.get $ptr) (i32.shl
+              (if (result i32) (local.get $idx)
+                (then (i32.load (i32.add (local.get $idx) (i32.shl (local.get $i) (i32.const 2)))))
+                (else (local.get $i)))
+              (i32.const 2))))
+            (local.set $e (i32.load (local.get $pr)))
+            (local.set $end (i32.load offset=4 (local.get $pr)))
+            (local.set $d0 (v128.load (i32.add (local.get $d)
+              (i32.shl (i32.add (i32.mul (local.get $i) (local.get $ldd)) (local.get $j)) (i32.const 2)))))
+            (block $e4_done
+              (loop $e4
+                (br_if $e4_done (i32.ge_s (local.get $e) (local.get $end)))
+                (local.set $pc
+                  (i32.add
+                    (i32.add (local.get $c)
+                      (i32.mul (i32.load (i32.add (local.get $cols) (i32.shl (local.get $e) (i32.const 2))))
+                               (local.get $c4)))
+                    (i32.shl (local.get $j) (i32.const 2))))
+                (v128.store (local.get $pc)
+                  (f32x4.add (v128.load (local.get $pc))
+                    (f32x4.mul
+                      (v128.load32_splat (i32.add (local.get $vals) (i32.shl (local.get $e) (i32.const 2))))
+                      (local.get $d0))))
+                (local.set $e (i32.add (local.get $e) (i32.const 1)))
+                (br $e4)))
+            (local.set $i (i32.add (local.get $i) (i32.const 1)))
+            (br $r4)))
+        (local.set $j (i32.add (local.get $j) (i32.const 4)))
+        (br $c4l))))
 
   ;; ---------------------------------------------------------------------
   ;; dst[c, r] = src[r, c] for r < rows, c < cols (ld in floats).

@@ -47,18 +47,6 @@ export interface MlpKernels {
     table: number,
   ): number;
   csr_table(at: number): void;
-  csc(
-    rowptr: number,
-    cols: number,
-    vals: number,
-    idx: number,
-    n: number,
-    k: number,
-    colptr: number,
-    rows: number,
-    cvals: number,
-    count: number,
-  ): void;
   spmm(
     ptr: number,
     cols: number,
@@ -70,6 +58,19 @@ export interface MlpKernels {
     bias: number,
     c: number,
     ldc: number,
+    n: number,
+  ): void;
+  spmm_t(
+    ptr: number,
+    cols: number,
+    vals: number,
+    idx: number,
+    m: number,
+    d: number,
+    ldd: number,
+    c: number,
+    ldc: number,
+    k: number,
     n: number,
   ): void;
   transpose(
