@@ -34,6 +34,9 @@ import type { KernelArena } from "./kernels/arena.ts";
 import { instantiateMlp, type MlpKernels } from "./kernels/modules.ts";
 import { mlpLayout, type MlpSpec } from "./mlp.ts";
 
+/** Rows per block of the weight-gradient products (see {@linkcode SimdMlp.backward}). */
+const K_BLOCK = 256;
+
 /** Round up to a multiple of 4. */
 export function pad4(n: number): number {
   return (n + 3) & ~3;
@@ -321,18 +324,26 @@ export class SimdMlp {
       k.col_sum(d, ly.outPad, n, ly.outPad, g + 4 * ly.b);
       if (l > 0) {
         const h = this.#hidden[l - 1]!;
-        k.gemm_tn(
-          h,
-          ly.inRows,
-          d,
-          ly.outPad,
-          g + 4 * ly.w,
-          ly.outPad,
-          this.#zero,
-          ly.inRows,
-          n,
-          ly.outPad,
-        );
+        // dW = H^T D over blocks of K_BLOCK rows, so that the rows of H
+        // and D a block reads stay in cache while every output block
+        // passes over them; each block continues the sums in dW, so the
+        // float operations are those of one pass
+        const gw = g + 4 * ly.w;
+        for (let r0 = 0; r0 < n; r0 += K_BLOCK) {
+          k.gemm_tn(
+            h + 4 * r0 * ly.inRows,
+            ly.inRows,
+            d + 4 * r0 * ly.outPad,
+            ly.outPad,
+            gw,
+            ly.outPad,
+            r0 === 0 ? this.#zero : gw,
+            r0 === 0 ? 0 : ly.outPad,
+            ly.inRows,
+            Math.min(K_BLOCK, n - r0),
+            ly.outPad,
+          );
+        }
         const wt = this.#wt[l]!;
         k.transpose(
           p + 4 * ly.w,

@@ -31,6 +31,7 @@ export interface MlpKernels {
     c: number,
     ldc: number,
     bias: number,
+    ldbias: number,
     m: number,
     k: number,
     n: number,
