@@ -35,6 +35,18 @@ export interface WorkerRequest {
   readonly cacheRoot: string;
 }
 
+/**
+ * Import these modules now (a warm worker preparing for the kinds an
+ * experiment runs); nothing is sent back, and a module that fails to import
+ * fails later, in the node that needs it.
+ */
+export interface WorkerPreload {
+  /** `preload`. */
+  readonly type: "preload";
+  /** Module URLs (`kind.module`). */
+  readonly modules: readonly string[];
+}
+
 /** What the worker sends back. */
 export type WorkerMessage =
   | { type: "progress"; done: number; total: number; note?: string }
@@ -62,7 +74,7 @@ export type WorkerMessage =
 /** The worker's global scope (typed here: a package may not change the globals' types). */
 const _scope = self as unknown as {
   postMessage(m: WorkerMessage): void;
-  onmessage: ((e: MessageEvent<WorkerRequest>) => void) | null;
+  onmessage: ((e: MessageEvent<WorkerRequest | WorkerPreload>) => void) | null;
 };
 
 function _post(m: WorkerMessage): void {
@@ -78,8 +90,16 @@ function _heap(): number | undefined {
   }
 }
 
-_scope.onmessage = async (e: MessageEvent<WorkerRequest>) => {
-  const req = e.data;
+_scope.onmessage = async (e: MessageEvent<WorkerRequest | WorkerPreload>) => {
+  if ("type" in e.data && e.data.type === "preload") {
+    for (const m of e.data.modules) {
+      try {
+        await import(m);
+      } catch { /* reported by the node that runs the kind */ }
+    }
+    return;
+  }
+  const req = e.data as WorkerRequest;
   try {
     const mod = await import(req.module) as Record<string, unknown>;
     let kind = mod.kind as NodeKind | undefined;

@@ -24,7 +24,7 @@
  */
 import { FileSystemError } from "./fs_errors.ts";
 import type { NodeResult } from "./types.ts";
-import type { WorkerMessage, WorkerRequest } from "./worker.ts";
+import type { WorkerMessage, WorkerPreload, WorkerRequest } from "./worker.ts";
 
 /** Options of {@linkcode WorkerPool}. */
 export interface WorkerPoolOptions {
@@ -94,6 +94,7 @@ export class WorkerPool {
     retiredForMemory: 0,
   };
   #closed = false;
+  readonly #preloaded = new Set<string>();
 
   /** A pool (workers start on demand). */
   constructor(options: WorkerPoolOptions = {}) {
@@ -136,7 +137,7 @@ export class WorkerPool {
         settled = true;
         signal.removeEventListener("abort", onAbort);
         w.onmessage = null;
-        w.onerror = null;
+        this.#idleOnError(slot);
         slot.busy = false;
         slot.nodes++;
         if (!ok) {
@@ -212,6 +213,26 @@ export class WorkerPool {
     return n;
   }
 
+  /**
+   * Starts the pool's workers now (up to `size`) and has each import
+   * `modules` while idle, so that the first node of each kind finds its
+   * code loaded and compiled. Idempotent per module; no-op for a pool of
+   * fresh workers.
+   */
+  preload(modules: readonly string[]): void {
+    if (this.fresh || this.#closed) return;
+    const todo = modules.filter((m) => !this.#preloaded.has(m));
+    if (todo.length === 0) return;
+    for (const m of todo) this.#preloaded.add(m);
+    while (this.#all.size < this.size) {
+      const slot = this.#start();
+      slot.busy = false;
+      this.#idle.push(slot);
+    }
+    const msg: WorkerPreload = { type: "preload", modules: todo };
+    for (const slot of this.#all) slot.worker.postMessage(msg);
+  }
+
   /** Terminates every worker; later {@linkcode run} calls reject. */
   close(): Promise<void> {
     this.#closed = true;
@@ -230,13 +251,34 @@ export class WorkerPool {
     }
     // More concurrent nodes than slots still get a worker each; the extra
     // ones are retired after their node (at most `size` stay warm).
+    const slot = this.#start();
+    if (this.#preloaded.size > 0) {
+      const msg: WorkerPreload = {
+        type: "preload",
+        modules: [...this.#preloaded],
+      };
+      slot.worker.postMessage(msg);
+    }
+    return slot;
+  }
+
+  /** A new worker (busy); an error while it is idle retires it. */
+  #start(): _Slot {
     const worker = new Worker(new URL("./worker.ts", import.meta.url).href, {
       type: "module",
     });
     this.#stats.started++;
     const slot: _Slot = { worker, busy: true, nodes: 0 };
     this.#all.add(slot);
+    this.#idleOnError(slot);
     return slot;
+  }
+
+  #idleOnError(slot: _Slot): void {
+    slot.worker.onerror = (e) => {
+      e.preventDefault();
+      this.#retire(slot);
+    };
   }
 
   #retire(slot: _Slot): void {

@@ -131,3 +131,28 @@ Deno.test("warm workers: a worker killed mid-node fails only that node, with its
     await pool.close();
   }
 });
+
+Deno.test("warm workers: preload starts the slots' workers once, and their nodes reuse them", async () => {
+  await using t = await tmpProject(YAML);
+  const pool = new WorkerPool({ size: 2 });
+  try {
+    const spin = new URL("./testdata/spin.ts", import.meta.url).href;
+    pool.preload([spin]);
+    pool.preload([spin]); // idempotent
+    assert.equal(pool.stats.started, 2);
+    const r = await runAll(compile(t.file, YAML), t.store, {
+      jobs: 2,
+      runner: warmRunner(pool),
+    });
+    assert.equal(r.failures.length, 0);
+    assert.equal(pool.stats.started, 2);
+    assert.equal(pool.stats.nodes, 6);
+  } finally {
+    await pool.close();
+  }
+  // a pool of fresh workers starts nothing ahead
+  const fresh = new WorkerPool({ size: 2, fresh: true });
+  fresh.preload(["file:///nowhere.ts"]);
+  assert.equal(fresh.stats.started, 0);
+  await fresh.close();
+});

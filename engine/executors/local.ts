@@ -58,6 +58,13 @@ export interface LocalExecutorOptions {
  * ```
  */
 export function localExecutor(options: LocalExecutorOptions = {}): Executor {
+  return _localExecutor(options, []);
+}
+
+function _localExecutor(
+  options: LocalExecutorOptions,
+  heavyModules: readonly string[],
+): Executor {
   const jobs = options.jobs ?? navigator.hardwareConcurrency ?? 2;
   const workers = new WorkerPool({
     size: jobs,
@@ -67,7 +74,12 @@ export function localExecutor(options: LocalExecutorOptions = {}): Executor {
   return {
     name: "local",
     ...(options.jobs !== undefined ? { jobs: options.jobs } : {}),
-    run: (job, store, o) => executeJob(job, store, { ...o, workers }),
+    run: (job, store, o) => {
+      // the first heavy node to run has every warm worker import the
+      // experiment's heavy kinds (a fully cached run starts no worker)
+      if (job.kind.heavy) workers.preload(heavyModules);
+      return executeJob(job, store, { ...o, workers });
+    },
     describe: () =>
       `executor local (${jobs} at once, ${
         workers.fresh ? "a fresh worker per heavy node" : "warm workers"
@@ -83,12 +95,17 @@ export const local: ExecutorKind<LocalExecutorSpec> = {
   spec: LocalExecutorSchema,
   create(spec, run) {
     const jobs = run.jobs ?? spec?.jobs;
-    return localExecutor({
+    const heavy = [
+      ...new Set(
+        run.exp.nodes.filter((n) => n.kind.heavy).map((n) => n.kind.module),
+      ),
+    ];
+    return _localExecutor({
       ...(jobs !== undefined ? { jobs } : {}),
       ...(spec?.workers === "fresh" ? { fresh: true } : {}),
       ...(spec?.worker_memory_mb !== undefined
         ? { workerMemoryBytes: spec.worker_memory_mb * 2 ** 20 }
         : {}),
-    });
+    }, heavy);
   },
 };
