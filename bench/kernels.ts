@@ -18,7 +18,7 @@
  * alternating rounds (`--rounds`): on a shared machine the best round is
  * the one least disturbed by other processes, for every contender alike.
  *
- * Run: `deno run -A bench/kernels.ts [--minibatch 512,2048,4096] [--base DIR] [--json]`
+ * Run: `deno run -A bench/kernels.ts [--minibatch 512,2048,4096] [--base DIR] [--rounds 7] [--cpu-ms 250] [--json]`
  *
  * @module
  */
@@ -35,6 +35,7 @@ const MINIBATCHES = arg("minibatch", "512,2048,4096").split(",").map(Number);
 const BASE = arg("base", "");
 const JSON_OUT = Deno.args.includes("--json");
 const ROUNDS = Number(arg("rounds", "7"));
+const CPU_MS = Number(arg("cpu-ms", "250"));
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
 const best = (xs: number[]) => Math.max(...xs);
 
@@ -78,13 +79,13 @@ function cpuMs(): number {
   return (u.user + u.system) / 1000;
 }
 
-/** GFLOP/s of `fn` (which does `flops` each call) per CPU second, over about 0.25 CPU seconds. */
+/** GFLOP/s of `fn` (which does `flops` each call) per CPU second, over `--cpu-ms` (250) ms of CPU time. */
 function gflops(fn: () => void, flops: number): number {
   for (let i = 0; i < 3; i++) fn();
   let calls = 0;
   const t0 = cpuMs();
   let t = t0;
-  while (t - t0 < 250) {
+  while (t - t0 < CPU_MS) {
     for (let i = 0; i < 8; i++) fn();
     calls += 8;
     t = cpuMs();

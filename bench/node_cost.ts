@@ -15,7 +15,11 @@
  *   time (user + system, all threads, by `/usr/bin/time`) of the whole
  *   command (process start included) and the median heavy node time.
  *
- * Run: `deno run -A bench/node_cost.ts [--base DIR] [--rounds 3] [--only minimal|smoke]`
+ * - `slice` (only with `--only slice`; minutes): one curriculum of the
+ *   context ablation (`--slice 'score[variant=full,seed=1]'`), wall and CPU
+ *   time and its heavy nodes' times per kind.
+ *
+ * Run: `deno run -A bench/node_cost.ts [--base DIR] [--rounds 3] [--only minimal|smoke|slice]`
  *
  * @module
  */
@@ -66,6 +70,7 @@ async function run(
   yaml: string,
   jobs: number,
   tag: string,
+  extra: readonly string[] = [],
 ): Promise<{ wall: number; cpu: number; nodes: Record<string, number[]> }> {
   const file = join(tmp, `${tag}-${mode.name}.yaml`);
   await Deno.writeTextFile(
@@ -92,6 +97,7 @@ async function run(
       file,
       "--jobs",
       String(jobs),
+      ...extra,
     ],
     cwd: mode.dir,
     env: { CI: "1" },
@@ -206,6 +212,50 @@ if (!ONLY || ONLY === "smoke") {
         median(heavy[m.name]!).toFixed(0)
       } |`,
     );
+  }
+}
+
+if (ONLY === "slice") {
+  // one curriculum of the context ablation (not run by default: minutes)
+  const yaml = await Deno.readTextFile(
+    join(HERE, "experiments", "ablate-context.yaml"),
+  );
+  const only = arg("slice", "score[variant=full,seed=1]");
+  const res: Record<
+    string,
+    { wall: number; cpu: number; nodes: Record<string, number[]> }[]
+  > = {};
+  const loads: string[] = [];
+  for (let r = 0; r < ROUNDS; r++) {
+    const order = r % 2 ? [...modes].reverse() : modes;
+    for (const mode of order) {
+      (res[mode.name] ??= []).push(
+        await run(mode, yaml, 2, "slice", ["--only", only]),
+      );
+    }
+    loads.push(load());
+  }
+  lines.push(
+    `Cold \`run experiments/ablate-context.yaml --only '${only}' --jobs 2\`, ${ROUNDS} round(s); load ${
+      loads.join(" ")
+    }:\n`,
+    `| mode | wall s | CPU s | heavy nodes | median heavy node ms | sum of heavy node ms | median ms generate / train / rollout / evaluate |`,
+    `|---|---:|---:|---:|---:|---:|---|`,
+  );
+  for (const m of modes) {
+    for (const x of res[m.name]!) {
+      const heavy = HEAVY.flatMap((k) => x.nodes[k] ?? []);
+      lines.push(
+        `| ${m.name} | ${(x.wall / 1000).toFixed(1)} | ${
+          (x.cpu / 1000).toFixed(1)
+        } | ${heavy.length} | ${median(heavy).toFixed(0)} | ${
+          heavy.reduce((a, b) => a + b, 0).toFixed(0)
+        } | ${
+          HEAVY.map((k) => x.nodes[k] ? median(x.nodes[k]!).toFixed(0) : "-")
+            .join(" / ")
+        } |`,
+      );
+    }
   }
 }
 
