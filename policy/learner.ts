@@ -16,6 +16,26 @@ import {
 import type { Rng } from "../mapf/rng.ts";
 
 /**
+ * Observation rows in compressed sparse row form (they are about 90 %
+ * zeros): row `r`'s non-zero values, in ascending column order, are
+ * `vals[rowptr[r] .. rowptr[r + 1])` at columns `cols[...]`. Rows are
+ * appended in order; `rows` says how many are valid. The SIMD learner keeps
+ * a sample buffer's rows in this form in kernel memory: the observation
+ * encoder writes them there directly, and dense rows written to
+ * {@linkcode SampleBuffer.obs} are compressed once, when first read.
+ */
+export interface SparseRows {
+  /** Row pointers (`capacity + 1` entries; `rowptr[0]` is 0). */
+  readonly rowptr: Int32Array;
+  /** Column of each non-zero value. */
+  readonly cols: Int32Array;
+  /** The non-zero values. */
+  readonly vals: Float32Array;
+  /** Rows stored (rows `0 .. rows`). */
+  rows: number;
+}
+
+/**
  * Samples collected for one update; arrays are allocated for `capacity`
  * samples once and reused (`count` says how many are filled).
  */
@@ -36,8 +56,13 @@ export class SampleBuffer {
   readonly returns: Float32Array;
   /** Behaviour value-head outputs (normalised units). */
   readonly values: Float32Array;
-  /** Filled samples. */
-  count = 0;
+  /**
+   * The observation rows in sparse form, when the learner reads them so
+   * (the SIMD learner's buffers): rows up to `sparse.rows` are read from
+   * here, not from {@linkcode obs}.
+   */
+  readonly sparse: SparseRows | undefined;
+  #count = 0;
 
   /**
    * Allocate a buffer, or wrap existing arrays (`storage`, each long enough
@@ -46,7 +71,11 @@ export class SampleBuffer {
   constructor(
     capacity: number,
     inputSize: number,
-    storage?: Omit<SampleBuffer, "capacity" | "inputSize" | "count">,
+    storage?: Omit<
+      SampleBuffer,
+      "capacity" | "inputSize" | "count" | "sparse"
+    >,
+    sparse?: SparseRows,
   ) {
     this.capacity = capacity;
     this.inputSize = inputSize;
@@ -56,6 +85,7 @@ export class SampleBuffer {
     this.advantages = storage?.advantages ?? new Float32Array(capacity);
     this.returns = storage?.returns ?? new Float32Array(capacity);
     this.values = storage?.values ?? new Float32Array(capacity);
+    this.sparse = sparse;
     if (
       this.obs.length < capacity * inputSize ||
       [this.actions, this.logp, this.advantages, this.returns, this.values]
@@ -65,6 +95,19 @@ export class SampleBuffer {
         `Sample buffer storage is smaller than ${capacity} samples of ${inputSize} values`,
       );
     }
+  }
+
+  /**
+   * Filled samples. Lowering it also drops the sparse rows past it, so that
+   * rows written again (dense or sparse) are read anew.
+   */
+  get count(): number {
+    return this.#count;
+  }
+
+  set count(n: number) {
+    this.#count = n;
+    if (this.sparse && this.sparse.rows > n) this.sparse.rows = n;
   }
 }
 

@@ -26,7 +26,13 @@
 import type { BatchEnv } from "../mapf/batch_env.ts";
 import type { InstancePool } from "../mapf/pool.ts";
 import { KernelArena } from "./kernels/arena.ts";
-import { instantiateObs, type ObsKernels } from "./kernels/modules.ts";
+import {
+  instantiateMlp,
+  instantiateObs,
+  type MlpKernels,
+  type ObsKernels,
+} from "./kernels/modules.ts";
+import type { SparseRows } from "./learner.ts";
 import { checkObsSpec, obsSize, type ObsSpec } from "./observation.ts";
 
 /** Options of {@linkcode ObservationEncoder}. */
@@ -71,8 +77,10 @@ export class ObservationEncoder {
     pos: number;
     slots: number;
     out: number;
+    table: number;
   };
   #k: ObsKernels | undefined;
+  #csr: MlpKernels | undefined;
   #views:
     | {
       envInst: Int32Array;
@@ -122,6 +130,7 @@ export class ObservationEncoder {
       pos: arena.reserve(4 * this.#rows),
       slots: arena.reserve(4 * this.#rows),
       out: arena.reserve(4 * this.#rows * this.size),
+      table: arena.reserve(256),
     };
     if (!options.arena) {
       arena.commit();
@@ -278,6 +287,67 @@ export class ObservationEncoder {
       dst.set(v.out.subarray(0, n * D), row0 * D);
     }
     return dst;
+  }
+
+  /**
+   * Write the observations of agent slots `slots[0..n)` as sparse rows
+   * `row0 .. row0 + n` of `rows` (which must lie in this encoder's kernel
+   * memory, e.g. the sample buffer of a learner sharing its arena): the
+   * non-zero values of each row in ascending column order, exactly the
+   * values {@linkcode encode} writes densely. Rows past `row0` are
+   * replaced; `row0` may not lie past `rows.rows`.
+   */
+  encodeSparse(
+    slots: Int32Array,
+    n: number,
+    rows: SparseRows,
+    row0: number,
+  ): void {
+    if (row0 > rows.rows) {
+      throw new RangeError(
+        `Cannot append sparse row ${row0}: the rows end at ${rows.rows}`,
+      );
+    }
+    const mem = this.#arena.memory.buffer;
+    if (
+      rows.rowptr.buffer !== mem || rows.cols.buffer !== mem ||
+      rows.vals.buffer !== mem
+    ) {
+      throw new Error(
+        "ObservationEncoder.encodeSparse writes only rows in its own kernel memory (share the arena)",
+      );
+    }
+    const D = this.size;
+    if (row0 + n >= rows.rowptr.length) {
+      throw new RangeError(
+        `Sparse rows hold ${rows.rowptr.length - 1} rows, not ${row0 + n}`,
+      );
+    }
+    const end = rows.rowptr[row0]! + n * D;
+    if (end + 3 > rows.cols.length || end + 3 > rows.vals.length) {
+      throw new RangeError(
+        `Sparse rows have room for ${rows.cols.length} values; rows up to ${
+          row0 + n
+        } may need ${end + 3}`,
+      );
+    }
+    this.encode(slots, n);
+    if (!this.#csr) {
+      this.#csr = instantiateMlp(this.#arena.memory);
+      this.#csr.csr_table(this.#at.table);
+    }
+    this.#csr.csr(
+      this.#at.out,
+      D,
+      0,
+      n,
+      D,
+      rows.rowptr.byteOffset + 4 * row0,
+      rows.cols.byteOffset,
+      rows.vals.byteOffset,
+      this.#at.table,
+    );
+    rows.rows = row0 + n;
   }
 }
 

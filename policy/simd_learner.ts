@@ -3,7 +3,10 @@
  * {@linkcode Learner} (minibatches gathered by index from the sample buffer,
  * PPO loss and its gradient, backward pass, gradient-norm clipping folded
  * into Adam) with every buffer in one kernel memory, including the sample
- * buffer the trainer fills. Same options, same statistics, same order of
+ * buffer the trainer fills. The buffer keeps its observation rows in sparse
+ * form ({@linkcode SparseRows}), which the observation encoder writes
+ * directly and every minibatch of every epoch reads by index: a row is
+ * compressed once, not once per epoch. Same options, same statistics, same order of
  * random draws as the TypeScript learner; float results differ from it by
  * rounding (see `simd_mlp.ts`).
  *
@@ -17,7 +20,12 @@ import type {
   PolicyLearner,
   UpdateStats,
 } from "./learner.ts";
-import { learnerOptions, SampleBuffer, sampleFromLogProbs } from "./learner.ts";
+import {
+  learnerOptions,
+  SampleBuffer,
+  sampleFromLogProbs,
+  type SparseRows,
+} from "./learner.ts";
 import type { Mlp } from "./mlp.ts";
 import { RunningMeanStd } from "./ppo_loss.ts";
 import { pad4, SimdMlp } from "./simd_mlp.ts";
@@ -58,6 +66,10 @@ export class SimdLearner implements PolicyLearner {
   readonly #actRows: number;
   readonly #buf: {
     obs: number;
+    rowptr: number;
+    cols: number;
+    vals: number;
+    table: number;
     actions: number;
     logp: number;
     adv: number;
@@ -102,6 +114,11 @@ export class SimdLearner implements PolicyLearner {
     const f = (n: number) => arena.reserve(4 * n);
     this.#buf = {
       obs: f(cap * D),
+      rowptr: f(cap + 1),
+      // whole vectors are stored: 3 values of slack
+      cols: f(cap * D + 4),
+      vals: f(cap * D + 4),
+      table: arena.reserve(256),
       actions: arena.reserve(cap),
       logp: f(cap),
       adv: f(cap),
@@ -149,6 +166,13 @@ export class SimdLearner implements PolicyLearner {
     if (!this.#buffer) {
       const a = this.#arena, b = this.#buf, D = this.net.spec.inputSize;
       const cap = this.#capacity;
+      const sparse: SparseRows = {
+        rowptr: a.i32(b.rowptr, cap + 1),
+        cols: a.i32(b.cols, cap * D + 4),
+        vals: a.f32(b.vals, cap * D + 4),
+        rows: 0,
+      };
+      this.simd.kernels.csr_table(b.table);
       this.#buffer = new SampleBuffer(cap, D, {
         obs: a.f32(b.obs, cap * D),
         actions: a.u8(b.actions, cap),
@@ -156,9 +180,28 @@ export class SimdLearner implements PolicyLearner {
         advantages: a.f32(b.adv, cap),
         returns: a.f32(b.ret, cap),
         values: a.f32(b.val, cap),
-      });
+      }, sparse);
     }
     return this.#buffer;
+  }
+
+  /** Compress dense rows `sparse.rows .. upto` of the buffer (rows the encoder did not write sparse). */
+  #sparseUpTo(buf: SampleBuffer, upto: number): void {
+    const sp = buf.sparse!;
+    if (sp.rows >= upto) return;
+    const D = this.net.spec.inputSize, b = this.#buf, r0 = sp.rows;
+    this.simd.kernels.csr(
+      b.obs + 4 * r0 * D,
+      D,
+      0,
+      upto - r0,
+      D,
+      b.rowptr + 4 * r0,
+      b.cols,
+      b.vals,
+      b.table,
+    );
+    sp.rows = upto;
   }
 
   #check(buf: SampleBuffer): void {
@@ -177,8 +220,16 @@ export class SimdLearner implements PolicyLearner {
         `SimdLearner was laid out for ${this.#actRows} rows per act call, not ${n}`,
       );
     }
-    const D = this.net.spec.inputSize;
-    this.simd.forward(this.#buf.obs + 4 * row0 * D, D, 0, n, this.#actOut);
+    this.#sparseUpTo(buf, row0 + n);
+    const b = this.#buf;
+    this.simd.forwardSparse(
+      b.rowptr + 4 * row0,
+      b.cols,
+      b.vals,
+      0,
+      n,
+      this.#actOut,
+    );
   }
 
   /**
@@ -271,13 +322,14 @@ export class SimdLearner implements PolicyLearner {
       gradNorm: 0,
     };
     if (n === 0) return stats;
+    this.#sparseUpTo(buf, n);
     if (o.valueCoef > 0) this.valueNorm.update(buf.returns, n);
     const vm = this.valueNorm.mean, vs = this.valueNorm.std;
     const perm = this.#arena.i32(this.#perm, n);
     for (let i = 0; i < n; i++) perm[i] = i;
     const mbSize = Math.min(o.minibatch, n);
     const st = this.#arena.f64(this.#stats, 5);
-    const b = this.#buf, mb = this.#mb, D = this.net.spec.inputSize;
+    const b = this.#buf, mb = this.#mb;
     for (let epoch = 0; epoch < o.epochs; epoch++) {
       rng.shuffle(perm, n);
       let epochKl = 0, epochSteps = 0;
@@ -302,7 +354,7 @@ export class SimdLearner implements PolicyLearner {
           mb.ret,
           mb.val,
         );
-        s.forward(b.obs, D, idx, m);
+        s.forwardSparse(b.rowptr, b.cols, b.vals, idx, m);
         k.ppo_loss(
           s.headOut,
           s.headStride,

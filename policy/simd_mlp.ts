@@ -14,9 +14,13 @@
  * width after it.
  *
  * The first layer reads observation rows as compressed sparse rows (they are
- * about 90 % zeros), gathered by index straight from a sample buffer, so
- * minibatches are never copied; its weight gradient is the sparse product of
- * the same rows in compressed-column form with the layer's deltas.
+ * about 90 % zeros): a sample buffer keeps its rows in that form (written by
+ * the observation encoder, or compressed once from dense rows), and
+ * {@linkcode SimdMlp.forwardSparse} reads a minibatch's rows by index
+ * straight from it, so rows are neither copied nor compressed again per
+ * minibatch; the first layer's weight gradient is scattered from the same
+ * rows and the layer's deltas (`spmm_t`), in the order a product of the rows
+ * in compressed-column form would sum it.
  *
  * Floating point: plain float32 multiply and add (no fused multiply-add),
  * tanh and exp by fixed polynomials, in an order per output value that does
@@ -29,6 +33,9 @@
 import type { KernelArena } from "./kernels/arena.ts";
 import { instantiateMlp, type MlpKernels } from "./kernels/modules.ts";
 import { mlpLayout, type MlpSpec } from "./mlp.ts";
+
+/** Rows per block of the weight-gradient products (see {@linkcode SimdMlp.backward}). */
+const K_BLOCK = 256;
 
 /** Round up to a multiple of 4. */
 export function pad4(n: number): number {
@@ -87,13 +94,10 @@ export class SimdMlp {
   readonly #rowptr: number;
   readonly #cols: number;
   readonly #vals: number;
-  readonly #colptr: number;
-  readonly #crows: number;
-  readonly #cvals: number;
-  readonly #count: number;
   readonly #table: number;
   #k: MlpKernels | undefined;
-  #pending = false;
+  /** The sparse rows (rowptr, cols, vals, idx addresses) of the last forward into the workspace, for backward. */
+  #pending: [number, number, number, number] | undefined;
 
   /** Reserve the buffers of `spec` with a workspace of `rows` rows in `arena`. */
   constructor(spec: MlpSpec, arena: KernelArena, rows: number) {
@@ -141,10 +145,6 @@ export class SimdMlp {
     // csr stores whole vectors: 3 values of slack
     this.#cols = f(R * D + 4);
     this.#vals = f(R * D + 4);
-    this.#colptr = f(D + 1);
-    this.#crows = f(R * D);
-    this.#cvals = f(R * D);
-    this.#count = f(D);
     this.#table = arena.reserve(256);
   }
 
@@ -185,11 +185,12 @@ export class SimdMlp {
   }
 
   /**
-   * Forward pass of `n` observation rows into head outputs at `out` (row
-   * stride {@linkcode headStride}; default the workspace's
+   * Forward pass of `n` dense observation rows into head outputs at `out`
+   * (row stride {@linkcode headStride}; default the workspace's
    * {@linkcode headOut}). Row `r` is `x + (idx ? idx[r] : r) * ldx` floats
-   * (`idx`: address of int32 row indices, or 0). Passes of more than
-   * {@linkcode rows} rows are chunked; {@linkcode backward} needs `n <= rows`.
+   * (`idx`: address of int32 row indices, or 0). The rows are compressed
+   * into the workspace first. Passes of more than {@linkcode rows} rows are
+   * chunked; {@linkcode backward} needs `n <= rows`.
    */
   forward(
     x: number,
@@ -198,12 +199,57 @@ export class SimdMlp {
     n: number,
     out: number = this.headOut,
   ): void {
-    this.#pending = n <= this.rows && out === this.headOut;
+    const k = this.kernels, D = this.spec.inputSize;
+    this.#pending = undefined;
+    for (let c = 0; c < n; c += this.rows) {
+      const m = Math.min(this.rows, n - c);
+      this.#arena.i32(this.#rowptr, 1)[0] = 0;
+      k.csr(
+        idx ? x : x + 4 * c * ldx,
+        ldx,
+        idx ? idx + 4 * c : 0,
+        m,
+        D,
+        this.#rowptr,
+        this.#cols,
+        this.#vals,
+        this.#table,
+      );
+      this.#forward(
+        this.#rowptr,
+        this.#cols,
+        this.#vals,
+        0,
+        m,
+        out + 4 * c * this.headStride,
+      );
+    }
+  }
+
+  /**
+   * Forward pass of `n` rows of a compressed sparse row matrix (addresses of
+   * its int32 row pointers, int32 columns and float32 values, as the
+   * `csr` kernel writes them) into head outputs at `out` (default the
+   * workspace's {@linkcode headOut}). Row `r` is sparse row `idx[r]` (`idx`:
+   * address of int32 row indices, or 0 for row `r`). The same function as
+   * {@linkcode forward} of the dense rows, bit for bit. Passes of more than
+   * {@linkcode rows} rows are chunked; {@linkcode backward} needs
+   * `n <= rows`.
+   */
+  forwardSparse(
+    rowptr: number,
+    cols: number,
+    vals: number,
+    idx: number,
+    n: number,
+    out: number = this.headOut,
+  ): void {
     for (let c = 0; c < n; c += this.rows) {
       const m = Math.min(this.rows, n - c);
       this.#forward(
-        idx ? x : x + 4 * c * ldx,
-        ldx,
+        idx ? rowptr : rowptr + 4 * c,
+        cols,
+        vals,
         idx ? idx + 4 * c : 0,
         m,
         out + 4 * c * this.headStride,
@@ -211,18 +257,28 @@ export class SimdMlp {
     }
   }
 
-  #forward(x: number, ldx: number, idx: number, n: number, out: number): void {
-    const k = this.kernels, L = this.#layers.length, D = this.spec.inputSize;
-    k.csr(x, ldx, idx, n, D, this.#rowptr, this.#cols, this.#vals, this.#table);
+  #forward(
+    rowptr: number,
+    cols: number,
+    vals: number,
+    idx: number,
+    n: number,
+    out: number,
+  ): void {
+    const k = this.kernels, L = this.#layers.length;
+    this.#pending = n <= this.rows && out === this.headOut
+      ? [rowptr, cols, vals, idx]
+      : undefined;
     const p = this.params;
     for (let l = 0; l < L; l++) {
       const ly = this.#layers[l]!;
       const dst = l < L - 1 ? this.#hidden[l]! : out;
       if (l === 0) {
         k.spmm(
-          this.#rowptr,
-          this.#cols,
-          this.#vals,
+          rowptr,
+          cols,
+          vals,
+          idx,
           n,
           p + 4 * ly.w,
           ly.outPad,
@@ -255,7 +311,8 @@ export class SimdMlp {
    * gradient of every parameter to {@linkcode grads}.
    */
   backward(n: number): void {
-    if (!this.#pending) {
+    const src = this.#pending;
+    if (!src) {
       throw new Error(
         "SimdMlp.backward needs a forward of at most `rows` rows into the workspace first",
       );
@@ -267,18 +324,26 @@ export class SimdMlp {
       k.col_sum(d, ly.outPad, n, ly.outPad, g + 4 * ly.b);
       if (l > 0) {
         const h = this.#hidden[l - 1]!;
-        k.gemm_tn(
-          h,
-          ly.inRows,
-          d,
-          ly.outPad,
-          g + 4 * ly.w,
-          ly.outPad,
-          this.#zero,
-          ly.inRows,
-          n,
-          ly.outPad,
-        );
+        // dW = H^T D over blocks of K_BLOCK rows, so that the rows of H
+        // and D a block reads stay in cache while every output block
+        // passes over them; each block continues the sums in dW, so the
+        // float operations are those of one pass
+        const gw = g + 4 * ly.w;
+        for (let r0 = 0; r0 < n; r0 += K_BLOCK) {
+          k.gemm_tn(
+            h + 4 * r0 * ly.inRows,
+            ly.inRows,
+            d + 4 * r0 * ly.outPad,
+            ly.outPad,
+            gw,
+            ly.outPad,
+            r0 === 0 ? this.#zero : gw,
+            r0 === 0 ? 0 : ly.outPad,
+            ly.inRows,
+            Math.min(K_BLOCK, n - r0),
+            ly.outPad,
+          );
+        }
         const wt = this.#wt[l]!;
         k.transpose(
           p + 4 * ly.w,
@@ -302,27 +367,17 @@ export class SimdMlp {
         );
         k.activate_grad(this.#delta[l - 1]!, h, n * ly.inRows, this.#kind);
       } else {
-        k.csc(
-          this.#rowptr,
-          this.#cols,
-          this.#vals,
+        k.spmm_t(
+          src[0],
+          src[1],
+          src[2],
+          src[3],
           n,
-          D,
-          this.#colptr,
-          this.#crows,
-          this.#cvals,
-          this.#count,
-        );
-        k.spmm(
-          this.#colptr,
-          this.#crows,
-          this.#cvals,
-          D,
           d,
           ly.outPad,
-          this.#zero,
           g + 4 * ly.w,
           ly.outPad,
+          D,
           ly.outPad,
         );
       }

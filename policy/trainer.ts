@@ -309,7 +309,7 @@ export class Trainer {
   #act1(n: number): number {
     const buf = this.#buf;
     const row0 = buf.count;
-    this.#enc.encode(this.#slots, n, buf.obs, row0);
+    this.#encode(n, row0);
     this.#learner.act(
       buf,
       row0,
@@ -329,6 +329,18 @@ export class Trainer {
     }
     buf.count += n;
     return row0;
+  }
+
+  /**
+   * Observation rows of the `n` slots in `#slots` into buffer rows `row0 ..`:
+   * sparse rows written by the kernel encoder straight into the SIMD
+   * learner's buffer, dense rows otherwise.
+   */
+  #encode(n: number, row0: number): void {
+    const buf = this.#buf, enc = this.#enc;
+    if (buf.sparse && enc instanceof ObservationEncoder) {
+      enc.encodeSparse(this.#slots, n, buf.sparse, row0);
+    } else enc.encode(this.#slots, n, buf.obs, row0);
   }
 
   #tallyEnded(
@@ -389,7 +401,7 @@ export class Trainer {
     const n = this.#activeSlots();
     if (n > 0) {
       // encode into the spare rows past the filled part of the buffer
-      this.#enc.encode(this.#slots, n, buf.obs, buf.count);
+      this.#encode(n, buf.count);
       this.#learner.values(buf, buf.count, n, this.#valTmp);
       for (let i = 0; i < n; i++) {
         this.#boot[this.#slots[i]!] = this.#valTmp[i]! * vs + vm;

@@ -71,7 +71,7 @@ Deno.test("executor block: unknown or missing type, non-mapping, local jobs", ()
     ),
     [
       `3:32 executor jobs: Invalid value: Expected >=1 but received 0`,
-      `3:35 executor unknown key of the local executor "partition" (valid: type, jobs)`,
+      `3:35 executor unknown key of the local executor "partition" (valid: type, jobs, workers, worker_memory_mb)`,
     ],
   );
 });

@@ -11,14 +11,15 @@ import * as v from "valibot";
 import { canonicalJson } from "../canonical.ts";
 import { CorruptEntryError } from "../errors.ts";
 import { codeFilesOf, modulesDigest } from "../cache/digest.ts";
-import { FileSystemError, onDisk } from "../fs_errors.ts";
+import { onDisk } from "../fs_errors.ts";
 import { type KeyComponents, seedOfKey } from "../cache/keys.ts";
 import { describeHolder, type Lock, type LockOptions } from "../cache/lock.ts";
 import { formatDuration, type Reporter, SilentReporter } from "./progress.ts";
 import { blobsIn, type Entry, type Store } from "../cache/store.ts";
 import type { Json, NodeContext, NodeKind, NodeResult } from "../types.ts";
 import { VERSIONS } from "../version.ts";
-import type { WorkerMessage, WorkerRequest } from "./worker.ts";
+import type { WorkerRequest } from "./worker.ts";
+import { type WorkerHooks, WorkerPool } from "./worker_pool.ts";
 
 /** One node ready to execute: everything resolved. */
 export interface Job {
@@ -52,6 +53,11 @@ export interface ExecuteOptions {
   readonly lockOptions?: LockOptions;
   /** How often to poll a key locked by another process. @default 250 */
   readonly pollMs?: number;
+  /**
+   * Warm workers for heavy kinds (the local executor keeps one per job
+   * slot). @default a new worker per heavy node
+   */
+  readonly workers?: WorkerPool;
 }
 
 /** What a {@linkcode JobRunner} resolves with. */
@@ -240,6 +246,7 @@ export async function executeJob(
       log,
       reporter,
       options.signal,
+      options.workers,
     );
     const entry = _entryOf(job, result, performance.now() - t0);
     for (const b of entry.blobs) store.verifyBlob(b);
@@ -296,6 +303,7 @@ async function _run(
   log: (m: string) => void,
   reporter: Reporter,
   signal: AbortSignal | undefined,
+  workers: WorkerPool | undefined,
 ): Promise<NodeResult> {
   const parsed = v.safeParse(job.kind.params, job.params);
   if (!parsed.success) {
@@ -332,6 +340,7 @@ async function _run(
         store.root,
         { progress, log },
         controller.signal,
+        workers,
       );
     } else {
       const ctx: NodeContext = {
@@ -406,60 +415,19 @@ function _inWorker(
   job: Job,
   ctx: WorkerRequest["ctx"],
   cacheRoot: string,
-  hooks: {
-    progress: (d: number, t: number, n?: string) => void;
-    log: (m: string) => void;
-  },
+  hooks: WorkerHooks,
   signal: AbortSignal,
+  workers: WorkerPool | undefined,
 ): Promise<NodeResult> {
-  return new Promise((resolve, reject) => {
-    const w = new Worker(new URL("./worker.ts", import.meta.url).href, {
-      type: "module",
-    });
-    let settled = false;
-    const finish = (f: () => void) => {
-      if (settled) return;
-      settled = true;
-      signal.removeEventListener("abort", onAbort);
-      w.terminate();
-      f();
-    };
-    const onAbort = () => finish(() => reject(new Error("interrupted")));
-    signal.addEventListener("abort", onAbort, { once: true });
-    w.onmessage = (e: MessageEvent<WorkerMessage>) => {
-      const m = e.data;
-      if (m.type === "progress") hooks.progress(m.done, m.total, m.note);
-      else if (m.type === "log") hooks.log(m.message);
-      else if (m.type === "done") finish(() => resolve(m.result as NodeResult));
-      else {
-        // A cache that cannot be written stays a FileSystemError (the run
-        // stops on it as it does for this thread's writes).
-        const err = m.fs
-          ? new FileSystemError(
-            m.fs.path,
-            m.fs.problem,
-            m.fs.code,
-            m.fs.action,
-            m.fs.advice,
-          )
-          : new Error(m.message);
-        if (m.stack) err.stack = m.stack;
-        finish(() => reject(err));
-      }
-    };
-    w.onerror = (e) => {
-      e.preventDefault();
-      finish(() =>
-        reject(new Error(`worker of ${job.id} crashed: ${e.message}`))
-      );
-    };
-    const req: WorkerRequest = {
-      module: job.kind.module,
-      name: job.kind.name,
-      params: job.params,
-      ctx,
-      cacheRoot,
-    };
-    w.postMessage(req);
-  });
+  const req: WorkerRequest = {
+    module: job.kind.module,
+    name: job.kind.name,
+    params: job.params,
+    ctx,
+    cacheRoot,
+  };
+  if (workers) return workers.run(req, hooks, signal);
+  // no pool: a worker of its own, terminated after the node
+  const own = new WorkerPool({ size: 1, fresh: true });
+  return own.run(req, hooks, signal).finally(() => own.close());
 }

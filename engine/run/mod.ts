@@ -73,3 +73,10 @@ export {
   toDot,
   toMermaid,
 } from "./plan_graph.ts";
+export {
+  DEFAULT_WORKER_MEMORY_BYTES,
+  type WorkerHooks,
+  WorkerPool,
+  type WorkerPoolOptions,
+  type WorkerPoolStats,
+} from "./worker_pool.ts";

@@ -2,7 +2,10 @@
  * Web Worker entry for heavy node kinds: imports the kind's module, takes its
  * `kind` export (or the export whose `name` matches), runs it, and sends
  * progress, log lines and the result back by messages. Blobs are written to
- * the store directly.
+ * the store directly. A worker serves one node at a time and may serve many
+ * in turn (a warm worker of `worker_pool.ts`): modules are imported
+ * once, and each result reports the worker's heap so the pool can retire a
+ * worker that grew past its bound.
  *
  * @module
  */
@@ -32,11 +35,28 @@ export interface WorkerRequest {
   readonly cacheRoot: string;
 }
 
+/**
+ * Import these modules now (a warm worker preparing for the kinds an
+ * experiment runs); nothing is sent back, and a module that fails to import
+ * fails later, in the node that needs it.
+ */
+export interface WorkerPreload {
+  /** `preload`. */
+  readonly type: "preload";
+  /** Module URLs (`kind.module`). */
+  readonly modules: readonly string[];
+}
+
 /** What the worker sends back. */
 export type WorkerMessage =
   | { type: "progress"; done: number; total: number; note?: string }
   | { type: "log"; message: string }
-  | { type: "done"; result: unknown }
+  | {
+    type: "done";
+    result: unknown;
+    /** Used V8 heap plus external memory after the node (bytes). */
+    heap?: number;
+  }
   | {
     type: "error";
     message: string;
@@ -54,15 +74,32 @@ export type WorkerMessage =
 /** The worker's global scope (typed here: a package may not change the globals' types). */
 const _scope = self as unknown as {
   postMessage(m: WorkerMessage): void;
-  onmessage: ((e: MessageEvent<WorkerRequest>) => void) | null;
+  onmessage: ((e: MessageEvent<WorkerRequest | WorkerPreload>) => void) | null;
 };
 
 function _post(m: WorkerMessage): void {
   _scope.postMessage(m);
 }
 
-_scope.onmessage = async (e: MessageEvent<WorkerRequest>) => {
-  const req = e.data;
+function _heap(): number | undefined {
+  try {
+    const m = Deno.memoryUsage();
+    return m.heapUsed + m.external;
+  } catch {
+    return undefined;
+  }
+}
+
+_scope.onmessage = async (e: MessageEvent<WorkerRequest | WorkerPreload>) => {
+  if ("type" in e.data && e.data.type === "preload") {
+    for (const m of e.data.modules) {
+      try {
+        await import(m);
+      } catch { /* reported by the node that runs the kind */ }
+    }
+    return;
+  }
+  const req = e.data as WorkerRequest;
   try {
     const mod = await import(req.module) as Record<string, unknown>;
     let kind = mod.kind as NodeKind | undefined;
@@ -103,7 +140,12 @@ _scope.onmessage = async (e: MessageEvent<WorkerRequest>) => {
     };
     const params = v.parse(kind.params, req.params);
     const result = await kind.run(params, ctx);
-    _post({ type: "done", result });
+    const heap = _heap();
+    _post(
+      heap === undefined
+        ? { type: "done", result }
+        : { type: "done", result, heap },
+    );
   } catch (err) {
     const e = err as Error;
     _post({

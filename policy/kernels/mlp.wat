@@ -26,7 +26,9 @@
   ;; Dense matrix product with a bias row:
   ;;   C[i, 0..n) = bias[0..n) + sum_p A[i, p] * B[p, 0..n)   (p ascending)
   ;; for i < m; n % 4 == 0; lda, ldb, ldc in floats. Register blocks of
-  ;; 4 rows x 8 columns, then 4 x 4, then single rows.
+  ;; 4 rows x 8 columns (p four steps at a time, so that loop and pointer
+  ;; updates do not crowd the multiplies and adds), then 4 x 4, then single
+  ;; rows.
   ;; ---------------------------------------------------------------------
   (func $gemm (export "gemm")
     (param $a i32) (param $lda i32) (param $b i32) (param $ldb i32)
@@ -36,6 +38,7 @@
     (local $i i32) (local $j i32) (local $p i32)
     (local $pa0 i32) (local $pa1 i32) (local $pa2 i32) (local $pa3 i32)
     (local $pb i32) (local $pc i32)
+    (local $pb0 i32) (local $pb1 i32) (local $pb2 i32) (local $pb3 i32)
     (local $x v128) (local $b0 v128) (local $b1 v128)
     (local $c00 v128) (local $c01 v128) (local $c10 v128) (local $c11 v128)
     (local $c20 v128) (local $c21 v128) (local $c30 v128) (local $c31 v128)
@@ -64,8 +67,80 @@
             (local.set $pa1 (i32.add (local.get $pa0) (local.get $a4)))
             (local.set $pa2 (i32.add (local.get $pa1) (local.get $a4)))
             (local.set $pa3 (i32.add (local.get $pa2) (local.get $a4)))
-            (local.set $pb (i32.add (local.get $b) (i32.shl (local.get $j) (i32.const 2))))
+            (local.set $pb0 (i32.add (local.get $b) (i32.shl (local.get $j) (i32.const 2))))
             (local.set $p (local.get $k))
+            ;; four steps of p at a time: A's next values are at fixed
+            ;; offsets, B's rows one stride apart
+            (block $k4_done
+              (loop $kl4
+                (br_if $k4_done (i32.lt_s (local.get $p) (i32.const 4)))
+                (local.set $pb1 (i32.add (local.get $pb0) (local.get $b4)))
+                (local.set $pb2 (i32.add (local.get $pb1) (local.get $b4)))
+                (local.set $pb3 (i32.add (local.get $pb2) (local.get $b4)))
+                (local.set $b0 (v128.load (local.get $pb0)))
+                (local.set $b1 (v128.load offset=16 (local.get $pb0)))
+                (local.set $x (v128.load32_splat offset=0 (local.get $pa0)))
+                (local.set $c00 (f32x4.add (local.get $c00) (f32x4.mul (local.get $x) (local.get $b0))))
+                (local.set $c01 (f32x4.add (local.get $c01) (f32x4.mul (local.get $x) (local.get $b1))))
+                (local.set $x (v128.load32_splat offset=0 (local.get $pa1)))
+                (local.set $c10 (f32x4.add (local.get $c10) (f32x4.mul (local.get $x) (local.get $b0))))
+                (local.set $c11 (f32x4.add (local.get $c11) (f32x4.mul (local.get $x) (local.get $b1))))
+                (local.set $x (v128.load32_splat offset=0 (local.get $pa2)))
+                (local.set $c20 (f32x4.add (local.get $c20) (f32x4.mul (local.get $x) (local.get $b0))))
+                (local.set $c21 (f32x4.add (local.get $c21) (f32x4.mul (local.get $x) (local.get $b1))))
+                (local.set $x (v128.load32_splat offset=0 (local.get $pa3)))
+                (local.set $c30 (f32x4.add (local.get $c30) (f32x4.mul (local.get $x) (local.get $b0))))
+                (local.set $c31 (f32x4.add (local.get $c31) (f32x4.mul (local.get $x) (local.get $b1))))
+                (local.set $b0 (v128.load (local.get $pb1)))
+                (local.set $b1 (v128.load offset=16 (local.get $pb1)))
+                (local.set $x (v128.load32_splat offset=4 (local.get $pa0)))
+                (local.set $c00 (f32x4.add (local.get $c00) (f32x4.mul (local.get $x) (local.get $b0))))
+                (local.set $c01 (f32x4.add (local.get $c01) (f32x4.mul (local.get $x) (local.get $b1))))
+                (local.set $x (v128.load32_splat offset=4 (local.get $pa1)))
+                (local.set $c10 (f32x4.add (local.get $c10) (f32x4.mul (local.get $x) (local.get $b0))))
+                (local.set $c11 (f32x4.add (local.get $c11) (f32x4.mul (local.get $x) (local.get $b1))))
+                (local.set $x (v128.load32_splat offset=4 (local.get $pa2)))
+                (local.set $c20 (f32x4.add (local.get $c20) (f32x4.mul (local.get $x) (local.get $b0))))
+                (local.set $c21 (f32x4.add (local.get $c21) (f32x4.mul (local.get $x) (local.get $b1))))
+                (local.set $x (v128.load32_splat offset=4 (local.get $pa3)))
+                (local.set $c30 (f32x4.add (local.get $c30) (f32x4.mul (local.get $x) (local.get $b0))))
+                (local.set $c31 (f32x4.add (local.get $c31) (f32x4.mul (local.get $x) (local.get $b1))))
+                (local.set $b0 (v128.load (local.get $pb2)))
+                (local.set $b1 (v128.load offset=16 (local.get $pb2)))
+                (local.set $x (v128.load32_splat offset=8 (local.get $pa0)))
+                (local.set $c00 (f32x4.add (local.get $c00) (f32x4.mul (local.get $x) (local.get $b0))))
+                (local.set $c01 (f32x4.add (local.get $c01) (f32x4.mul (local.get $x) (local.get $b1))))
+                (local.set $x (v128.load32_splat offset=8 (local.get $pa1)))
+                (local.set $c10 (f32x4.add (local.get $c10) (f32x4.mul (local.get $x) (local.get $b0))))
+                (local.set $c11 (f32x4.add (local.get $c11) (f32x4.mul (local.get $x) (local.get $b1))))
+                (local.set $x (v128.load32_splat offset=8 (local.get $pa2)))
+                (local.set $c20 (f32x4.add (local.get $c20) (f32x4.mul (local.get $x) (local.get $b0))))
+                (local.set $c21 (f32x4.add (local.get $c21) (f32x4.mul (local.get $x) (local.get $b1))))
+                (local.set $x (v128.load32_splat offset=8 (local.get $pa3)))
+                (local.set $c30 (f32x4.add (local.get $c30) (f32x4.mul (local.get $x) (local.get $b0))))
+                (local.set $c31 (f32x4.add (local.get $c31) (f32x4.mul (local.get $x) (local.get $b1))))
+                (local.set $b0 (v128.load (local.get $pb3)))
+                (local.set $b1 (v128.load offset=16 (local.get $pb3)))
+                (local.set $x (v128.load32_splat offset=12 (local.get $pa0)))
+                (local.set $c00 (f32x4.add (local.get $c00) (f32x4.mul (local.get $x) (local.get $b0))))
+                (local.set $c01 (f32x4.add (local.get $c01) (f32x4.mul (local.get $x) (local.get $b1))))
+                (local.set $x (v128.load32_splat offset=12 (local.get $pa1)))
+                (local.set $c10 (f32x4.add (local.get $c10) (f32x4.mul (local.get $x) (local.get $b0))))
+                (local.set $c11 (f32x4.add (local.get $c11) (f32x4.mul (local.get $x) (local.get $b1))))
+                (local.set $x (v128.load32_splat offset=12 (local.get $pa2)))
+                (local.set $c20 (f32x4.add (local.get $c20) (f32x4.mul (local.get $x) (local.get $b0))))
+                (local.set $c21 (f32x4.add (local.get $c21) (f32x4.mul (local.get $x) (local.get $b1))))
+                (local.set $x (v128.load32_splat offset=12 (local.get $pa3)))
+                (local.set $c30 (f32x4.add (local.get $c30) (f32x4.mul (local.get $x) (local.get $b0))))
+                (local.set $c31 (f32x4.add (local.get $c31) (f32x4.mul (local.get $x) (local.get $b1))))
+                (local.set $pa0 (i32.add (local.get $pa0) (i32.const 16)))
+                (local.set $pa1 (i32.add (local.get $pa1) (i32.const 16)))
+                (local.set $pa2 (i32.add (local.get $pa2) (i32.const 16)))
+                (local.set $pa3 (i32.add (local.get $pa3) (i32.const 16)))
+                (local.set $pb0 (i32.add (local.get $pb3) (local.get $b4)))
+                (local.set $p (i32.sub (local.get $p) (i32.const 4)))
+                (br $kl4)))
+            (local.set $pb (local.get $pb0))
             (block $k_done
               (loop $kl
                 (br_if $k_done (i32.eqz (local.get $p)))
@@ -180,24 +255,31 @@
 
   ;; ---------------------------------------------------------------------
   ;; The same with A transposed (A is k x m, lda floats per row):
-  ;;   C[i, 0..n) = bias[0..n) + sum_p A[p, i] * B[p, 0..n)   (p ascending)
-  ;; i.e. C = A^T B, the weight gradient X^T D without transposing X.
-  ;; Blocks of 4 rows x 8 columns (one A load, four lane broadcasts), then
-  ;; 4 x 4, then single rows.
+  ;;   C[i, 0..n) = bias[i * ldbias + 0..n) + sum_p A[p, i] * B[p, 0..n)
+  ;; (p ascending), i.e. C = A^T B, the weight gradient X^T D without
+  ;; transposing X. ldbias = 0 adds one bias row to every row; bias = c
+  ;; with ldbias = ldc continues sums already in C, so a long k can be
+  ;; split into blocks that stay in cache with exactly the float
+  ;; operations of one pass.
+  ;; Blocks of 4 rows x 8 columns (p four steps at a time, A's values
+  ;; broadcast by loads), then 4 x 4, then single rows.
   ;; ---------------------------------------------------------------------
   (func $gemm_tn (export "gemm_tn")
     (param $a i32) (param $lda i32) (param $b i32) (param $ldb i32)
-    (param $c i32) (param $ldc i32) (param $bias i32)
+    (param $c i32) (param $ldc i32) (param $bias i32) (param $ldbias i32)
     (param $m i32) (param $k i32) (param $n i32)
-    (local $a4 i32) (local $b4 i32) (local $c4 i32)
+    (local $a4 i32) (local $b4 i32) (local $c4 i32) (local $bb4 i32) (local $pbias i32)
     (local $i i32) (local $j i32) (local $p i32)
     (local $pa i32) (local $pb i32) (local $pc i32)
+    (local $pa1 i32) (local $pa2 i32) (local $pa3 i32)
+    (local $pb0 i32) (local $pb1 i32) (local $pb2 i32) (local $pb3 i32)
     (local $va v128) (local $x v128) (local $b0 v128) (local $b1 v128)
     (local $c00 v128) (local $c01 v128) (local $c10 v128) (local $c11 v128)
     (local $c20 v128) (local $c21 v128) (local $c30 v128) (local $c31 v128)
     (local.set $a4 (i32.shl (local.get $lda) (i32.const 2)))
     (local.set $b4 (i32.shl (local.get $ldb) (i32.const 2)))
     (local.set $c4 (i32.shl (local.get $ldc) (i32.const 2)))
+    (local.set $bb4 (i32.shl (local.get $ldbias) (i32.const 2)))
     (block $rows_done
       (loop $rows
         (br_if $rows_done
@@ -207,15 +289,91 @@
           (loop $cols
             (br_if $cols_done
               (i32.gt_s (i32.add (local.get $j) (i32.const 8)) (local.get $n)))
-            (local.set $b0 (v128.load (i32.add (local.get $bias) (i32.shl (local.get $j) (i32.const 2)))))
-            (local.set $b1 (v128.load offset=16 (i32.add (local.get $bias) (i32.shl (local.get $j) (i32.const 2)))))
-            (local.set $c00 (local.get $b0)) (local.set $c01 (local.get $b1))
-            (local.set $c10 (local.get $b0)) (local.set $c11 (local.get $b1))
-            (local.set $c20 (local.get $b0)) (local.set $c21 (local.get $b1))
-            (local.set $c30 (local.get $b0)) (local.set $c31 (local.get $b1))
+            (local.set $pbias (i32.add (i32.add (local.get $bias) (i32.mul (local.get $i) (local.get $bb4)))
+                                       (i32.shl (local.get $j) (i32.const 2))))
+            (local.set $c00 (v128.load (local.get $pbias))) (local.set $c01 (v128.load offset=16 (local.get $pbias)))
+            (local.set $pbias (i32.add (local.get $pbias) (local.get $bb4)))
+            (local.set $c10 (v128.load (local.get $pbias))) (local.set $c11 (v128.load offset=16 (local.get $pbias)))
+            (local.set $pbias (i32.add (local.get $pbias) (local.get $bb4)))
+            (local.set $c20 (v128.load (local.get $pbias))) (local.set $c21 (v128.load offset=16 (local.get $pbias)))
+            (local.set $pbias (i32.add (local.get $pbias) (local.get $bb4)))
+            (local.set $c30 (v128.load (local.get $pbias))) (local.set $c31 (v128.load offset=16 (local.get $pbias)))
             (local.set $pa (i32.add (local.get $a) (i32.shl (local.get $i) (i32.const 2))))
-            (local.set $pb (i32.add (local.get $b) (i32.shl (local.get $j) (i32.const 2))))
+            (local.set $pb0 (i32.add (local.get $b) (i32.shl (local.get $j) (i32.const 2))))
             (local.set $p (local.get $k))
+            ;; four steps of p at a time; A's four values of a step are
+            ;; broadcast by loads (not shuffles, which share the arithmetic
+            ;; pipes)
+            (block $k4_done
+              (loop $kl4
+                (br_if $k4_done (i32.lt_s (local.get $p) (i32.const 4)))
+                (local.set $pb1 (i32.add (local.get $pb0) (local.get $b4)))
+                (local.set $pb2 (i32.add (local.get $pb1) (local.get $b4)))
+                (local.set $pb3 (i32.add (local.get $pb2) (local.get $b4)))
+                (local.set $pa1 (i32.add (local.get $pa) (local.get $a4)))
+                (local.set $pa2 (i32.add (local.get $pa1) (local.get $a4)))
+                (local.set $pa3 (i32.add (local.get $pa2) (local.get $a4)))
+                (local.set $b0 (v128.load (local.get $pb0)))
+                (local.set $b1 (v128.load offset=16 (local.get $pb0)))
+                (local.set $x (v128.load32_splat offset=0 (local.get $pa)))
+                (local.set $c00 (f32x4.add (local.get $c00) (f32x4.mul (local.get $x) (local.get $b0))))
+                (local.set $c01 (f32x4.add (local.get $c01) (f32x4.mul (local.get $x) (local.get $b1))))
+                (local.set $x (v128.load32_splat offset=4 (local.get $pa)))
+                (local.set $c10 (f32x4.add (local.get $c10) (f32x4.mul (local.get $x) (local.get $b0))))
+                (local.set $c11 (f32x4.add (local.get $c11) (f32x4.mul (local.get $x) (local.get $b1))))
+                (local.set $x (v128.load32_splat offset=8 (local.get $pa)))
+                (local.set $c20 (f32x4.add (local.get $c20) (f32x4.mul (local.get $x) (local.get $b0))))
+                (local.set $c21 (f32x4.add (local.get $c21) (f32x4.mul (local.get $x) (local.get $b1))))
+                (local.set $x (v128.load32_splat offset=12 (local.get $pa)))
+                (local.set $c30 (f32x4.add (local.get $c30) (f32x4.mul (local.get $x) (local.get $b0))))
+                (local.set $c31 (f32x4.add (local.get $c31) (f32x4.mul (local.get $x) (local.get $b1))))
+                (local.set $b0 (v128.load (local.get $pb1)))
+                (local.set $b1 (v128.load offset=16 (local.get $pb1)))
+                (local.set $x (v128.load32_splat offset=0 (local.get $pa1)))
+                (local.set $c00 (f32x4.add (local.get $c00) (f32x4.mul (local.get $x) (local.get $b0))))
+                (local.set $c01 (f32x4.add (local.get $c01) (f32x4.mul (local.get $x) (local.get $b1))))
+                (local.set $x (v128.load32_splat offset=4 (local.get $pa1)))
+                (local.set $c10 (f32x4.add (local.get $c10) (f32x4.mul (local.get $x) (local.get $b0))))
+                (local.set $c11 (f32x4.add (local.get $c11) (f32x4.mul (local.get $x) (local.get $b1))))
+                (local.set $x (v128.load32_splat offset=8 (local.get $pa1)))
+                (local.set $c20 (f32x4.add (local.get $c20) (f32x4.mul (local.get $x) (local.get $b0))))
+                (local.set $c21 (f32x4.add (local.get $c21) (f32x4.mul (local.get $x) (local.get $b1))))
+                (local.set $x (v128.load32_splat offset=12 (local.get $pa1)))
+                (local.set $c30 (f32x4.add (local.get $c30) (f32x4.mul (local.get $x) (local.get $b0))))
+                (local.set $c31 (f32x4.add (local.get $c31) (f32x4.mul (local.get $x) (local.get $b1))))
+                (local.set $b0 (v128.load (local.get $pb2)))
+                (local.set $b1 (v128.load offset=16 (local.get $pb2)))
+                (local.set $x (v128.load32_splat offset=0 (local.get $pa2)))
+                (local.set $c00 (f32x4.add (local.get $c00) (f32x4.mul (local.get $x) (local.get $b0))))
+                (local.set $c01 (f32x4.add (local.get $c01) (f32x4.mul (local.get $x) (local.get $b1))))
+                (local.set $x (v128.load32_splat offset=4 (local.get $pa2)))
+                (local.set $c10 (f32x4.add (local.get $c10) (f32x4.mul (local.get $x) (local.get $b0))))
+                (local.set $c11 (f32x4.add (local.get $c11) (f32x4.mul (local.get $x) (local.get $b1))))
+                (local.set $x (v128.load32_splat offset=8 (local.get $pa2)))
+                (local.set $c20 (f32x4.add (local.get $c20) (f32x4.mul (local.get $x) (local.get $b0))))
+                (local.set $c21 (f32x4.add (local.get $c21) (f32x4.mul (local.get $x) (local.get $b1))))
+                (local.set $x (v128.load32_splat offset=12 (local.get $pa2)))
+                (local.set $c30 (f32x4.add (local.get $c30) (f32x4.mul (local.get $x) (local.get $b0))))
+                (local.set $c31 (f32x4.add (local.get $c31) (f32x4.mul (local.get $x) (local.get $b1))))
+                (local.set $b0 (v128.load (local.get $pb3)))
+                (local.set $b1 (v128.load offset=16 (local.get $pb3)))
+                (local.set $x (v128.load32_splat offset=0 (local.get $pa3)))
+                (local.set $c00 (f32x4.add (local.get $c00) (f32x4.mul (local.get $x) (local.get $b0))))
+                (local.set $c01 (f32x4.add (local.get $c01) (f32x4.mul (local.get $x) (local.get $b1))))
+                (local.set $x (v128.load32_splat offset=4 (local.get $pa3)))
+                (local.set $c10 (f32x4.add (local.get $c10) (f32x4.mul (local.get $x) (local.get $b0))))
+                (local.set $c11 (f32x4.add (local.get $c11) (f32x4.mul (local.get $x) (local.get $b1))))
+                (local.set $x (v128.load32_splat offset=8 (local.get $pa3)))
+                (local.set $c20 (f32x4.add (local.get $c20) (f32x4.mul (local.get $x) (local.get $b0))))
+                (local.set $c21 (f32x4.add (local.get $c21) (f32x4.mul (local.get $x) (local.get $b1))))
+                (local.set $x (v128.load32_splat offset=12 (local.get $pa3)))
+                (local.set $c30 (f32x4.add (local.get $c30) (f32x4.mul (local.get $x) (local.get $b0))))
+                (local.set $c31 (f32x4.add (local.get $c31) (f32x4.mul (local.get $x) (local.get $b1))))
+                (local.set $pa (i32.add (local.get $pa3) (local.get $a4)))
+                (local.set $pb0 (i32.add (local.get $pb3) (local.get $b4)))
+                (local.set $p (i32.sub (local.get $p) (i32.const 4)))
+                (br $kl4)))
+            (local.set $pb (local.get $pb0))
             (block $k_done
               (loop $kl
                 (br_if $k_done (i32.eqz (local.get $p)))
@@ -256,11 +414,15 @@
             (br $cols)))
         (if (i32.lt_s (local.get $j) (local.get $n))
           (then
-            (local.set $b0 (v128.load (i32.add (local.get $bias) (i32.shl (local.get $j) (i32.const 2)))))
-            (local.set $c00 (local.get $b0))
-            (local.set $c10 (local.get $b0))
-            (local.set $c20 (local.get $b0))
-            (local.set $c30 (local.get $b0))
+            (local.set $pbias (i32.add (i32.add (local.get $bias) (i32.mul (local.get $i) (local.get $bb4)))
+                                       (i32.shl (local.get $j) (i32.const 2))))
+            (local.set $c00 (v128.load (local.get $pbias)))
+            (local.set $pbias (i32.add (local.get $pbias) (local.get $bb4)))
+            (local.set $c10 (v128.load (local.get $pbias)))
+            (local.set $pbias (i32.add (local.get $pbias) (local.get $bb4)))
+            (local.set $c20 (v128.load (local.get $pbias)))
+            (local.set $pbias (i32.add (local.get $pbias) (local.get $bb4)))
+            (local.set $c30 (v128.load (local.get $pbias)))
             (local.set $pa (i32.add (local.get $a) (i32.shl (local.get $i) (i32.const 2))))
             (local.set $pb (i32.add (local.get $b) (i32.shl (local.get $j) (i32.const 2))))
             (local.set $p (local.get $k))
@@ -296,7 +458,8 @@
         (block $tc_done
           (loop $tc
             (br_if $tc_done (i32.ge_s (local.get $j) (local.get $n)))
-            (local.set $c00 (v128.load (i32.add (local.get $bias) (i32.shl (local.get $j) (i32.const 2)))))
+            (local.set $c00 (v128.load (i32.add (i32.add (local.get $bias) (i32.mul (local.get $i) (local.get $bb4)))
+                                                (i32.shl (local.get $j) (i32.const 2)))))
             (local.set $pa (i32.add (local.get $a) (i32.shl (local.get $i) (i32.const 2))))
             (local.set $pb (i32.add (local.get $b) (i32.shl (local.get $j) (i32.const 2))))
             (local.set $p (local.get $k))
@@ -355,9 +518,11 @@
   ;;   row r is X[idx[r]] (idx = 0: X[r]), ldx floats apart;
   ;;   its non-zero values, in ascending column order, are
   ;;   vals[rowptr[r] .. rowptr[r + 1]) at columns cols[...] (int32).
-  ;; Returns the number of non-zeros. rowptr has n + 1 entries; cols and
-  ;; vals need 3 values of slack past the last non-zero (whole vectors are
-  ;; stored). Branch-free: each 4 values are left-packed with the
+  ;; rowptr[0] is read, not written: the rows are appended after that many
+  ;; non-zeros (0 for a fresh matrix; a sample buffer's rows are appended
+  ;; step by step). Returns the number of non-zeros up to the last row.
+  ;; rowptr has n + 1 entries; cols and vals need 3 values of slack past the
+  ;; last non-zero (whole vectors are stored). Branch-free: each 4 values are left-packed with the
   ;; csr_table pattern of their non-zero mask.
   ;; ---------------------------------------------------------------------
   (func $csr (export "csr")
@@ -370,7 +535,7 @@
     (local.set $iota (v128.const i32x4 0 1 2 3))
     (local.set $zero (f32x4.splat (f32.const 0)))
     (local.set $k4 (i32.and (local.get $k) (i32.const -4)))
-    (i32.store (local.get $rowptr) (i32.const 0))
+    (local.set $nnz (i32.load (local.get $rowptr)))
     (block $rows_done
       (loop $rows
         (br_if $rows_done (i32.ge_s (local.get $r) (local.get $n)))
@@ -414,82 +579,33 @@
     (local.get $nnz))
 
   ;; ---------------------------------------------------------------------
-  ;; Transpose a CSR matrix of n rows and k columns into CSC (colptr has
-  ;; k + 1 entries; within a column, rows ascend). count: k int32 scratch.
-  ;; ---------------------------------------------------------------------
-  (func $csc (export "csc")
-    (param $rowptr i32) (param $cols i32) (param $vals i32) (param $n i32) (param $k i32)
-    (param $colptr i32) (param $rows i32) (param $cvals i32) (param $count i32)
-    (local $p i32) (local $r i32) (local $e i32) (local $end i32) (local $s i32)
-    (local $col i32) (local $at i32)
-    ;; counts per column
-    (memory.fill (local.get $count) (i32.const 0) (i32.shl (local.get $k) (i32.const 2)))
-    (local.set $end (i32.load (i32.add (local.get $rowptr) (i32.shl (local.get $n) (i32.const 2)))))
-    (block $c_done
-      (loop $c
-        (br_if $c_done (i32.ge_s (local.get $e) (local.get $end)))
-        (local.set $at (i32.add (local.get $count)
-          (i32.shl (i32.load (i32.add (local.get $cols) (i32.shl (local.get $e) (i32.const 2)))) (i32.const 2))))
-        (i32.store (local.get $at) (i32.add (i32.load (local.get $at)) (i32.const 1)))
-        (local.set $e (i32.add (local.get $e) (i32.const 1)))
-        (br $c)))
-    ;; prefix sums: colptr, and count becomes each column's write position
-    (local.set $s (i32.const 0))
-    (block $p_done
-      (loop $pl
-        (br_if $p_done (i32.ge_s (local.get $p) (local.get $k)))
-        (i32.store (i32.add (local.get $colptr) (i32.shl (local.get $p) (i32.const 2))) (local.get $s))
-        (local.set $at (i32.add (local.get $count) (i32.shl (local.get $p) (i32.const 2))))
-        (local.set $e (i32.load (local.get $at)))
-        (i32.store (local.get $at) (local.get $s))
-        (local.set $s (i32.add (local.get $s) (local.get $e)))
-        (local.set $p (i32.add (local.get $p) (i32.const 1)))
-        (br $pl)))
-    (i32.store (i32.add (local.get $colptr) (i32.shl (local.get $k) (i32.const 2))) (local.get $s))
-    ;; scatter, rows in ascending order
-    (local.set $r (i32.const 0))
-    (block $r_done
-      (loop $rl
-        (br_if $r_done (i32.ge_s (local.get $r) (local.get $n)))
-        (local.set $e (i32.load (i32.add (local.get $rowptr) (i32.shl (local.get $r) (i32.const 2)))))
-        (local.set $end (i32.load offset=4 (i32.add (local.get $rowptr) (i32.shl (local.get $r) (i32.const 2)))))
-        (block $e_done
-          (loop $el
-            (br_if $e_done (i32.ge_s (local.get $e) (local.get $end)))
-            (local.set $col (i32.load (i32.add (local.get $cols) (i32.shl (local.get $e) (i32.const 2)))))
-            (local.set $at (i32.add (local.get $count) (i32.shl (local.get $col) (i32.const 2))))
-            (local.set $s (i32.load (local.get $at)))
-            (i32.store (local.get $at) (i32.add (local.get $s) (i32.const 1)))
-            (i32.store (i32.add (local.get $rows) (i32.shl (local.get $s) (i32.const 2))) (local.get $r))
-            (f32.store (i32.add (local.get $cvals) (i32.shl (local.get $s) (i32.const 2)))
-              (f32.load (i32.add (local.get $vals) (i32.shl (local.get $e) (i32.const 2)))))
-            (local.set $e (i32.add (local.get $e) (i32.const 1)))
-            (br $el)))
-        (local.set $r (i32.add (local.get $r) (i32.const 1)))
-        (br $rl))))
-
-  ;; ---------------------------------------------------------------------
   ;; Sparse times dense with a bias row:
   ;;   C[i, 0..n) = bias[0..n) + sum_e vals[e] * B[cols[e], 0..n)
-  ;; over e in ptr[i] .. ptr[i + 1) (ascending), for i < m; n % 4 == 0.
-  ;; With CSR of X it is the forward pass of the first layer (B = W);
-  ;; with CSC of X and B = the layer's deltas, it is dW = X^T D.
+  ;; over e in ptr[s] .. ptr[s + 1) (ascending), s = idx[i] (idx = 0: s = i),
+  ;; for i < m; n % 4 == 0. With CSR of X it is the forward pass of the
+  ;; first layer (B = W; idx picks a minibatch's rows of a sample buffer);
+  ;; (spmm_t computes the weight gradient dW = X^T D from the same rows.)
   ;; Column blocks of 32, then of 4.
   ;; ---------------------------------------------------------------------
   (func $spmm (export "spmm")
-    (param $ptr i32) (param $cols i32) (param $vals i32) (param $m i32)
+    (param $ptr i32) (param $cols i32) (param $vals i32) (param $idx i32) (param $m i32)
     (param $b i32) (param $ldb i32) (param $bias i32)
     (param $c i32) (param $ldc i32) (param $n i32)
     (local $i i32) (local $j i32) (local $e i32) (local $end i32) (local $e0 i32)
-    (local $b4 i32) (local $pb i32) (local $pc i32) (local $x v128)
+    (local $b4 i32) (local $pb i32) (local $pc i32) (local $x v128) (local $pr i32)
     (local $a0 v128) (local $a1 v128) (local $a2 v128) (local $a3 v128)
     (local $a4 v128) (local $a5 v128) (local $a6 v128) (local $a7 v128)
     (local.set $b4 (i32.shl (local.get $ldb) (i32.const 2)))
     (block $rows_done
       (loop $rows
         (br_if $rows_done (i32.ge_s (local.get $i) (local.get $m)))
-        (local.set $e0 (i32.load (i32.add (local.get $ptr) (i32.shl (local.get $i) (i32.const 2)))))
-        (local.set $end (i32.load offset=4 (i32.add (local.get $ptr) (i32.shl (local.get $i) (i32.const 2)))))
+        (local.set $pr (i32.add (local.get $ptr) (i32.shl
+          (if (result i32) (local.get $idx)
+            (then (i32.load (i32.add (local.get $idx) (i32.shl (local.get $i) (i32.const 2)))))
+            (else (local.get $i)))
+          (i32.const 2))))
+        (local.set $e0 (i32.load (local.get $pr)))
+        (local.set $end (i32.load offset=4 (local.get $pr)))
         (local.set $pc (i32.add (local.get $c) (i32.shl (i32.mul (local.get $i) (local.get $ldc)) (i32.const 2))))
         (local.set $j (i32.const 0))
         (block $c32_done
@@ -561,6 +677,122 @@
             (br $c4)))
         (local.set $i (i32.add (local.get $i) (i32.const 1)))
         (br $rows))))
+
+  ;; ---------------------------------------------------------------------
+  ;; Weight gradient of a sparse first layer without a transposed copy of
+  ;; the rows: with X the m rows of a CSR matrix (row i is CSR row idx[i],
+  ;; idx = 0: row i) and D the layer's deltas (m x n, ldd floats per row),
+  ;;   C = X^T D,  C[c, 0..n) = sum over rows i ascending of X[i, c] D[i, 0..n)
+  ;; for every column c < k (C is k x n, ldc floats per row; columns no row
+  ;; uses are 0). Each C row starts at +0 and adds its products in ascending
+  ;; row order: the same float operations, in the same order, as spmm over
+  ;; the compressed-column form of X with a zero bias (how this gradient
+  ;; was computed before), without building the columns. Column blocks
+  ;; of 32 (a row's 8 delta vectors stay in registers while its non-zeros
+  ;; are scattered into C), then of 4; n % 4 == 0.
+  ;; ---------------------------------------------------------------------
+  (func $spmm_t (export "spmm_t")
+    (param $ptr i32) (param $cols i32) (param $vals i32) (param $idx i32) (param $m i32)
+    (param $d i32) (param $ldd i32) (param $c i32) (param $ldc i32) (param $k i32) (param $n i32)
+    (local $i i32) (local $j i32) (local $e i32) (local $end i32) (local $pr i32)
+    (local $c4 i32) (local $pd i32) (local $pc i32) (local $x v128)
+    (local $d0 v128) (local $d1 v128) (local $d2 v128) (local $d3 v128)
+    (local $d4 v128) (local $d5 v128) (local $d6 v128) (local $d7 v128)
+    (local.set $c4 (i32.shl (local.get $ldc) (i32.const 2)))
+    ;; C = 0 (row by row: ldc may exceed n)
+    (block $z_done
+      (loop $z
+        (br_if $z_done (i32.ge_s (local.get $i) (local.get $k)))
+        (memory.fill (i32.add (local.get $c) (i32.mul (local.get $i) (local.get $c4)))
+          (i32.const 0) (i32.shl (local.get $n) (i32.const 2)))
+        (local.set $i (i32.add (local.get $i) (i32.const 1)))
+        (br $z)))
+    ;; 32-column blocks
+    (block $c32_done
+      (loop $c32
+        (br_if $c32_done (i32.gt_s (i32.add (local.get $j) (i32.const 32)) (local.get $n)))
+        (local.set $i (i32.const 0))
+        (block $rows_done
+          (loop $rows
+            (br_if $rows_done (i32.ge_s (local.get $i) (local.get $m)))
+            (local.set $pr (i32.add (local.get $ptr) (i32.shl
+              (if (result i32) (local.get $idx)
+                (then (i32.load (i32.add (local.get $idx) (i32.shl (local.get $i) (i32.const 2)))))
+                (else (local.get $i)))
+              (i32.const 2))))
+            (local.set $e (i32.load (local.get $pr)))
+            (local.set $end (i32.load offset=4 (local.get $pr)))
+            (local.set $pd (i32.add (local.get $d)
+              (i32.shl (i32.add (i32.mul (local.get $i) (local.get $ldd)) (local.get $j)) (i32.const 2))))
+            (local.set $d0 (v128.load offset=0 (local.get $pd)))
+            (local.set $d1 (v128.load offset=16 (local.get $pd)))
+            (local.set $d2 (v128.load offset=32 (local.get $pd)))
+            (local.set $d3 (v128.load offset=48 (local.get $pd)))
+            (local.set $d4 (v128.load offset=64 (local.get $pd)))
+            (local.set $d5 (v128.load offset=80 (local.get $pd)))
+            (local.set $d6 (v128.load offset=96 (local.get $pd)))
+            (local.set $d7 (v128.load offset=112 (local.get $pd)))
+            (block $e_done
+              (loop $el
+                (br_if $e_done (i32.ge_s (local.get $e) (local.get $end)))
+                (local.set $x (v128.load32_splat (i32.add (local.get $vals) (i32.shl (local.get $e) (i32.const 2)))))
+                (local.set $pc
+                  (i32.add
+                    (i32.add (local.get $c)
+                      (i32.mul (i32.load (i32.add (local.get $cols) (i32.shl (local.get $e) (i32.const 2))))
+                               (local.get $c4)))
+                    (i32.shl (local.get $j) (i32.const 2))))
+                (v128.store offset=0 (local.get $pc) (f32x4.add (v128.load offset=0 (local.get $pc)) (f32x4.mul (local.get $x) (local.get $d0))))
+                (v128.store offset=16 (local.get $pc) (f32x4.add (v128.load offset=16 (local.get $pc)) (f32x4.mul (local.get $x) (local.get $d1))))
+                (v128.store offset=32 (local.get $pc) (f32x4.add (v128.load offset=32 (local.get $pc)) (f32x4.mul (local.get $x) (local.get $d2))))
+                (v128.store offset=48 (local.get $pc) (f32x4.add (v128.load offset=48 (local.get $pc)) (f32x4.mul (local.get $x) (local.get $d3))))
+                (v128.store offset=64 (local.get $pc) (f32x4.add (v128.load offset=64 (local.get $pc)) (f32x4.mul (local.get $x) (local.get $d4))))
+                (v128.store offset=80 (local.get $pc) (f32x4.add (v128.load offset=80 (local.get $pc)) (f32x4.mul (local.get $x) (local.get $d5))))
+                (v128.store offset=96 (local.get $pc) (f32x4.add (v128.load offset=96 (local.get $pc)) (f32x4.mul (local.get $x) (local.get $d6))))
+                (v128.store offset=112 (local.get $pc) (f32x4.add (v128.load offset=112 (local.get $pc)) (f32x4.mul (local.get $x) (local.get $d7))))
+                (local.set $e (i32.add (local.get $e) (i32.const 1)))
+                (br $el)))
+            (local.set $i (i32.add (local.get $i) (i32.const 1)))
+            (br $rows)))
+        (local.set $j (i32.add (local.get $j) (i32.const 32)))
+        (br $c32)))
+    ;; 4-column blocks
+    (block $c4_done
+      (loop $c4l
+        (br_if $c4_done (i32.ge_s (local.get $j) (local.get $n)))
+        (local.set $i (i32.const 0))
+        (block $r4_done
+          (loop $r4
+            (br_if $r4_done (i32.ge_s (local.get $i) (local.get $m)))
+            (local.set $pr (i32.add (local.get $ptr) (i32.shl
+              (if (result i32) (local.get $idx)
+                (then (i32.load (i32.add (local.get $idx) (i32.shl (local.get $i) (i32.const 2)))))
+                (else (local.get $i)))
+              (i32.const 2))))
+            (local.set $e (i32.load (local.get $pr)))
+            (local.set $end (i32.load offset=4 (local.get $pr)))
+            (local.set $d0 (v128.load (i32.add (local.get $d)
+              (i32.shl (i32.add (i32.mul (local.get $i) (local.get $ldd)) (local.get $j)) (i32.const 2)))))
+            (block $e4_done
+              (loop $e4
+                (br_if $e4_done (i32.ge_s (local.get $e) (local.get $end)))
+                (local.set $pc
+                  (i32.add
+                    (i32.add (local.get $c)
+                      (i32.mul (i32.load (i32.add (local.get $cols) (i32.shl (local.get $e) (i32.const 2))))
+                               (local.get $c4)))
+                    (i32.shl (local.get $j) (i32.const 2))))
+                (v128.store (local.get $pc)
+                  (f32x4.add (v128.load (local.get $pc))
+                    (f32x4.mul
+                      (v128.load32_splat (i32.add (local.get $vals) (i32.shl (local.get $e) (i32.const 2))))
+                      (local.get $d0))))
+                (local.set $e (i32.add (local.get $e) (i32.const 1)))
+                (br $e4)))
+            (local.set $i (i32.add (local.get $i) (i32.const 1)))
+            (br $r4)))
+        (local.set $j (i32.add (local.get $j) (i32.const 4)))
+        (br $c4l))))
 
   ;; ---------------------------------------------------------------------
   ;; dst[c, r] = src[r, c] for r < rows, c < cols (ld in floats).

@@ -31,6 +31,7 @@ export interface MlpKernels {
     c: number,
     ldc: number,
     bias: number,
+    ldbias: number,
     m: number,
     k: number,
     n: number,
@@ -47,27 +48,30 @@ export interface MlpKernels {
     table: number,
   ): number;
   csr_table(at: number): void;
-  csc(
-    rowptr: number,
-    cols: number,
-    vals: number,
-    n: number,
-    k: number,
-    colptr: number,
-    rows: number,
-    cvals: number,
-    count: number,
-  ): void;
   spmm(
     ptr: number,
     cols: number,
     vals: number,
+    idx: number,
     m: number,
     b: number,
     ldb: number,
     bias: number,
     c: number,
     ldc: number,
+    n: number,
+  ): void;
+  spmm_t(
+    ptr: number,
+    cols: number,
+    vals: number,
+    idx: number,
+    m: number,
+    d: number,
+    ldd: number,
+    c: number,
+    ldc: number,
+    k: number,
     n: number,
   ): void;
   transpose(

@@ -1,12 +1,14 @@
 /**
  * The `local` executor (the default): nodes run in this process, heavy
- * kinds in Web Workers, up to `jobs` at once.
+ * kinds in warm Web Workers (one per job slot, see `../worker_pool.ts`), up
+ * to `jobs` at once.
  *
  * @module
  */
 import * as v from "valibot";
 import type { Executor, ExecutorKind } from "../executor.ts";
 import { executeJob } from "../job.ts";
+import { DEFAULT_WORKER_MEMORY_BYTES, WorkerPool } from "../worker_pool.ts";
 
 /** A parsed `executor: {type: local}` block. */
 export interface LocalExecutorSpec {
@@ -14,6 +16,10 @@ export interface LocalExecutorSpec {
   readonly type: "local";
   /** Nodes in parallel. */
   readonly jobs?: number | undefined;
+  /** `warm` (default): one long-lived worker per job slot; `fresh`: one per heavy node. */
+  readonly workers?: "warm" | "fresh" | undefined;
+  /** Retire a warm worker whose heap passes this many MiB after a node. @default 1024 */
+  readonly worker_memory_mb?: number | undefined;
   /** No other fields. */
   readonly [field: string]: unknown;
 }
@@ -23,12 +29,20 @@ export const LocalExecutorSchema: ExecutorKind<LocalExecutorSpec>["spec"] = v
   .strictObject({
     type: v.literal("local"),
     jobs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1))),
+    workers: v.optional(v.picklist(["warm", "fresh"])),
+    worker_memory_mb: v.optional(
+      v.pipe(v.number(), v.integer(), v.minValue(64)),
+    ),
   });
 
 /** Options of {@linkcode localExecutor}. */
 export interface LocalExecutorOptions {
   /** Nodes in parallel. @default navigator.hardwareConcurrency */
   readonly jobs?: number;
+  /** A new worker for every heavy node instead of warm ones. @default false */
+  readonly fresh?: boolean;
+  /** Memory bound of a warm worker (bytes). @default 1 GiB */
+  readonly workerMemoryBytes?: number;
 }
 
 /**
@@ -44,15 +58,33 @@ export interface LocalExecutorOptions {
  * ```
  */
 export function localExecutor(options: LocalExecutorOptions = {}): Executor {
+  return _localExecutor(options, []);
+}
+
+function _localExecutor(
+  options: LocalExecutorOptions,
+  heavyModules: readonly string[],
+): Executor {
+  const jobs = options.jobs ?? navigator.hardwareConcurrency ?? 2;
+  const workers = new WorkerPool({
+    size: jobs,
+    fresh: options.fresh ?? false,
+    memoryBytes: options.workerMemoryBytes ?? DEFAULT_WORKER_MEMORY_BYTES,
+  });
   return {
     name: "local",
     ...(options.jobs !== undefined ? { jobs: options.jobs } : {}),
-    run: executeJob,
+    run: (job, store, o) => {
+      // the first heavy node to run has every warm worker import the
+      // experiment's heavy kinds (a fully cached run starts no worker)
+      if (job.kind.heavy) workers.preload(heavyModules);
+      return executeJob(job, store, { ...o, workers });
+    },
     describe: () =>
-      `executor local (${
-        options.jobs ?? navigator.hardwareConcurrency ?? 2
-      } at once)`,
-    close: () => Promise.resolve(),
+      `executor local (${jobs} at once, ${
+        workers.fresh ? "a fresh worker per heavy node" : "warm workers"
+      })`,
+    close: () => workers.close(),
   };
 }
 
@@ -64,6 +96,17 @@ export const local: ExecutorKind<LocalExecutorSpec> = {
   spec: LocalExecutorSchema,
   create(spec, run) {
     const jobs = run.jobs ?? spec?.jobs;
-    return localExecutor(jobs !== undefined ? { jobs } : {});
+    const heavy = [
+      ...new Set(
+        run.exp.nodes.filter((n) => n.kind.heavy).map((n) => n.kind.module),
+      ),
+    ];
+    return _localExecutor({
+      ...(jobs !== undefined ? { jobs } : {}),
+      ...(spec?.workers === "fresh" ? { fresh: true } : {}),
+      ...(spec?.worker_memory_mb !== undefined
+        ? { workerMemoryBytes: spec.worker_memory_mb * 2 ** 20 }
+        : {}),
+    }, heavy);
   },
 };
