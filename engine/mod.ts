@@ -249,6 +249,7 @@ export {
 } from "./commands.ts";
 export { exec, type ExecParams, outputName } from "./exec_kind.ts";
 export {
+  aggregatesOf,
   buildTable,
   type Cell,
   formatCell,
@@ -257,6 +258,7 @@ export {
   type Table,
   tableCsv,
   tableMarkdown,
+  type TableMarkdownOptions,
   tableNotes,
 } from "./tables.ts";
 export {
@@ -295,12 +297,23 @@ import type { NodeKind as _NodeKind } from "./types.ts";
 // deno-lint-ignore no-explicit-any
 export const builtinKinds: readonly _NodeKind<any>[] = [_exec];
 export {
+  type CellInterval,
   type CompareCell,
+  type CompareFamily,
   type Comparison,
+  comparisonCaption,
   comparisonCsv,
   comparisonMarkdown,
+  comparisonSummary,
+  DEFAULT_RESAMPLES,
+  type EquivalenceResult,
   formatDifference,
+  formatEquivalence,
   formatPValues,
+  improvementCsv,
+  type ImprovementResult,
+  MIN_RESAMPLES,
+  PROFILE_TAUS,
 } from "./table_compare.ts";
 export {
   type CompareOptions,
@@ -309,5 +322,33 @@ export {
   minSignFlipP,
   type Pair,
   type PairedComparison,
+  signFlipOneSided,
   signFlipP,
 } from "./paired_stats.ts";
+export {
+  crossedBootstrapVariance,
+  type CrossedData,
+  type CrossedGroup,
+  crossedResamples,
+  prepareGroup,
+} from "./crossed_bootstrap.ts";
+export {
+  acceleration,
+  bcaInterval,
+  bootstrapP,
+  percentileInterval,
+  tostFromResamples,
+} from "./bootstrap_interval.ts";
+export {
+  interquartileMean,
+  performanceProfile,
+  probabilityOfImprovement,
+} from "./rliable_aggregates.ts";
+export {
+  type IntervalMethod,
+  type ProfileResult,
+  resampleTable,
+  type ResamplingInput,
+  type ResamplingResult,
+} from "./table_resampling.ts";
+export { normalCdf, normalQuantile } from "./normal_distribution.ts";

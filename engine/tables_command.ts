@@ -13,7 +13,7 @@ import { computeKeys } from "./keys.ts";
 import { onDisk } from "./fs_errors.ts";
 import { Store } from "./store.ts";
 import { buildTable, type Table, tableCsv, tableMarkdown } from "./tables.ts";
-import { comparisonCsv } from "./table_compare.ts";
+import { comparisonCsv, improvementCsv } from "./table_compare.ts";
 
 /** The results bundle shipped with the project (`deno task tables` and `deno task report` import it). */
 export const SHIPPED_BUNDLE = "results/tables.esb.gz";
@@ -105,11 +105,16 @@ export async function buildTables(
 /** Above this many missing nodes, the suggested command runs the whole file. */
 const MAX_LISTED_IDS = 12;
 
-/** `tables [FILE...] [--out DIR]`: returns 0 when complete, 1 when cells are missing. */
+/**
+ * `tables [FILE...] [--out DIR] [--wide]`: returns 0 when complete, 1 when
+ * cells are missing. Without `wide`, tables with an aggregate column print
+ * the aggregates and a compact comparison summary (under 120 columns); the
+ * per-suite numbers go to the CSV.
+ */
 export async function tablesCommand(
   ctx: CommandContext,
   files: readonly string[],
-  options: { out?: string },
+  options: { out?: string; wide?: boolean },
 ): Promise<number> {
   const list = files.length > 0 ? [...files] : experimentsWithTables();
   if (list.length === 0) {
@@ -127,10 +132,19 @@ export async function tablesCommand(
     }
     for (const t of tables) {
       count++;
-      ctx.output.out(tableMarkdown(t));
+      ctx.output.out(
+        tableMarkdown(t, { wide: options.wide ?? false, csvDir: out }),
+      );
       _writeOut(out, `${t.name}.csv`, tableCsv(t));
       if (t.comparison) {
         _writeOut(out, `${t.name}.compare.csv`, comparisonCsv(t.comparison));
+        if (t.comparison.improvement) {
+          _writeOut(
+            out,
+            `${t.name}.improvement.csv`,
+            improvementCsv(t.comparison),
+          );
+        }
       }
       _writeOut(out, `${t.name}.json`, JSON.stringify(t, null, 2) + "\n");
       if (t.missing.length) incomplete = true;
