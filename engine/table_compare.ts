@@ -538,10 +538,11 @@ export function formatPValues(c: CompareCell): string {
   }`;
 }
 
-/** The equivalence verdict of a cell: `≡ ±0.020 (0.012)` when equivalent, else `not shown (0.31)`; empty without a test. */
+/** The equivalence verdict of a cell with its Holm-adjusted TOST p: `equivalent within ±0.02 (0.012)`, `not shown (0.31)`, or `exploratory (0.012)` for a per-suite cell of a `family: column` table; empty without a test. */
 export function formatEquivalence(c: CompareCell): string {
   const e = c.equivalence;
   if (!e) return "";
+  if (c.exploratory) return `exploratory (${fmtP(e.pHolm)})`;
   return e.equivalent
     ? `equivalent within ±${e.margin} (${fmtP(e.pHolm)})`
     : `not shown (${fmtP(e.pHolm)})`;
@@ -566,7 +567,9 @@ export function comparisonCaption(cmp: Comparison): string {
       `p is the larger of the exact sign-flip p over the ${cmp.pairedBy}s and the bootstrap p; ${
         f.kind === "table"
           ? `Holm over all ${f.tests} tests of the table (family: table)`
-          : `Holm within each column over its ${f.tests} rows (family: column)${
+          : `Holm within each column over its ${f.tests} row${
+            f.tests === 1 ? "" : "s"
+          } (family: column)${
             f.exploratory.length
               ? `; per-suite columns are exploratory (no claim): ${
                 f.exploratory.join(", ")

@@ -657,10 +657,11 @@ export function tableNotes(t: Table): string[] {
 export interface TableMarkdownOptions {
   /**
    * Every column and the full comparison grids (per-suite cells, p-values,
-   * equivalence). Without it, a table with an aggregate column shows the
-   * aggregates (and columns read from other nodes) and each comparison as
-   * a compact summary that fits in 120 columns; the per-suite numbers are
-   * in the CSV. @default {true}
+   * equivalence). With `false` (the terminal view), a table with an
+   * aggregate column whose full rendering is wider than 120 columns shows
+   * the aggregates (and columns read from other nodes) and each comparison
+   * as a compact summary that fits; the per-suite numbers are in the CSV.
+   * Prose is wrapped at 120 columns. @default {true}
    */
   wide?: boolean;
   /** Where the CSV files are written, for the compact view's pointer. */
@@ -672,9 +673,25 @@ export function tableMarkdown(
   t: Table,
   options: TableMarkdownOptions = {},
 ): string {
+  const aggs = [t.aggregate, t.iqm].filter((x): x is string => x !== undefined);
+  if (options.wide === false && aggs.length > 0) {
+    // compact only when the full tables would not fit the terminal
+    const wide = _tableMarkdown(t, { ...options, wide: true }, false);
+    const widest = Math.max(
+      ...wide.split("\n").filter((l) => l.startsWith("|")).map((l) => l.length),
+    );
+    return _tableMarkdown(t, options, widest > _WIDTH);
+  }
+  return _tableMarkdown(t, options, false);
+}
+
+function _tableMarkdown(
+  t: Table,
+  options: TableMarkdownOptions,
+  compact: boolean,
+): string {
   const esc = (s: string) => s.replace(/\|/g, "\\|");
   const aggs = [t.aggregate, t.iqm].filter((x): x is string => x !== undefined);
-  const compact = options.wide === false && aggs.length > 0;
   const sourced = new Set(Object.keys(t.sources ?? {}));
   const shown = compact
     ? t.columns.filter((c) => aggs.includes(c) || sourced.has(c))
@@ -763,7 +780,8 @@ export function tableMarkdown(
   if (probs.length) {
     lines.push(`Problems: ${[...new Set(probs)].slice(0, 10).join("; ")}`, "");
   }
-  return compact
+  // the terminal view wraps prose at the width its tables keep to
+  return options.wide === false
     ? lines.flatMap((l) => l.split("\n")).flatMap(_wrapProse).join("\n")
     : lines.join("\n");
 }
