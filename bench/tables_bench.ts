@@ -37,20 +37,18 @@ const trees = [{ name: `base ${base}`, dir: baseTree }, {
   name: "this tree",
   dir: here,
 }];
-const tables = (dir: string, cache: string) =>
+const tables = (cache: string) =>
   `deno run -A cli.ts --cache ${cache} tables --import results/tables.esb.gz --out ${
     join(tmp, "out")
   } > /dev/null`;
 for (const [i, t] of trees.entries()) {
-  sh(tables(t.dir, join(tmp, `cache${i}`)), t.dir); // import once, warm up
+  sh(tables(join(tmp, `cache${i}`)), t.dir); // import once, warm up
 }
 const wall: number[][] = [[], []], cpu: number[][] = [[], []];
 for (let r = 0; r < rounds; r++) {
   for (const [i, t] of trees.entries()) {
     const err = sh(
-      `/usr/bin/time -f "TIME %e %U %S" ${
-        tables(t.dir, join(tmp, `cache${i}`))
-      }`,
+      `/usr/bin/time -f "TIME %e %U %S" ${tables(join(tmp, `cache${i}`))}`,
       t.dir,
     );
     const m = /TIME ([\d.]+) ([\d.]+) ([\d.]+)/.exec(err)!;
