@@ -544,6 +544,10 @@ function _addTableCommands(program: Command, { ctxOf, setCode }: _Env): void {
     )
     .option("--out <dir>", "where CSV/JSON go (default: .envsmith/tables)")
     .option(
+      "--wide",
+      "print every column and the full comparison grids (default: aggregates and a compact summary per comparison; per-suite numbers are in the CSV)",
+    )
+    .option(
       "--import <bundle>",
       `first import this results bundle into the cache (a missing file is skipped; nothing cached is overwritten); \`deno task tables\` imports ${SHIPPED_BUNDLE}`,
     )
@@ -565,6 +569,7 @@ function _addTableCommands(program: Command, { ctxOf, setCode }: _Env): void {
         await tablesCommand(ctx, files, {
           experimentsDir: EXPERIMENTS_DIR,
           ...(o.out ? { out: o.out } : {}),
+          ...(o.wide ? { wide: true } : {}),
         }),
       );
     });

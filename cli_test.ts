@@ -142,7 +142,7 @@ tables:
   const csv = await Deno.readTextFile(join(p.dir, "t", "cli_t.csv"));
   assert.equal(
     csv.split("\n")[1],
-    "x,sum,1.5,0.7071067811865476,2,,,1=1 2=2,",
+    "x,sum,1.5,0.7071067811865476,2,,,1=1 2=2,,,",
   );
 });
 
@@ -399,11 +399,12 @@ tables:
     join(p.dir, "t"),
   ]);
   assert.equal(t.code, 0, t.out);
-  // Imported values are shown, marked: they were not computed here.
-  assert.match(t.out, /\| 2 \| 2\.000 \(imported\) \|/);
+  // Imported values are shown, and the table says once that they were not
+  // computed here.
+  assert.match(t.out, /\| 2 \| 2\.000 \|/);
   assert.match(
     t.out,
-    /\(imported\): from a bundle \(cache import\), not computed here: 2 nodes/,
+    /\(imported\): every value of this table comes from a bundle \(cache import\), not computed here/,
   );
   // A full bundle carries blobs; a corrupted bundle is refused.
   const full = join(p.dir, "full.esb");

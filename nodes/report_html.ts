@@ -7,6 +7,7 @@
  */
 import {
   type CompareCell,
+  comparisonCaption,
   formatCell,
   formatDifference,
   formatPValues,
@@ -22,6 +23,7 @@ import type {
   TrajectoryRow,
 } from "./report_data.ts";
 import { type ChartSeries, lineChart, PALETTE } from "./report_svg_charts.ts";
+import { profilesHtml } from "./report_profiles.ts";
 import { dagSvg } from "./report_dag_svg.ts";
 import { type ScheduleView, scheduleView } from "./report_schedules.ts";
 
@@ -269,24 +271,18 @@ export function comparisonHtml(t: Table): string {
     if (!c || c.diff === null) return `<td class="none${agg}">—</td>`;
     const d = formatDifference(c, t.digits);
     const m = /^(\S+) (\[.*\])(\*?)$/.exec(d);
-    return `<td class="${c.excludesZero ? "sig" : ""}${agg}" data-row="${
-      esc(c.row)
-    }" data-col="${esc(col)}"><span class="m">${esc(m?.[1] ?? d)}${
-      m?.[3] ?? ""
-    }</span><span class="ci">${esc(m?.[2] ?? "")}</span><span class="p">p ${
-      esc(formatPValues(c))
-    }</span></td>`;
+    return `<td class="${(c.significant ?? c.excludesZero) ? "sig" : ""}${
+      c.exploratory ? " expl" : ""
+    }${agg}" data-row="${esc(c.row)}" data-col="${esc(col)}"><span class="m">${
+      esc(m?.[1] ?? d)
+    }${m?.[3] ?? ""}</span><span class="ci">${
+      esc(m?.[2] ?? "")
+    }</span><span class="p">p ${esc(formatPValues(c))}</span></td>`;
   };
   // The description goes above the scrolling table, not in its <caption>:
   // a caption is as wide as the table and would scroll off a narrow window.
   const out = [
-    `<p class="cmp-caption">Paired differences against ${esc(cmp.against)} (${
-      esc(cmp.pairedBy)
-    }-paired): mean, [95 % bootstrap interval${
-      cmp.cells.some((c) => c.instanceLevel)
-        ? ` over ${esc(cmp.pairedBy)}s and instances`
-        : ""
-    }], p exact / Holm over the ${cmp.rows.length} rows; bold and * when the interval excludes 0</p>`,
+    `<p class="cmp-caption">${esc(comparisonCaption(cmp))}; bold: *</p>`,
     `<div class="scroll"><table class="results compare" data-compare="${
       esc(t.name)
     }">`,
@@ -355,6 +351,7 @@ export function tableHtml(t: Table): string {
     `<figure class="table-card">`,
     resultsTableHtml(t),
     comparisonHtml(t),
+    profilesHtml(t),
     tableCaptionHtml(t),
     "</figure>",
   ].filter((x) => x !== "").join("\n");

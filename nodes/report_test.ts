@@ -1015,7 +1015,7 @@ Deno.test("report: a table's paired comparisons in its column order, the mean fi
   // The description sits above the scrolling table (a <caption> would be as
   // wide as the table and scroll out of a narrow window).
   const caption = html.indexOf(
-    '<p class="cmp-caption">Paired differences against none (seed-paired): mean, [95 % bootstrap interval over seeds and instances]',
+    '<p class="cmp-caption">Paired differences against none (seed-paired): mean [95 % percentile bootstrap interval over seeds and instances, 2,000 seeded resamples]',
   );
   assert.ok(caption > 0 && caption < html.indexOf('data-compare="ab"'));
   assert.ok(

@@ -18,7 +18,7 @@ import {
   tableCsv,
   tableMarkdown,
 } from "../tables/tables.ts";
-import { comparisonCsv } from "../tables/table_compare.ts";
+import { comparisonCsv, improvementCsv } from "../tables/table_compare.ts";
 import { experimentWarningLines } from "../tables/result_warnings.ts";
 
 /**
@@ -108,12 +108,19 @@ export async function buildTables(
 /** Above this many missing nodes, the suggested command runs the whole file. */
 const MAX_LISTED_IDS = 12;
 
-/** `tables [FILE...] [--out DIR]`: returns 0 when complete, 1 when cells are missing. */
+/**
+ * `tables [FILE...] [--out DIR] [--wide]`: returns 0 when complete, 1 when
+ * cells are missing. Without `wide`, tables with an aggregate column print
+ * the aggregates and a compact comparison summary (under 120 columns); the
+ * per-suite numbers go to the CSV.
+ */
 export async function tablesCommand(
   ctx: CommandContext,
   files: readonly string[],
   options: {
     out?: string;
+    /** Every column in the terminal, not only the compact summary. */
+    wide?: boolean;
     /** Where to look for experiment files with tables when `files` is empty. */
     experimentsDir?: string;
   },
@@ -141,13 +148,22 @@ export async function tablesCommand(
     }
     for (const t of tables) {
       count++;
-      ctx.output.out(tableMarkdown(t));
+      ctx.output.out(
+        tableMarkdown(t, { wide: options.wide ?? false, csvDir: out }),
+      );
       for (const u of t.unmatched ?? []) {
         ctx.output.err(`warning: table ${t.name}: ${u}`);
       }
       _writeOut(out, `${t.name}.csv`, tableCsv(t));
       if (t.comparison) {
         _writeOut(out, `${t.name}.compare.csv`, comparisonCsv(t.comparison));
+        if (t.comparison.improvement) {
+          _writeOut(
+            out,
+            `${t.name}.improvement.csv`,
+            improvementCsv(t.comparison),
+          );
+        }
       }
       _writeOut(out, `${t.name}.json`, JSON.stringify(t, null, 2) + "\n");
       if (t.missing.length) incomplete = true;

@@ -104,12 +104,22 @@ export const TableCompareSchema = v.strictObject({
     value: v.string(),
   })),
   resamples: v.optional(
-    v.pipe(v.number(), v.integer(), v.minValue(100), v.maxValue(100_000)),
+    v.pipe(v.number(), v.integer(), v.maxValue(1_000_000)),
   ),
   seed: v.optional(
     v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(0x7fffffff)),
   ),
+  interval: v.optional(v.picklist(["percentile", "bca"])),
+  family: v.optional(v.picklist(["table", "column"])),
+  equivalence: v.optional(v.number()),
+  probability_of_improvement: v.optional(v.boolean()),
 });
+
+/** An aggregate column: the mean or the interquartile mean over the columns, optionally labelled. */
+export const TableAggregateSchema = v.union([
+  v.picklist(["mean", "iqm"]),
+  v.strictObject({ label: v.string(), of: v.picklist(["mean", "iqm"]) }),
+]);
 
 /** One entry of `tables:`. */
 export const TableSchema = v.strictObject({
@@ -122,8 +132,8 @@ export const TableSchema = v.strictObject({
   over: v.optional(v.string()),
   aggregate: v.optional(
     v.union([
-      v.literal("mean"),
-      v.strictObject({ label: v.string(), of: v.literal("mean") }),
+      TableAggregateSchema,
+      v.pipe(v.array(TableAggregateSchema), v.minLength(1), v.maxLength(2)),
     ]),
   ),
   where: v.optional(
@@ -185,10 +195,10 @@ export interface TableSpec {
   readonly value?: string | undefined;
   /** The axis aggregated as mean ± std. */
   readonly over?: string | undefined;
-  /** Adds a mean column. */
+  /** Adds a mean and/or an IQM column. */
   readonly aggregate?:
-    | "mean"
-    | { readonly label: string; readonly of: "mean" }
+    | TableAggregate
+    | readonly TableAggregate[]
     | undefined;
   /** Fixes other axes the node varies with; a list on the rows axis keeps those rows. */
   readonly where?:
@@ -217,11 +227,25 @@ export interface TableCompare {
     readonly column: string;
     readonly value: string;
   } | undefined;
-  /** Bootstrap resamples. @default {2000} */
+  /** Bootstrap resamples (at least 1,000). @default {10000} */
   readonly resamples?: number | undefined;
   /** Seed of the bootstrap. @default {1} */
   readonly seed?: number | undefined;
+  /** Interval method of means and mean differences. @default {"percentile"} */
+  readonly interval?: "percentile" | "bca" | undefined;
+  /** The multiple-testing family Holm runs over. @default {"table"} */
+  readonly family?: "table" | "column" | undefined;
+  /** Margin M of an equivalence test (TOST) of |Δ| < M; above 0. */
+  readonly equivalence?: number | undefined;
+  /** Adds P(row > baseline) over the suites with its interval. */
+  readonly probability_of_improvement?: boolean | undefined;
 }
+
+/** An aggregate column as written: `mean`, `iqm`, or `{ label, of }`. */
+export type TableAggregate =
+  | "mean"
+  | "iqm"
+  | { readonly label: string; readonly of: "mean" | "iqm" };
 
 /** The top-level keys of an experiment file. */
 export const EXPERIMENT_KEYS: readonly string[] = Object.keys(

@@ -12,6 +12,12 @@ import { didYouMean } from "../suggest.ts";
 import { isRecord } from "./diagnostics.ts";
 import type { Compilation } from "./plain_node.ts";
 
+/** Resamples when `compare.resamples` is not given. */
+export const DEFAULT_RESAMPLES = 10_000;
+
+/** The fewest resamples a table may ask for (fewer leave visible Monte Carlo error at the interval ends). */
+export const MIN_RESAMPLES = 1_000;
+
 /** Checks `tables:` and returns the valid entries. */
 export function checkTables(c: Compilation, raw: unknown): TableSpec[] {
   if (!Array.isArray(raw)) return [];
@@ -234,6 +240,12 @@ function _checkCompare(t: _Table): void {
   const where = [...at, "compare"];
   const rows = c.axes.find((a) => a.name === spec.rows);
   const labels = rows?.values.map((x) => x.label) ?? [];
+  const kept = spec.where?.[spec.rows];
+  const tableRows = Array.isArray(kept)
+    ? labels.filter((l) => kept.map(String).includes(l))
+    : kept !== undefined
+    ? labels.filter((l) => l === String(kept))
+    : labels;
   if (rows && !labels.includes(String(cmp.against))) {
     c.diags.report(
       "table",
@@ -241,6 +253,50 @@ function _checkCompare(t: _Table): void {
       `table ${spec.name}: compare.against must be a row (a value of axis ${spec.rows}): "${cmp.against}"${
         didYouMean(String(cmp.against), labels)
       }`,
+    );
+  } else if (rows && !tableRows.includes(String(cmp.against))) {
+    c.diags.report(
+      "table",
+      [...where, "against"],
+      `table ${spec.name}: compare.against "${cmp.against}" is not a row of this table (where: { ${spec.rows}: [...] } keeps ${
+        tableRows.join(", ") || "none"
+      }); add it to where or compare against one of those`,
+    );
+  }
+  if (cmp.resamples !== undefined && cmp.resamples < MIN_RESAMPLES) {
+    c.diags.report(
+      "table",
+      [...where, "resamples"],
+      `table ${spec.name}: compare.resamples is ${cmp.resamples}; use at least ${
+        MIN_RESAMPLES.toLocaleString("en")
+      } (fewer leave visible Monte Carlo error at the interval ends; the default is ${
+        DEFAULT_RESAMPLES.toLocaleString("en")
+      })`,
+    );
+  }
+  if (cmp.equivalence !== undefined && !(cmp.equivalence > 0)) {
+    c.diags.report(
+      "table",
+      [...where, "equivalence"],
+      `table ${spec.name}: compare.equivalence is the margin M of |Δ| < M and must be above 0 (got ${cmp.equivalence}), e.g. equivalence: 0.02`,
+    );
+  }
+  if (
+    cmp.family !== undefined && rows &&
+    (spec.over === undefined || tableRows.length < 2)
+  ) {
+    c.diags.report(
+      "table",
+      [...where, "family"],
+      `table ${spec.name}: compare.family ${cmp.family} is a family of paired tests, but this table has no pairs (${
+        spec.over === undefined
+          ? "no over axis to pair by"
+          : `its only row is ${tableRows[0] ?? "none"}`
+      }); ${
+        spec.over === undefined
+          ? "add over: seed"
+          : `keep a second row in where: { ${spec.rows}: [...] }`
+      } or remove compare`,
     );
   }
   if (spec.over === undefined) {

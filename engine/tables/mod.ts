@@ -4,6 +4,7 @@
  * @module
  */
 export {
+  aggregatesOf,
   buildTable,
   type Cell,
   formatCell,
@@ -12,15 +13,27 @@ export {
   type Table,
   tableCsv,
   tableMarkdown,
+  type TableMarkdownOptions,
   tableNotes,
 } from "./tables.ts";
 export {
+  type CellInterval,
   type CompareCell,
+  type CompareFamily,
   type Comparison,
+  comparisonCaption,
   comparisonCsv,
   comparisonMarkdown,
+  comparisonSummary,
+  DEFAULT_RESAMPLES,
+  type EquivalenceResult,
   formatDifference,
+  formatEquivalence,
   formatPValues,
+  improvementCsv,
+  type ImprovementResult,
+  MIN_RESAMPLES,
+  PROFILE_TAUS,
 } from "./table_compare.ts";
 export {
   type CompareOptions,
@@ -29,8 +42,36 @@ export {
   minSignFlipP,
   type Pair,
   type PairedComparison,
+  signFlipOneSided,
   signFlipP,
 } from "./paired_stats.ts";
+export {
+  crossedBootstrapVariance,
+  type CrossedData,
+  type CrossedGroup,
+  crossedResamples,
+  prepareGroup,
+} from "./crossed_bootstrap.ts";
+export {
+  acceleration,
+  bcaInterval,
+  bootstrapP,
+  percentileInterval,
+  tostFromResamples,
+} from "./bootstrap_interval.ts";
+export {
+  interquartileMean,
+  performanceProfile,
+  probabilityOfImprovement,
+} from "./rliable_aggregates.ts";
+export {
+  type IntervalMethod,
+  type ProfileResult,
+  resampleTable,
+  type ResamplingInput,
+  type ResamplingResult,
+} from "./table_resampling.ts";
+export { normalCdf, normalQuantile } from "./normal_distribution.ts";
 export {
   chainEnds,
   experimentWarningLines,

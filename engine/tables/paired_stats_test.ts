@@ -4,6 +4,7 @@ import {
   holm,
   minSignFlipP,
   type Pair,
+  signFlipOneSided,
   signFlipP,
 } from "./paired_stats.ts";
 
@@ -97,4 +98,36 @@ Deno.test("comparePaired: instance resampling widens the interval by the evaluat
     `width ${width} vs ${expected}`,
   );
   assert.ok(c.lo < 0.1 && c.hi > 0.1);
+});
+
+Deno.test("sign-flip: meeting in the middle counts exactly what brute force over all 2^n assignments counts", () => {
+  const brute = (d: number[], oneSided: boolean) => {
+    const n = d.length;
+    const obs = d.reduce((a, b) => a + b, 0);
+    const scale = d.reduce((a, b) => a + Math.abs(b), 0);
+    const tol = 1e-9 * Math.max(1, scale);
+    let k = 0;
+    for (let mask = 0; mask < 2 ** n; mask++) {
+      let s = 0;
+      for (let i = 0; i < n; i++) s += mask & (1 << i) ? -d[i]! : d[i]!;
+      if (oneSided ? s >= obs - tol : Math.abs(s) >= Math.abs(obs) - tol) k++;
+    }
+    return k / 2 ** n;
+  };
+  let seed = 7;
+  const rnd =
+    () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32);
+  for (let trial = 0; trial < 40; trial++) {
+    const n = 1 + (trial % 13);
+    // values on a coarse grid, so ties and zero sums happen
+    const d = Array.from(
+      { length: n },
+      () => Math.round((rnd() - 0.4) * 8) / 20,
+    );
+    assert.equal(signFlipP(d).p, brute(d, false), `two-sided ${d}`);
+    assert.equal(signFlipOneSided(d).p, brute(d, true), `one-sided ${d}`);
+  }
+  // all zero: every assignment is as extreme
+  assert.equal(signFlipP([0, 0, 0]).p, 1);
+  assert.equal(signFlipOneSided([0, 0]).p, 1);
 });

@@ -7,15 +7,20 @@
  *
  * @module
  */
-import type { TableSpec } from "../compile/experiment_schema.ts";
+import type {
+  TableAggregate,
+  TableSpec,
+} from "../compile/experiment_schema.ts";
 import type { Experiment, GraphNode } from "../compile/experiment.ts";
 import { getField } from "../refs.ts";
-import { columnPlains } from "../compile/table_spec.ts";
 import {
   compareRows,
   type Comparison,
   comparisonMarkdown,
+  comparisonSummary,
 } from "./table_compare.ts";
+import { interquartileMean } from "./rliable_aggregates.ts";
+import { columnPlains } from "../compile/table_spec.ts";
 import { didYouMean } from "../suggest.ts";
 import type { Json } from "../types.ts";
 
@@ -59,6 +64,8 @@ export interface Cell {
   readonly skipped?: string;
   /** Problems (e.g. a field that is not a number). */
   readonly notes: readonly string[];
+  /** The cell's value with its interval, from a comparison's resampling (a mean over seeds; an IQM column: the IQM). */
+  readonly interval?: { readonly lo: number; readonly hi: number };
 }
 
 /** A built table. */
@@ -77,8 +84,10 @@ export interface Table {
   readonly rows: readonly string[];
   /** Column labels (the aggregate column last, if any). */
   readonly columns: readonly string[];
-  /** The aggregate column's label, if any. */
+  /** The mean aggregate column's label, if any. */
   readonly aggregate?: string;
+  /** The IQM aggregate column's label, if any (`aggregate: iqm`). */
+  readonly iqm?: string;
   /** The `over` axis and its labels. */
   readonly over?: { readonly axis: string; readonly values: readonly string[] };
   /** Cells, row-major. */
@@ -174,11 +183,9 @@ export function buildTable(
   const columns = _columns(b);
   const cells: Cell[] = [];
   const missing: string[] = [];
-  const aggLabel = spec.aggregate === undefined
-    ? undefined
-    : spec.aggregate === "mean"
-    ? "mean"
-    : spec.aggregate.label;
+  const aggs = aggregatesOf(spec);
+  const aggLabel = aggs.find((a) => a.of === "mean")?.label;
+  const iqmLabel = aggs.find((a) => a.of === "iqm")?.label;
   // Every missing node of the table is listed, also when no column could be
   // laid out (a `*` column whose nodes are all missing has no keys yet).
   for (const n of b.nodes) {
@@ -191,31 +198,32 @@ export function buildTable(
     for (const col of columns) {
       cells.push(_cell(b, row, col, overValues, perOver, missing));
     }
-    if (aggLabel !== undefined) {
-      const rowNodes = b.nodes.filter((n) => n.variant[spec.rows] === row);
+    const rowNodes = b.nodes.filter((n) => n.variant[spec.rows] === row);
+    const rowState = {
+      missing: rowNodes.filter((n) => b.look(n).status === "missing")
+        .map((n) => n.id),
+      skipped: rowNodes.length > 0 &&
+          rowNodes.every((n) => b.look(n).status === "skipped")
+        ? (b.look(rowNodes[0]!) as { why: string }).why
+        : undefined,
+    };
+    for (const a of aggs) {
       cells.push(
         _aggregateCell(
           row,
-          aggLabel,
+          a,
           columns.filter((c) => !c.plains).length,
           overValues,
           perOver,
           cells,
-          {
-            missing: rowNodes.filter((n) => b.look(n).status === "missing")
-              .map((n) => n.id),
-            skipped: rowNodes.length > 0 &&
-                rowNodes.every((n) => b.look(n).status === "skipped")
-              ? (b.look(rowNodes[0]!) as { why: string }).why
-              : undefined,
-          },
+          rowState,
         ),
       );
     }
   }
   const columnLabels = [
     ...columns.map((c) => c.label),
-    ...(aggLabel !== undefined ? [aggLabel] : []),
+    ...aggs.map((a) => a.label),
   ];
   const comparison = spec.compare && spec.over
     ? compareRows(
@@ -227,6 +235,8 @@ export function buildTable(
           !columns.some((c) => c.plains && c.label === l)
         ),
         ...(aggLabel !== undefined ? { aggregate: aggLabel } : {}),
+        ...(iqmLabel !== undefined ? { iqm: iqmLabel } : {}),
+        over: overValues,
         cells,
       },
       spec.compare,
@@ -237,6 +247,16 @@ export function buildTable(
       },
     )
     : undefined;
+  // each cell's interval, from the comparison's resampling
+  const intervals = new Map(
+    (comparison?.cellIntervals ?? []).map((
+      c,
+    ) => [`${c.row}\t${c.column}`, c]),
+  );
+  const withIntervals = intervals.size === 0 ? cells : cells.map((c) => {
+    const x = intervals.get(`${c.row}\t${c.column}`);
+    return x ? { ...c, interval: { lo: x.lo, hi: x.hi } } : c;
+  });
   return {
     name: spec.name,
     title: spec.title ?? spec.name,
@@ -246,8 +266,9 @@ export function buildTable(
     rows,
     columns: columnLabels,
     ...(aggLabel !== undefined ? { aggregate: aggLabel } : {}),
+    ...(iqmLabel !== undefined ? { iqm: iqmLabel } : {}),
     ...(spec.over ? { over: { axis: spec.over, values: overValues } } : {}),
-    cells,
+    cells: withIntervals,
     missing,
     ...(missing.length ? { command: runCommand(missing) } : {}),
     digits: spec.digits ?? 3,
@@ -255,6 +276,18 @@ export function buildTable(
     ...(b.unmatched.length ? { unmatched: b.unmatched } : {}),
     ...(comparison ? { comparison } : {}),
   };
+}
+
+/** The aggregate columns of a table spec, in the order written, each with its label. */
+export function aggregatesOf(
+  spec: Pick<TableSpec, "aggregate">,
+): { label: string; of: "mean" | "iqm" }[] {
+  const a = spec.aggregate;
+  if (a === undefined) return [];
+  const list: readonly TableAggregate[] = Array.isArray(a)
+    ? a
+    : [a as TableAggregate];
+  return list.map((x) => typeof x === "string" ? { label: x, of: x } : x);
 }
 
 /** The `node:` of each column that reads another node, by label. */
@@ -534,10 +567,15 @@ function _meanOf(
     : values.reduce((a, b) => a + b, 0) / values.length;
 }
 
-/** The aggregate cell of a row: per `over` value the mean over the columns (complete rows only), then mean ± std. */
+/**
+ * An aggregate cell of a row: per `over` value the mean (or IQM) over the
+ * columns (complete rows only); a mean column is then mean ± std over the
+ * `over` values, an IQM column the IQM of the `over` × column scores
+ * pooled (rliable), its std that of the per-`over` IQMs.
+ */
 function _aggregateCell(
   row: string,
-  label: string,
+  agg: { label: string; of: "mean" | "iqm" },
   columnCount: number,
   overValues: readonly string[],
   perOver: ReadonlyMap<string, (number | null)[]>,
@@ -553,10 +591,17 @@ function _aggregateCell(
     samples.push({
       over,
       id: "",
-      value: (list as number[]).reduce((a, b) => a + b, 0) / list.length,
+      value: agg.of === "mean"
+        ? (list as number[]).reduce((a, b) => a + b, 0) / list.length
+        : interquartileMean(Float64Array.from(list as number[])),
     });
   }
   const xs = samples.map((s) => s.value as number);
+  const stats = _stats(xs);
+  if (agg.of === "iqm" && xs.length > 0) {
+    const pooled = samples.flatMap((s) => perOver.get(s.over) as number[]);
+    stats.mean = interquartileMean(Float64Array.from(pooled));
+  }
   const rowCells = cells.filter((c) => c.row === row);
   // With no column laid out yet (a `*` column whose nodes are all missing or
   // skipped), the row's own nodes say whether it is missing or not run.
@@ -565,8 +610,8 @@ function _aggregateCell(
     : rowState.skipped;
   return {
     row,
-    column: label,
-    ..._stats(xs),
+    column: agg.label,
+    ...stats,
     n: xs.length,
     samples,
     missing: xs.length < overValues.length && !skipped
@@ -585,7 +630,9 @@ export function formatCell(t: Table, c: Cell): string {
   const d = t.digits;
   const expected = t.over?.values.length ?? 1;
   let s = c.mean.toFixed(d);
-  if (t.over) s += ` ± ${(c.std ?? 0).toFixed(d)}`;
+  if (c.column === t.iqm && c.interval) {
+    s += ` [${c.interval.lo.toFixed(d)}, ${c.interval.hi.toFixed(d)}]`;
+  } else if (t.over) s += ` ± ${(c.std ?? 0).toFixed(d)}`;
   if (c.n < expected) s += ` (n=${c.n})`;
   return s;
 }
@@ -618,26 +665,74 @@ export function tableNotes(t: Table): string[] {
       }, then aggregated`,
     );
   }
+  if (t.iqm) {
+    const ci = t.cells.some((c) => c.column === t.iqm && c.interval);
+    notes.push(
+      `${t.iqm}: interquartile mean of the ${
+        t.over?.axis ?? "run"
+      } × column scores pooled (rliable)${
+        ci ? ", [95 % interval] from the comparison's resampling" : ""
+      }`,
+    );
+  }
   return notes;
 }
 
+/** Options of {@linkcode tableMarkdown}. */
+export interface TableMarkdownOptions {
+  /**
+   * Every column and the full comparison grids (per-suite cells, p-values,
+   * equivalence). With `false` (the terminal view), a table with an
+   * aggregate column whose full rendering is wider than 120 columns shows
+   * the aggregates (and columns read from other nodes) and each comparison
+   * as a compact summary that fits; the per-suite numbers are in the CSV.
+   * Prose is wrapped at 120 columns. @default {true}
+   */
+  wide?: boolean;
+  /** Where the CSV files are written, for the compact view's pointer. */
+  csvDir?: string;
+}
+
 /** The table as markdown (title, table, a note on aggregation and on what is missing). */
-export function tableMarkdown(t: Table): string {
+export function tableMarkdown(
+  t: Table,
+  options: TableMarkdownOptions = {},
+): string {
+  const aggs = [t.aggregate, t.iqm].filter((x): x is string => x !== undefined);
+  if (options.wide === false && aggs.length > 0) {
+    // compact only when the full tables would not fit the terminal
+    const wide = _tableMarkdown(t, { ...options, wide: true }, false);
+    const widest = Math.max(
+      ...wide.split("\n").filter((l) => l.startsWith("|")).map((l) => l.length),
+    );
+    return _tableMarkdown(t, options, widest > _WIDTH);
+  }
+  return _tableMarkdown(t, options, false);
+}
+
+function _tableMarkdown(
+  t: Table,
+  options: TableMarkdownOptions,
+  compact: boolean,
+): string {
   const esc = (s: string) => s.replace(/\|/g, "\\|");
+  const aggs = [t.aggregate, t.iqm].filter((x): x is string => x !== undefined);
+  const sourced = new Set(Object.keys(t.sources ?? {}));
+  const shown = compact
+    ? t.columns.filter((c) => aggs.includes(c) || sourced.has(c))
+    : t.columns;
   const lines = [`### ${t.title}`, ""];
-  lines.push(`| ${esc(t.rowsAxis)} | ${t.columns.map(esc).join(" | ")} |`);
-  lines.push(`|${["---", ...t.columns.map(() => "---:")].join("|")}|`);
+  lines.push(`| ${esc(t.rowsAxis)} | ${shown.map(esc).join(" | ")} |`);
+  lines.push(`|${["---", ...shown.map(() => "---:")].join("|")}|`);
   for (const r of t.rows) {
-    const row = t.columns.map((col) =>
+    const row = shown.map((col) =>
       t.cells.find((x) => x.row === r && x.column === col)
     );
     // a row not run at all says so once, not in every column
     const why = row[0]?.skipped;
     const cells = why && row.every((c) => c?.skipped === why)
       ? [esc(formatCell(t, row[0]!)), ...row.slice(1).map(() => "")]
-      : row.map((c) =>
-        c ? esc(formatCell(t, c)) + (c.imported ? " (imported)" : "") : "—"
-      );
+      : row.map((c) => c ? esc(formatCell(t, c)) : "—");
     lines.push(`| ${esc(r)} | ${cells.join(" | ")} |`);
   }
   lines.push("");
@@ -648,24 +743,35 @@ export function tableMarkdown(t: Table): string {
       "",
     );
   }
+  if (compact) {
+    const hidden = t.columns.length - shown.length;
+    if (hidden > 0) {
+      lines.push(
+        `_${hidden} per-column value${hidden > 1 ? "s" : ""} per row (${
+          t.columns.filter((c) => !shown.includes(c)).slice(0, 8).join(", ")
+        }${hidden > 8 ? ", …" : ""}): \`tables --wide\`, or ${
+          options.csvDir ? `${options.csvDir}/` : ""
+        }${t.name}.csv${t.comparison ? ` and ${t.name}.compare.csv` : ""}._`,
+        "",
+      );
+    }
+  }
   if (t.comparison) {
+    const compared = t.columns.filter((col) =>
+      t.comparison!.cells.some((c) => c.column === col)
+    );
     lines.push(
-      comparisonMarkdown(
-        t.comparison,
-        t.columns.filter((col) =>
-          t.comparison!.cells.some((c) => c.column === col)
-        ),
-        t.rowsAxis,
-        t.digits,
-      ),
+      compact
+        ? _compactComparison(t, aggs.filter((a) => compared.includes(a)))
+        : comparisonMarkdown(t.comparison, compared, t.rowsAxis, t.digits),
     );
   }
   if (t.missing.length) {
-    const shown = t.missing.slice(0, 20);
+    const shownIds = t.missing.slice(0, 20);
     lines.push(
       `**Incomplete: ${t.missing.length} node${
         t.missing.length > 1 ? "s are" : " is"
-      } not in the cache:** ${shown.join(", ")}${
+      } not in the cache:** ${shownIds.join(", ")}${
         t.missing.length > 20 ? ", …" : ""
       }`,
       "",
@@ -679,12 +785,19 @@ export function tableMarkdown(t: Table): string {
     ),
   );
   if (imported.size) {
+    const all = t.cells.every((c) =>
+      c.samples.every((x) => x.imported || x.id === "")
+    );
     lines.push(
-      `(imported): from a bundle (cache import), not computed here: ${imported.size} node${
-        imported.size > 1 ? "s" : ""
-      }; \`deno task run ${t.file}\` computes ${
+      `(imported): ${
+        all
+          ? "every value of this table comes"
+          : `${imported.size} node${
+            imported.size > 1 ? "s" : ""
+          } of this table come`
+      } from a bundle (cache import), not computed here; \`deno task run ${t.file}\` computes ${
         imported.size > 1 ? "them" : "it"
-      } here.`,
+      } here${all ? "" : " (the CSV lists them per cell)"}.`,
       "",
     );
   }
@@ -692,7 +805,43 @@ export function tableMarkdown(t: Table): string {
   if (probs.length) {
     lines.push(`Problems: ${[...new Set(probs)].slice(0, 10).join("; ")}`, "");
   }
-  return lines.join("\n");
+  // the terminal view wraps prose at the width its tables keep to
+  return options.wide === false
+    ? lines.flatMap((l) => l.split("\n")).flatMap(_wrapProse).join("\n")
+    : lines.join("\n");
+}
+
+/** Terminal width the compact view keeps to. */
+const _WIDTH = 120;
+
+/** A prose line longer than the terminal width, wrapped at spaces (markdown renders it the same); table rows and headings stay. */
+function _wrapProse(line: string): string[] {
+  if (line.length <= _WIDTH || /^(\||#)/.test(line)) return [line];
+  const out: string[] = [];
+  let cur = "";
+  for (const word of line.split(" ")) {
+    if (cur && cur.length + 1 + word.length > _WIDTH) {
+      out.push(cur);
+      cur = word;
+    } else cur = cur ? `${cur} ${word}` : word;
+  }
+  if (cur) out.push(cur);
+  return out;
+}
+
+/** The compact comparison: the caption, one summary per headline column, the notes. */
+function _compactComparison(t: Table, headline: readonly string[]): string {
+  const cmp = t.comparison!;
+  const md = comparisonMarkdown(cmp, [], t.rowsAxis, t.digits);
+  // keep the caption and the notes of the full rendering, not its grids
+  const caption = md.split("\n")[0]!;
+  const notes = md.split("\n").filter((l) => l.startsWith("_"));
+  return [
+    caption,
+    "",
+    comparisonSummary(cmp, headline, t.rowsAxis, t.digits),
+    ...notes.flatMap((n) => [n, ""]),
+  ].join("\n");
 }
 
 function _csv(s: string | number | null): string {
@@ -703,7 +852,9 @@ function _csv(s: string | number | null): string {
 
 /** Long-form CSV: one line per cell. */
 export function tableCsv(t: Table): string {
-  const lines = ["row,column,mean,std,n,missing,skipped,samples,imported"];
+  const lines = [
+    "row,column,mean,std,n,missing,skipped,samples,imported,lo,hi",
+  ];
   for (const c of t.cells) {
     lines.push(
       [
@@ -716,6 +867,8 @@ export function tableCsv(t: Table): string {
         c.skipped ?? "",
         c.samples.map((s) => `${s.over}=${s.value ?? ""}`).join(" "),
         c.samples.filter((x) => x.imported).map((x) => x.id).join(" "),
+        c.interval?.lo ?? null,
+        c.interval?.hi ?? null,
       ].map((x) => _csv(x as string | number | null)).join(","),
     );
   }

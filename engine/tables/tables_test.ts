@@ -119,7 +119,10 @@ Deno.test("table: field-path columns with labels, rows = seed, no over", () => {
     "0.700",
   );
   const x = 0.5 + 0.1 + 0.08;
-  assert.equal(tableCsv(t).split("\n")[1], `1,value.success,${x},0,1,,,=${x},`);
+  assert.equal(
+    tableCsv(t).split("\n")[1],
+    `1,value.success,${x},0,1,,,=${x},,,`,
+  );
 });
 
 Deno.test("table: missing nodes are listed with the command that computes them; n shown", () => {
