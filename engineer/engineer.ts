@@ -7,6 +7,7 @@
  */
 import type { AnyEnvConfig } from "../schemas/env_config.ts";
 import type { BuiltContext } from "./context.ts";
+import type { EngineerCost, LevelSetProposal } from "./levels.ts";
 
 /** Something notable that happened while proposing (for the redesign report). */
 export interface EngineerEvent {
@@ -17,10 +18,12 @@ export interface EngineerEvent {
    * the cache), `http_retry` (the client retried an HTTP attempt),
    * `truncated` (a reply was cut off at `max_tokens` before its JSON was
    * complete), `format_rejected` (the server refused the `response_format`
-   * and was asked without it).
+   * and was asked without it), `choice` (a baseline engineer's decision
+   * and the numbers it rests on: scores, probabilities, candidates).
    */
   type:
     | "rule"
+    | "choice"
     | "retry"
     | "clamped"
     | "fallback"
@@ -83,11 +86,22 @@ export interface Proposal {
   };
   /** The llm engineer's tally (absent for other engineers). */
   llm?: LlmTally;
+  /**
+   * Rollouts the engineer ran with no learning (`probe`, `plr`, `accel`):
+   * engineer cost, reported beside the training experience, never in it.
+   */
+  cost?: EngineerCost;
+  /**
+   * The level buffer of an instance-level engineer (`plr`, `accel`): the
+   * next stage trains on levels drawn from it by `replay`; `config` is then
+   * the configuration new levels come from.
+   */
+  levels?: LevelSetProposal;
 }
 
 /** An environment engineer. */
 export interface Engineer {
-  /** Its name (`fixed`, `random`, `rules`, `replay`, `llm`, `scripted`, `blind`). */
+  /** Its name (`fixed`, `random`, `rules`, `replay`, `llm`, `scripted`, `blind`, `dr`, `plr`, `accel`, `band`, `probe`, `probe-base`). */
   readonly name: string;
   /** Propose the next configuration. */
   propose(input: ProposeInput): Promise<Proposal>;
@@ -102,6 +116,12 @@ export const ENGINEER_NAMES = [
   "llm",
   "scripted",
   "blind",
+  "dr",
+  "plr",
+  "accel",
+  "band",
+  "probe",
+  "probe-base",
 ] as const;
 
 /** An engineer name. */

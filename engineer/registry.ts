@@ -16,6 +16,12 @@ import { randomEngineer } from "./random.ts";
 import { replayEngineer } from "./replay.ts";
 import { rulesEngineer } from "./rules.ts";
 import { scriptedEngineer } from "./scripted.ts";
+import { type DrBox, drEngineer } from "./dr.ts";
+import { bandEngineer } from "./band.ts";
+import type { CurriculumDim } from "./config_ops.ts";
+import { type ProbeCriterion, probeEngineer, type Prober } from "./probe.ts";
+import { type LevelIo, plrEngineer } from "./plr.ts";
+import { accelEngineer } from "./accel.ts";
 
 /** Options of {@linkcode createEngineer}. */
 export interface CreateEngineerOptions {
@@ -33,6 +39,46 @@ export interface CreateEngineerOptions {
   script?: unknown;
   /** The informed move whose pace `blind` copies (required for it). */
   pace?: Pace;
+  /** The box `dr` draws from (and `plr`/`accel` draw new levels from). */
+  box?: DrBox;
+  /** Points `dr` draws per stage. */
+  draws?: number;
+  /** `band`: lower edge. */
+  lo?: number;
+  /** `band`: upper edge. */
+  hi?: number;
+  /** `band`: dimensions stepped, in order. */
+  order?: readonly CurriculumDim[];
+  /** `probe`: candidates, the current config included. */
+  candidates?: number;
+  /** `probe`: pick criterion. */
+  criterion?: ProbeCriterion;
+  /** `probe`: target success. */
+  target?: number;
+  /** `probe`, `probe-base`: scores candidates with the probing policy (required for them). */
+  prober?: Prober;
+  /** `plr`, `accel`: the buffer, training scores and scoring rollouts (required for them). */
+  levels?: LevelIo;
+  /** `plr`, `accel`: buffer capacity. */
+  buffer?: number;
+  /** `plr`, `accel`: replay probability. */
+  replayProb?: number;
+  /** `plr`, `accel`: rank temperature. */
+  beta?: number;
+  /** `plr`, `accel`: staleness mixing. */
+  rho?: number;
+  /** `accel`: levels edited per stage. */
+  edits?: number;
+  /** `accel`: edits per level. */
+  editSteps?: number;
+  /** `accel`: most agents an edit makes. */
+  maxAgents?: number;
+}
+
+function _defined<T extends Record<string, unknown>>(o: T): Partial<T> {
+  const out: Record<string, unknown> = {};
+  for (const [k, x] of Object.entries(o)) if (x !== undefined) out[k] = x;
+  return out as Partial<T>;
 }
 
 /** An unknown engineer name, or `llm` without an endpoint. */
@@ -105,6 +151,53 @@ export function createEngineer(
         );
       }
       return blindEngineer(options.pace);
+    case "dr":
+      return drEngineer(_defined({ box: options.box, draws: options.draws }));
+    case "band":
+      return bandEngineer(
+        _defined({ lo: options.lo, hi: options.hi, order: options.order }),
+      );
+    case "probe":
+    case "probe-base":
+      if (options.prober === undefined) {
+        throw new EngineerConfigError(
+          `The ${name} engineer rolls a policy out on candidate configurations: give \`policy\` (YAML: with.policy: $policy for probe, $start for probe-base); it runs inside an experiment, not from the redesign command.`,
+        );
+      }
+      return probeEngineer({
+        prober: options.prober,
+        name,
+        ..._defined({
+          candidates: options.candidates,
+          criterion: options.criterion,
+          target: options.target,
+        }),
+      });
+    case "plr":
+    case "accel": {
+      if (options.levels === undefined) {
+        throw new EngineerConfigError(
+          `The ${name} engineer replays instances: give \`policy\` (this stage's train node, e.g. $policy) and \`envs\` (its training instances, e.g. $envs); it runs inside an experiment, not from the redesign command.`,
+        );
+      }
+      const plr = _defined({
+        buffer: options.buffer,
+        replayProb: options.replayProb,
+        beta: options.beta,
+        rho: options.rho,
+      });
+      return name === "plr"
+        ? plrEngineer({ io: options.levels, ...plr })
+        : accelEngineer({
+          io: options.levels,
+          ...plr,
+          ..._defined({
+            edits: options.edits,
+            editSteps: options.editSteps,
+            maxAgents: options.maxAgents,
+          }),
+        });
+    }
     default:
       throw new EngineerConfigError(
         `Unknown engineer "${name}"; use one of ${ENGINEER_NAMES.join(", ")}.`,
