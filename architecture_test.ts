@@ -11,8 +11,9 @@ import assert from "node:assert/strict";
 import { cpSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { codeDigest } from "@envsmith/engine";
+import { codeDigest, nodeCodeDigest } from "@envsmith/engine";
 import { allKinds } from "./mod.ts";
+import { builtinEngineers } from "./engineer/builtins.ts";
 
 const ROOT = dirname(fileURLToPath(import.meta.url));
 
@@ -244,24 +245,52 @@ const DIGEST_FILES: Record<string, readonly string[]> = {
     "schemas/env_config.ts",
     "schemas/findings.ts",
   ],
+  // The shared code of every redesign; the chosen engineer's files are
+  // added per node (ENGINEER_FILES).
   "redesign": [
-    "engineer/blind.ts",
-    "engineer/config_ops.ts",
     "engineer/context.ts",
     "engineer/diff.ts",
-    "engineer/engineer.ts",
-    "engineer/fixed.ts",
+    "engineer/engineer_kind.ts",
+    "engineer/registry.ts",
+    "nodes/redesign.ts",
+    "schemas/env_config.ts",
+    "schemas/findings.ts",
+  ],
+};
+
+/**
+ * The files each built-in engineer adds to a redesign node's code digest:
+ * its own module graph, never another engineer's.
+ */
+const ENGINEER_FILES: Record<string, readonly string[]> = {
+  "fixed": ["engineer/fixed.ts"],
+  "random": [
+    "engineer/config_ops.ts",
+    "engineer/random.ts",
+    "mapf/rng.ts",
+    "schemas/env_config.ts",
+  ],
+  "rules": [
+    "engineer/config_ops.ts",
+    "engineer/rules.ts",
+    "schemas/env_config.ts",
+  ],
+  "replay": [
+    "engineer/config_ops.ts",
+    "engineer/replay.ts",
+    "mapf/rng.ts",
+    "schemas/env_config.ts",
+  ],
+  "llm": [
+    "engineer/config_ops.ts",
+    "engineer/engineer_kind.ts",
     "engineer/llm.ts",
     "engineer/prompts/informed/system.md",
     "engineer/prompts/neutral/system.md",
     "engineer/prompts/retry.md",
     "engineer/prompts/user.md",
-    "engineer/random.ts",
-    "engineer/registry.ts",
-    "engineer/replay.ts",
+    "engineer/reply_check.ts",
     "engineer/reply_format.ts",
-    "engineer/rules.ts",
-    "engineer/scripted.ts",
     "llm/cache.ts",
     "llm/client.ts",
     "llm/endpoint.ts",
@@ -279,10 +308,14 @@ const DIGEST_FILES: Record<string, readonly string[]> = {
     "mapf/solve_cbs.ts",
     "mapf/solve_pp.ts",
     "mapf/space_time_astar.ts",
-    "nodes/redesign.ts",
     "schemas/env_config.ts",
-    "schemas/findings.ts",
     "schemas/llm.ts",
+  ],
+  "scripted": ["engineer/scripted.ts", "schemas/env_config.ts"],
+  "blind": [
+    "engineer/blind.ts",
+    "engineer/config_ops.ts",
+    "schemas/env_config.ts",
   ],
 };
 
@@ -301,6 +334,33 @@ Deno.test("digest coverage: each kind's digest covers exactly the files it runs"
     got[k.name] = Object.keys(codeDigest(k.module).files);
   }
   assert.deepEqual(got, DIGEST_FILES);
+});
+
+Deno.test("digest coverage: each engineer's digest covers its own files only; a redesign node's code is the shared code plus the chosen engineer's", () => {
+  const got: Record<string, string[]> = {};
+  for (const e of builtinEngineers) {
+    got[e.name] = Object.keys(codeDigest(e.module).files);
+  }
+  assert.deepEqual(got, ENGINEER_FILES);
+  const redesign = allKinds.find((k) => k.name === "redesign")!;
+  for (const e of builtinEngineers) {
+    const literal = { engineer: { name: e.name }, config: { preset: "easy" } };
+    const files = Object.keys(
+      nodeCodeDigest(redesign, literal, ROOT).files,
+    );
+    assert.deepEqual(
+      files,
+      [...new Set([...DIGEST_FILES.redesign!, ...ENGINEER_FILES[e.name]!])]
+        .sort(),
+      e.name,
+    );
+    // no other engineer's module is in it
+    for (const other of builtinEngineers) {
+      if (other.name === e.name) continue;
+      const path = relative(ROOT, fileURLToPath(other.module));
+      assert.ok(!files.includes(path), `${e.name} digest has ${path}`);
+    }
+  }
 });
 
 Deno.test("digest coverage: no barrel, renderer or command module in a kind's digest; packages at exact locked versions", () => {

@@ -9,6 +9,7 @@
 import { dirname, join, relative, resolve } from "node:path";
 import { fromFileUrl, toFileUrl } from "./paths.ts";
 import { hashJson, sha256Hex } from "./canonical.ts";
+import type { NodeKind } from "./types.ts";
 
 /** The code digest of a module and what went into it. */
 export interface CodeDigest {
@@ -46,6 +47,7 @@ interface _Config {
 
 const _projects = new Map<string, _Project | null>();
 const _digests = new Map<string, CodeDigest>();
+const _byDigest = new Map<string, CodeDigest>();
 
 function _readConfig(dir: string): _Config | null {
   try {
@@ -238,5 +240,68 @@ export function codeDigest(moduleUrl: string): CodeDigest {
 /** Forgets memoised digests (tests that edit code between plans). */
 export function clearDigestCache(): void {
   _digests.clear();
+  _byDigest.clear();
   _projects.clear();
+}
+
+
+/**
+ * The code digest of a set of modules: with one module exactly
+ * {@linkcode codeDigest} (so kinds without `codeModules` keep their keys);
+ * with more, the union of their graphs' files and packages, hashed the same
+ * way. Memoised; {@linkcode codeFilesOf} finds the files by digest later.
+ */
+export function modulesDigest(moduleUrls: readonly string[]): CodeDigest {
+  const urls = [...new Set(moduleUrls)];
+  if (urls.length === 1) {
+    const d = codeDigest(urls[0]!);
+    _byDigest.set(d.digest, d);
+    return d;
+  }
+  const memo = `\0${[...urls].sort().join("\0")}`;
+  const hit = _digests.get(memo);
+  if (hit) return hit;
+  const files: Record<string, string> = {};
+  const packages = new Set<string>();
+  for (const url of urls) {
+    const d = codeDigest(url);
+    Object.assign(files, d.files);
+    for (const p of d.packages) packages.add(p);
+  }
+  const sortedFiles: Record<string, string> = {};
+  for (const k of Object.keys(files).sort()) sortedFiles[k] = files[k]!;
+  const pk = [...packages].sort();
+  const result = {
+    digest: hashJson({ files: sortedFiles, packages: pk }),
+    files: sortedFiles,
+    packages: pk,
+  };
+  _digests.set(memo, result);
+  _byDigest.set(result.digest, result);
+  return result;
+}
+
+/** The modules whose code a node runs: its kind's module and what `codeModules` adds for its parameters. */
+export function nodeModules(
+  kind: NodeKind,
+  literal: unknown,
+  baseDir: string,
+): string[] {
+  return [kind.module, ...(kind.codeModules?.(literal, { baseDir }) ?? [])];
+}
+
+/** The code digest of one node ({@linkcode nodeModules} digested together). */
+export function nodeCodeDigest(
+  kind: NodeKind,
+  literal: unknown,
+  baseDir: string,
+): CodeDigest {
+  return modulesDigest(nodeModules(kind, literal, baseDir));
+}
+
+/** The files of a code digest computed in this process, if any. */
+export function codeFilesOf(
+  digest: string,
+): Readonly<Record<string, string>> | undefined {
+  return _byDigest.get(digest)?.files;
 }

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import * as v from "valibot";
 import { canonicalJson } from "./canonical.ts";
 import { CorruptEntryError } from "./errors.ts";
-import { codeDigest } from "./digest.ts";
+import { codeFilesOf, modulesDigest } from "./digest.ts";
 import { FileSystemError, onDisk } from "./fs_errors.ts";
 import { type KeyComponents, seedOfKey } from "./keys.ts";
 import type { Lock, LockOptions } from "./lock.ts";
@@ -38,6 +38,8 @@ export interface Job {
   readonly inputs: Readonly<Record<string, string>>;
   /** Directory of the experiment file. */
   readonly baseDir: string;
+  /** Modules besides the kind's whose code the node runs (`NodeKind.codeModules`). */
+  readonly codeModules?: readonly string[];
 }
 
 /** Options of {@linkcode executeJob} and of a run. */
@@ -379,7 +381,10 @@ function _entryOf(job: Job, result: NodeResult, ms: number): Entry {
   );
   let codeFiles: Record<string, string> = {};
   try {
-    codeFiles = { ...codeDigest(job.kind.module).files };
+    codeFiles = {
+      ...(codeFilesOf(job.components.code) ??
+        modulesDigest([job.kind.module, ...(job.codeModules ?? [])]).files),
+    };
   } catch { /* not cacheable anyway */ }
   return {
     key: job.key,

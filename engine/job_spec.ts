@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { codeDigest } from "./digest.ts";
+import { modulesDigest } from "./digest.ts";
 import { UserError } from "./errors.ts";
 import { writeAtomic } from "./atomic_write.ts";
 import type { Job } from "./job.ts";
@@ -32,12 +32,17 @@ export interface JobSpec {
   readonly components: KeyComponents;
   /** Input key -> node id. */
   readonly inputs: Readonly<Record<string, string>>;
+  /** Modules besides the kind's whose code the node runs (`NodeKind.codeModules`). */
+  readonly codeModules?: readonly string[];
 }
 
 /** Writes the job spec of a cacheable job (idempotent). */
 export function writeJobSpec(
   store: Store,
-  job: Pick<Job, "id" | "key" | "kind" | "components" | "inputs" | "baseDir">,
+  job: Pick<
+    Job,
+    "id" | "key" | "kind" | "components" | "inputs" | "baseDir" | "codeModules"
+  >,
   file: string,
 ): string {
   const path = store.jobPath(job.key);
@@ -50,6 +55,7 @@ export function writeJobSpec(
     baseDir: job.baseDir,
     components: job.components,
     inputs: job.inputs,
+    ...(job.codeModules?.length ? { codeModules: job.codeModules } : {}),
   };
   const tmp = store.tmpPath(`job-${job.key.slice(0, 16)}`);
   writeAtomic(path, tmp, JSON.stringify(spec), "write the job spec");
@@ -74,7 +80,8 @@ export function jobFromSpec(
       `Job ${key} needs kind ${spec.kind}, which is not registered`,
     );
   }
-  if (codeDigest(kind.module).digest !== spec.components.code) {
+  const modules = [kind.module, ...(spec.codeModules ?? [])];
+  if (modulesDigest(modules).digest !== spec.components.code) {
     throw new UserError(
       `The code of kind ${spec.kind} changed since job ${key} was planned; rerun plan/run, or use run-node FILE NODE_ID`,
     );
@@ -88,6 +95,7 @@ export function jobFromSpec(
     components: spec.components,
     inputs: spec.inputs,
     baseDir: spec.baseDir,
+    ...(spec.codeModules?.length ? { codeModules: spec.codeModules } : {}),
   };
 }
 

@@ -10,7 +10,7 @@
  * @module
  */
 import { canonicalJson, sha256Hex } from "./canonical.ts";
-import { codeDigest } from "./digest.ts";
+import { nodeCodeDigest } from "./digest.ts";
 import { UserError } from "./errors.ts";
 import type { Experiment } from "./experiment.ts";
 import { InputRef, type Resolvable } from "./refs.ts";
@@ -55,8 +55,11 @@ export function computeKeys(exp: Experiment): NodeKey[] {
     let reason: string | undefined;
     let code = "";
     try {
-      code = codeDigest(node.kind.module).digest;
+      code = nodeCodeDigest(node.kind, node.literal, exp.dir).digest;
     } catch (e) {
+      if (e instanceof UserError) {
+        throw new UserError(`${node.id}: ${e.message}`);
+      }
       reason = `code of kind ${node.kind.name} cannot be digested: ${
         (e as Error).message
       }`;

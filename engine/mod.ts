@@ -127,6 +127,8 @@ export {
   type CodeDigest,
   codeDigest,
   DigestError,
+  modulesDigest,
+  nodeCodeDigest,
 } from "./digest.ts";
 export {
   blobsIn,

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { codeDigest } from "./digest.ts";
+import { nodeCodeDigest } from "./digest.ts";
 import { CorruptEntryError } from "./errors.ts";
 import type { Experiment, GraphNode } from "./experiment.ts";
 import {
@@ -281,7 +281,9 @@ function _keyChanged(
 ): string[] {
   let codeFiles: Record<string, string> | undefined;
   try {
-    codeFiles = { ...codeDigest(node.kind.module).files };
+    codeFiles = {
+      ...nodeCodeDigest(node.kind, node.literal, p.exp.dir).files,
+    };
   } catch { /* explained as not cacheable elsewhere */ }
   let before: PreviousKey | null = null;
   if (prev.components) {

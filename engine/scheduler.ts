@@ -11,7 +11,7 @@
  */
 import { hostname } from "node:os";
 import { relative, resolve } from "node:path";
-import { codeDigest } from "./digest.ts";
+import { nodeCodeDigest, nodeModules } from "./digest.ts";
 import { EntryMap } from "./entry_map.ts";
 import type { GraphNode } from "./experiment.ts";
 import {
@@ -107,7 +107,7 @@ export function runManifest(
     if (k.components.code && !manifest.code[k.components.code]) {
       try {
         manifest.code[k.components.code] = {
-          ...codeDigest(node.kind.module).files,
+          ...nodeCodeDigest(node.kind, node.literal, exp.dir).files,
         };
       } catch { /* not cacheable */ }
     }
@@ -255,6 +255,9 @@ export function resolveJob(plan: Plan, i: number, values: EntryMap): Job {
     components: k.components,
     inputs: k.inputs,
     baseDir: exp.dir,
+    ...(node.kind.codeModules && k.cacheable
+      ? { codeModules: nodeModules(node.kind, node.literal, exp.dir).slice(1) }
+      : {}),
   };
 }
 

@@ -104,6 +104,19 @@ export interface NodeKind<P = unknown, V extends Json = Json> {
    * declared input files here. Throwing marks the node as not cacheable.
    */
   fingerprint?(params: unknown, info: { readonly baseDir: string }): Json;
+  /**
+   * Optional: modules besides `module` whose code this node runs, chosen by
+   * its literal parameters (as `fingerprint` sees them), e.g. the one
+   * strategy of many that a parameter names. Their module graphs are
+   * digested with `module`'s into the node's code digest, so `module` need
+   * not import every alternative and an edit of one alternative recomputes
+   * only the nodes that use it. Throwing marks the node as not cacheable
+   * (a `UserError` refuses the experiment, as for `fingerprint`).
+   */
+  codeModules?(
+    params: unknown,
+    info: { readonly baseDir: string },
+  ): readonly string[];
   /** Compute the node. Must be deterministic given the resolved parameters. */
   run(params: P, ctx: NodeContext): Promise<NodeResult<V>>;
 }

@@ -28,7 +28,12 @@ import { solve } from "../mapf/solve.ts";
 import { Rng } from "../mapf/rng.ts";
 import type { Engineer, EngineerEvent } from "./engineer.ts";
 import type { Level, MeasuredLevel } from "./levels.ts";
-import { levelScore, type LevelIo, plrEngineer, type PlrOptions } from "./plr.ts";
+import {
+  type LevelIo,
+  levelScore,
+  plrEngineer,
+  type PlrOptions,
+} from "./plr.ts";
 
 /** The edits. */
 export const EDIT_KINDS = [
@@ -68,7 +73,11 @@ function _free(inst: Instance): Cell[] {
   return out;
 }
 
-function _setCell(cells: readonly string[], [r, c]: Cell, ch: string): string[] {
+function _setCell(
+  cells: readonly string[],
+  [r, c]: Cell,
+  ch: string,
+): string[] {
   const out = [...cells];
   const row = out[r]!;
   out[r] = row.slice(0, c) + ch + row.slice(c + 1);
@@ -93,7 +102,9 @@ export function applyEdit(
     case "remove_hole": {
       const holes: Cell[] = [];
       inst.cells.forEach((row, r) => {
-        for (let c = 0; c < row.length; c++) if (row[c] === "H") holes.push([r, c]);
+        for (let c = 0; c < row.length; c++) {
+          if (row[c] === "H") holes.push([r, c]);
+        }
       });
       const cell = pick(holes);
       return cell && { ...inst, cells: _setCell(inst.cells, cell, ".") };
@@ -155,14 +166,20 @@ export function editLevel(
     } catch {
       continue; // e.g. a start on its own goal
     }
-    if (valid.starts.some(([r, c], a) => valid.goals[a]![0] === r && valid.goals[a]![1] === c)) {
+    if (
+      valid.starts.some(([r, c], a) =>
+        valid.goals[a]![0] === r && valid.goals[a]![1] === c
+      )
+    ) {
       continue;
     }
     const sol = solve(valid, { cbsMaxAgents: 4 });
     if (sol === null) continue;
     const horizon = Math.max(1, Math.ceil(slack * sol.makespan - 1e-9));
     let holes = 0;
-    for (const row of valid.cells) for (const ch of row) if (ch === "H") holes++;
+    for (const row of valid.cells) {
+      for (const ch of row) if (ch === "H") holes++;
+    }
     const instance: Instance = {
       ...valid,
       horizon,
@@ -236,12 +253,20 @@ export function accelEngineer(options: AccelOptions): Engineer {
       const parents = [...replayed].sort((a, b) =>
         b.score - a.score || a.id.localeCompare(b.id)
       ).slice(0, count);
-      const children: { instance: Instance; parent: Level; edits: EditKind[] }[] = [];
+      const children: {
+        instance: Instance;
+        parent: Level;
+        edits: EditKind[];
+      }[] = [];
       let skipped = 0;
       parents.forEach((parent, j) => {
         const rng = new Rng(seed, stage, j);
         const id = `accel-s${stage}-${j}`;
-        const r = editLevel(parent.instance, id, rng, { steps, maxAgents, tries });
+        const r = editLevel(parent.instance, id, rng, {
+          steps,
+          maxAgents,
+          tries,
+        });
         if (r === null) skipped++;
         else children.push({ ...r, parent });
       });
@@ -266,16 +291,23 @@ export function accelEngineer(options: AccelOptions): Engineer {
       });
       events.push({
         type: "choice",
-        detail: `edited the ${parents.length} highest-PVL replayed levels (scores ${
-          parents.length > 0
-            ? `${parents[parents.length - 1]!.score.toFixed(4)}..${parents[0]!.score.toFixed(4)}`
-            : "none"
-        }) by ${steps} edits each; ${children.length} solvable children scored (${agentSteps} agent-steps), ${skipped} skipped after ${tries} draws`,
+        detail:
+          `edited the ${parents.length} highest-PVL replayed levels (scores ${
+            parents.length > 0
+              ? `${parents[parents.length - 1]!.score.toFixed(4)}..${
+                parents[0]!.score.toFixed(4)
+              }`
+              : "none"
+          }) by ${steps} edits each; ${children.length} solvable children scored (${agentSteps} agent-steps), ${skipped} skipped after ${tries} draws`,
       });
       for (const c of children.slice(0, 3)) {
         events.push({
           type: "choice",
-          detail: `${c.instance.id} = ${c.parent.id} + ${c.edits.join(", ")} (reference makespan ${c.instance.reference!.makespan}, horizon ${c.instance.horizon})`,
+          detail: `${c.instance.id} = ${c.parent.id} + ${
+            c.edits.join(", ")
+          } (reference makespan ${
+            c.instance.reference!.makespan
+          }, horizon ${c.instance.horizon})`,
         });
       }
       return { levels, events, episodes, agentSteps };

@@ -35,7 +35,9 @@ import {
   progress,
   step,
 } from "./config_ops.ts";
+import * as v from "valibot";
 import type { Engineer, Proposal, ProposeInput } from "./engineer.ts";
+import { EngineerConfigError, type EngineerKind } from "./engineer_kind.ts";
 
 /** The default order of dimensions a band steps along. */
 export const DEFAULT_BAND_ORDER: readonly CurriculumDim[] = [
@@ -93,9 +95,7 @@ export function bandMove(
   }
   const up = success > hi;
   const ranked = order.map((d, i) => ({ d, i, p: progress(c, d) }));
-  ranked.sort((a, b) =>
-    up ? a.p - b.p || a.i - b.i : b.p - a.p || b.i - a.i
-  );
+  ranked.sort((a, b) => up ? a.p - b.p || a.i - b.i : b.p - a.p || b.i - a.i);
   for (const { d, p } of ranked) {
     if (!up && p <= 1e-9) continue; // never easier than the easy preset
     const next = step(c, d, up ? 1 : -1);
@@ -117,9 +117,7 @@ export function bandMove(
     config: c,
     why: `success ${s} ${
       up ? "above hi" : "below lo"
-    } but no dimension of the order can move ${
-      up ? "up" : "down"
-    }; kept`,
+    } but no dimension of the order can move ${up ? "up" : "down"}; kept`,
   };
 }
 
@@ -187,3 +185,55 @@ export function bandEngineer(options: BandOptions = {}): Engineer {
     },
   };
 }
+
+const _unit = (name: string, what: string) =>
+  v.optional(v.pipe(
+    v.number(`${name} must be a number in 0..1`),
+    v.minValue(0, `${name} must be at least 0`),
+    v.maxValue(1, `${name} must be at most 1`),
+    v.description(what),
+  ));
+
+/** The `band` engineer kind: `engineer: { name: band, lo?, hi?, order? }`. */
+export const engineer: EngineerKind<
+  { [K in keyof BandOptions]?: BandOptions[K] | undefined }
+> = {
+  name: "band",
+  description:
+    "target-success band: one step harder above hi, one step easier below lo, else keep; reads stats.success_rate",
+  params: v.strictObject({
+    lo: _unit("lo", `lower edge of the band; default ${DEFAULT_BAND.lo}`),
+    hi: _unit("hi", `upper edge of the band; default ${DEFAULT_BAND.hi}`),
+    order: v.optional(v.pipe(
+      v.array(v.picklist(
+        CURRICULUM_DIMS,
+        `order must list curriculum dimensions: ${CURRICULUM_DIMS.join(", ")}`,
+      )),
+      v.minLength(1, "order must name at least one dimension"),
+      v.description(
+        `dimensions stepped, in order; default ${
+          DEFAULT_BAND_ORDER.join(", ")
+        }`,
+      ),
+    )),
+  }),
+  module: import.meta.url,
+  fingerprint(params) {
+    // lo <= hi is checked at plan: the parameter schema checks each field
+    const p = (params ?? {}) as { lo?: unknown; hi?: unknown };
+    const lo = typeof p.lo === "number" ? p.lo : DEFAULT_BAND.lo;
+    const hi = typeof p.hi === "number" ? p.hi : DEFAULT_BAND.hi;
+    if (lo > hi) {
+      throw new EngineerConfigError(
+        `engineer band: lo ${lo} > hi ${hi}: the band is empty; give lo <= hi`,
+      );
+    }
+    return null;
+  },
+  create: (params) =>
+    bandEngineer({
+      ...(params.lo === undefined ? {} : { lo: params.lo }),
+      ...(params.hi === undefined ? {} : { hi: params.hi }),
+      ...(params.order === undefined ? {} : { order: params.order }),
+    }),
+};

@@ -25,6 +25,9 @@ import {
   step,
 } from "./config_ops.ts";
 import type { Engineer, Proposal, ProposeInput } from "./engineer.ts";
+import * as v from "valibot";
+import { EnvConfigSpecSchema } from "../schemas/env_config.ts";
+import type { EngineerKind } from "./engineer_kind.ts";
 
 /** The informed move whose pace a blind schedule copies. */
 export interface Pace {
@@ -95,3 +98,25 @@ export function blindEngineer(pace: Pace): Engineer {
     },
   };
 }
+
+/** The `blind` engineer kind: `engineer: { name: blind, pace: [FROM, TO] }`. */
+export const engineer: EngineerKind<{ pace: unknown[] }> = {
+  name: "blind",
+  description:
+    "open-loop control: moves at an informed run's pace along blindly chosen dimensions; reads nothing",
+  params: v.strictObject({
+    pace: v.pipe(
+      v.array(EnvConfigSpecSchema),
+      v.length(
+        2,
+        "pace is [FROM, TO]: the informed run's config before and after",
+      ),
+      v.description(
+        "[FROM, TO]: the informed run's config before and after this stage's redesign",
+      ),
+    ),
+  }),
+  module: import.meta.url,
+  create: (params) =>
+    blindEngineer({ from: params.pace[0], to: params.pace[1] }),
+};

@@ -14,7 +14,8 @@ import {
 } from "./context.ts";
 import { curriculumPace, step, stepsAlong } from "./config_ops.ts";
 import { decideRules } from "./rules.ts";
-import { createEngineer, EngineerConfigError } from "./registry.ts";
+import { createEngineer } from "./builtins.ts";
+import { EngineerConfigError } from "./engineer_kind.ts";
 
 const easy = PRESETS.easy;
 const none = buildContext("none", null, easy);
@@ -133,10 +134,10 @@ Deno.test("scripted engineer: proposes its script whatever the context; registry
     assert.deepEqual(p.reads, []);
   }
   assert.throws(() => createEngineer("scripted"), EngineerConfigError);
-  assert.throws(() => createEngineer("blind"), /pace: \[FROM, TO\]/);
+  assert.throws(() => createEngineer("blind"), /missing pace \(\[FROM, TO\]/);
   assert.throws(() => scriptedEngineer({ agents: -3 }), TypeError);
   assert.equal(
-    createEngineer("blind", { pace: { from: easy, to: easy } }).name,
+    createEngineer("blind", { pace: [easy, easy] }).name,
     "blind",
   );
 });

@@ -30,8 +30,10 @@ import {
   PRESETS,
   safeParseEnvConfig,
 } from "../schemas/env_config.ts";
+import * as v from "valibot";
 import { buildMixture } from "./config_ops.ts";
 import type { Engineer, Proposal, ProposeInput } from "./engineer.ts";
+import type { EngineerKind } from "./engineer_kind.ts";
 import { hashString, Rng } from "../mapf/rng.ts";
 
 /** The dimensions a box may range over. */
@@ -79,7 +81,9 @@ export const DEFAULT_BOX: DrBox = {
 export const DEFAULT_DRAWS = 16;
 
 /** The component of a box point (exported for tests). */
-export function boxConfig(point: { readonly [K in BoxDim]?: number }): EnvConfig {
+export function boxConfig(
+  point: { readonly [K in BoxDim]?: number },
+): EnvConfig {
   const base = PRESETS.easy;
   const size = point.size;
   const out: Record<string, unknown> = { ...base };
@@ -241,9 +245,10 @@ export function drEngineer(options: DrOptions = {}): Engineer {
       const dims = BOX_DIMS.filter((d) => box[d] !== undefined);
       return Promise.resolve({
         config,
-        rationale: `dr engineer: ${draws} configurations drawn uniformly from the box (${
-          dims.map((d) => `${d} ${box[d]![0]}..${box[d]![1]}`).join(", ")
-        }), stream ${stream}; the context is not read.`,
+        rationale:
+          `dr engineer: ${draws} configurations drawn uniformly from the box (${
+            dims.map((d) => `${d} ${box[d]![0]}..${box[d]![1]}`).join(", ")
+          }), stream ${stream}; the context is not read.`,
         events: [{
           type: "choice",
           detail:
@@ -254,3 +259,44 @@ export function drEngineer(options: DrOptions = {}): Engineer {
     },
   };
 }
+
+/** Schema of a box parameter (`dimension: [lo, hi]`), checked by {@linkcode boxProblem}. */
+export const BoxSchema = v.pipe(
+  v.record(v.string(), v.unknown()),
+  v.check((b) => boxProblem(b) === null, (i) => boxProblem(i.input)!),
+);
+
+/** The `dr` engineer kind: `engineer: { name: dr, box?, draws? }`. */
+export const engineer: EngineerKind<
+  { box?: DrBox | undefined; draws?: number | undefined }
+> = {
+  name: "dr",
+  description:
+    "domain randomisation: each stage trains on configurations drawn uniformly from a declared box; reads nothing",
+  params: v.strictObject({
+    box: v.optional(v.pipe(
+      BoxSchema,
+      v.description(
+        `dimension -> [lo, hi] (${
+          BOX_DIMS.join(", ")
+        }); default: the range the benchmark suites span`,
+      ),
+    )) as unknown as v.OptionalSchema<
+      v.GenericSchema<unknown, DrBox>,
+      undefined
+    >,
+    draws: v.optional(v.pipe(
+      v.number("draws must be an integer in 1..16"),
+      v.integer("draws must be an integer in 1..16"),
+      v.minValue(1, "draws must be at least 1"),
+      v.maxValue(16, "draws must be at most 16 (the mixture limit)"),
+      v.description("configurations drawn per stage (a mixture); default 16"),
+    )),
+  }),
+  module: import.meta.url,
+  create: (params) =>
+    drEngineer({
+      ...(params.box === undefined ? {} : { box: params.box }),
+      ...(params.draws === undefined ? {} : { draws: params.draws }),
+    }),
+};

@@ -1,7 +1,8 @@
 /**
  * The environment-engineer interface: `propose(context, current config) ->
- * next config + rationale`, shared by every engineer (fixed, random, rules,
- * replay, llm).
+ * next config + rationale`, shared by every engineer, built-in or a
+ * plugin's. Engineer kinds (how one is named, configured and created) are
+ * in `engineer_kind.ts`.
  *
  * @module
  */
@@ -18,12 +19,13 @@ export interface EngineerEvent {
    * the cache), `http_retry` (the client retried an HTTP attempt),
    * `truncated` (a reply was cut off at `max_tokens` before its JSON was
    * complete), `format_rejected` (the server refused the `response_format`
-   * and was asked without it), `choice` (a baseline engineer's decision
-   * and the numbers it rests on: scores, probabilities, candidates).
+   * and was asked without it), `program_error` (an `exec` engineer's
+   * program timed out, crashed, flooded its output or could not start),
+   * `choice` (a baseline engineer's decision and the numbers it rests on:
+   * scores, probabilities, candidates).
    */
   type:
     | "rule"
-    | "choice"
     | "retry"
     | "clamped"
     | "fallback"
@@ -31,7 +33,9 @@ export interface EngineerEvent {
     | "cached"
     | "http_retry"
     | "truncated"
-    | "format_rejected";
+    | "format_rejected"
+    | "program_error"
+    | "choice";
   /** What happened, in one line. */
   detail: string;
 }
@@ -84,8 +88,17 @@ export interface Proposal {
     totalTokens: number;
     requests: number;
   };
-  /** The llm engineer's tally (absent for other engineers). */
+  /**
+   * The tally of untrusted replies (an `llm` engineer's model, an `exec`
+   * engineer's program); absent for other engineers. The tables show it as
+   * `report.llm.*`.
+   */
   llm?: LlmTally;
+  /**
+   * Fields the engineer adds to the redesign node's report (the `llm`
+   * engineer: `prompt`, `prompt_digest`, `model`).
+   */
+  report?: Record<string, unknown>;
   /**
    * Rollouts the engineer ran with no learning (`probe`, `plr`, `accel`):
    * engineer cost, reported beside the training experience, never in it.
@@ -101,28 +114,8 @@ export interface Proposal {
 
 /** An environment engineer. */
 export interface Engineer {
-  /** Its name (`fixed`, `random`, `rules`, `replay`, `llm`, `scripted`, `blind`, `dr`, `plr`, `accel`, `band`, `probe`, `probe-base`). */
+  /** Its kind's name (`rules`, `llm`, `exec`, a plugin's, ...). */
   readonly name: string;
   /** Propose the next configuration. */
   propose(input: ProposeInput): Promise<Proposal>;
 }
-
-/** The names of the engineers. */
-export const ENGINEER_NAMES = [
-  "fixed",
-  "random",
-  "rules",
-  "replay",
-  "llm",
-  "scripted",
-  "blind",
-  "dr",
-  "plr",
-  "accel",
-  "band",
-  "probe",
-  "probe-base",
-] as const;
-
-/** An engineer name. */
-export type EngineerName = typeof ENGINEER_NAMES[number];

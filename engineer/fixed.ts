@@ -5,6 +5,8 @@
  * @module
  */
 import type { Engineer, Proposal, ProposeInput } from "./engineer.ts";
+import * as v from "valibot";
+import type { EngineerKind } from "./engineer_kind.ts";
 
 /**
  * The fixed engineer.
@@ -29,3 +31,13 @@ export function fixedEngineer(): Engineer {
     },
   };
 }
+
+/** The `fixed` engineer kind (no parameters). */
+export const engineer: EngineerKind<Record<string, never>> = {
+  name: "fixed",
+  description:
+    "keeps the configuration unchanged (the fixed-environment baseline); reads nothing",
+  params: v.strictObject({}),
+  module: import.meta.url,
+  create: () => fixedEngineer(),
+};

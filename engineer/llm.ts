@@ -41,28 +41,14 @@
  *
  * @module
  */
-import {
-  type AnyEnvConfig,
-  clampEnvConfig,
-  components,
-  ENV_CONFIG_BOUNDS,
-  type EnvConfig,
-  PAPER_NAMES,
-  safeParseEnvConfig,
-} from "../schemas/env_config.ts";
-import { generate, GenerationError } from "../mapf/generator.ts";
+import { ENV_CONFIG_BOUNDS, PAPER_NAMES } from "../schemas/env_config.ts";
 import type { ChatMessage, ChatReply } from "../llm/client.ts";
 import {
   type AnyChatOptions,
   createChatClient,
   isLocalChatOptions,
 } from "../llm/endpoint.ts";
-import { extractJson } from "../llm/json_extract.ts";
-import {
-  JsonExtractionError,
-  LlmContextOverflowError,
-  LlmError,
-} from "../llm/errors.ts";
+import { LlmContextOverflowError, LlmError } from "../llm/errors.ts";
 import { heaviest } from "./config_ops.ts";
 import type { BuiltContext } from "./context.ts";
 import type {
@@ -73,7 +59,26 @@ import type {
   ProposeInput,
 } from "./engineer.ts";
 import { replyGrammar, replyResponseFormat } from "./reply_format.ts";
+import { checkReply } from "./reply_check.ts";
+import type { EngineerKind } from "./engineer_kind.ts";
+import { EngineerConfigError } from "./engineer_kind.ts";
+import {
+  type LlmEndpoint,
+  LlmEndpointSpecSchema,
+  resolveLlmEndpoint,
+} from "../schemas/llm.ts";
+import { chatOptionsFromEndpoint } from "../llm/endpoint.ts";
+import { ggufDigestSync } from "../llm/gguf_digest.ts";
+import * as v from "valibot";
+import { basename, join } from "node:path";
 import { createHash } from "node:crypto";
+
+export {
+  checkReply,
+  type CheckReplyOptions,
+  type ReplyCheck,
+  ungeneratable,
+} from "./reply_check.ts";
 
 /** The prompt variants: `neutral` (default) and `informed`. */
 export const PROMPT_VARIANTS = ["neutral", "informed"] as const;
@@ -189,182 +194,6 @@ export interface LlmEngineerOptions {
 
 /** Default `max_tokens` of the engineer on a server (room for a reasoning block). */
 export const ENGINEER_MAX_TOKENS = 4096;
-
-/** The outcome of checking one reply. */
-export type ReplyCheck =
-  | {
-    ok: true;
-    config: AnyEnvConfig;
-    rationale: string;
-    adjustments: readonly string[];
-  }
-  | { ok: false; error: string };
-
-function _bound(path: string): { min: number; max: number } | undefined {
-  const last = path.split(".").filter((p) => !/^\d+$/.test(p));
-  const B = ENV_CONFIG_BOUNDS as Record<string, { min: number; max: number }>;
-  const key = last.at(-1) ?? "";
-  const parent = last.at(-2) ?? "";
-  if (parent === "horizon") return B[`horizon_${key}`];
-  if (parent === "distance") return B.distance;
-  if (key === "weight") return B.weight;
-  return B[key];
-}
-
-/** Find non-finite numbers and values beyond one range-width outside their bounds. */
-function _absurd(value: unknown, path: string, out: string[]): void {
-  if (typeof value === "number") {
-    if (!Number.isFinite(value)) {
-      out.push(`${path || "value"} is ${value}, not a finite number`);
-      return;
-    }
-    const b = _bound(path);
-    if (b !== undefined) {
-      const span = b.max - b.min;
-      if (value < b.min - span || value > b.max + span) {
-        out.push(
-          `${path} is ${value}, far outside its range ${b.min}..${b.max}`,
-        );
-      }
-    }
-    return;
-  }
-  if (Array.isArray(value)) {
-    value.forEach((x, i) => _absurd(x, `${path}.${i}`, out));
-  } else if (typeof value === "object" && value !== null) {
-    for (const [k, x] of Object.entries(value)) {
-      _absurd(x, path ? `${path}.${k}` : k, out);
-    }
-  }
-}
-
-const MILD = /clamped to|reduced to|swapped|converted string/;
-
-/**
- * Check one reply: extract, unwrap, validate, clamp mild problems, and (by
- * default) check that the generator can realise every component.
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * import { checkReply } from "./llm.ts";
- * import { PRESETS } from "../schemas/env_config.ts";
- * const r = checkReply('{"rationale": "more agents", "config": {"agents": 3}}', PRESETS.easy);
- * assert.equal(r.ok, true);
- * ```
- */
-export function checkReply(
-  text: string,
-  previous: EnvConfig,
-  options: CheckReplyOptions = {},
-): ReplyCheck {
-  const r = _checkShape(text, previous);
-  if (!r.ok || options.generate === false) return r;
-  const why = ungeneratable(r.config, options.seed ?? 0);
-  return why === null
-    ? r
-    : { ok: false, error: `the generator cannot realise it: ${why}` };
-}
-
-/** Options of {@linkcode checkReply}. */
-export interface CheckReplyOptions {
-  /**
-   * Also generate one instance of each component (up to 100 draws, as the
-   * `generate` kind does), so a valid config the generator cannot realise
-   * (a start-goal distance longer than the grid allows, agents that never
-   * fit between the holes) is a rejected reply, not a failed next stage.
-   * @default {true}
-   */
-  generate?: boolean;
-  /** Seed of the trial generation. @default {0} */
-  seed?: number;
-}
-
-/**
- * Why the generator cannot produce an instance of some component of
- * `config` (its message, naming the component and the fix), or `null`.
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * import { ungeneratable } from "./llm.ts";
- * import { PRESETS } from "../schemas/env_config.ts";
- * assert.equal(ungeneratable(PRESETS.easy, 1), null);
- * ```
- */
-export function ungeneratable(
-  config: AnyEnvConfig,
-  seed: number,
-): string | null {
-  const parts = components(config);
-  for (let i = 0; i < parts.length; i++) {
-    try {
-      generate(parts[i]!.config, { count: 1, seed: seed & 0x7fffffff });
-    } catch (e) {
-      if (!(e instanceof GenerationError)) throw e;
-      return parts.length > 1 ? `mixture.${i}: ${e.message}` : e.message;
-    }
-  }
-  return null;
-}
-
-function _checkShape(text: string, previous: EnvConfig): ReplyCheck {
-  let value: unknown;
-  try {
-    value = extractJson(text);
-  } catch (e) {
-    if (e instanceof JsonExtractionError) {
-      return { ok: false, error: e.message };
-    }
-    throw e;
-  }
-  const obj = value as Record<string, unknown>;
-  const rationale = typeof obj.rationale === "string"
-    ? obj.rationale.slice(0, 2000)
-    : "";
-  let config: unknown = obj;
-  if ("config" in obj) config = obj.config;
-  else if ("rationale" in obj) {
-    const { rationale: _r, ...rest } = obj;
-    config = rest;
-  }
-  const absurd: string[] = [];
-  _absurd(config, "", absurd);
-  if (absurd.length > 0) {
-    return { ok: false, error: `invalid values: ${absurd.join("; ")}` };
-  }
-  const strict = safeParseEnvConfig(config);
-  if (strict.success) {
-    return { ok: true, config: strict.config, rationale, adjustments: [] };
-  }
-  const clamped = clampEnvConfig(config, previous);
-  const severe = clamped.adjustments.filter((a) => !MILD.test(a));
-  if (severe.length > 0 || clamped.adjustments.length === 0) {
-    const issues = strict.issues.map((
-      i,
-    ) => (i.path ? `${i.path}: ${i.message}` : i.message));
-    return {
-      ok: false,
-      error: `invalid configuration: ${issues.slice(0, 6).join("; ")}`,
-    };
-  }
-  // Re-validate the repaired config (clamp promises validity; check anyway).
-  const again = safeParseEnvConfig(clamped.config);
-  if (!again.success) {
-    return {
-      ok: false,
-      error: `invalid configuration: ${
-        again.issues.map((i) => i.message).join("; ")
-      }`,
-    };
-  }
-  return {
-    ok: true,
-    config: again.config,
-    rationale,
-    adjustments: clamped.adjustments,
-  };
-}
 
 /**
  * The llm engineer.
@@ -588,3 +417,122 @@ function _constrained(
       : {}),
   };
 }
+
+/** Parameters of the `llm` engineer kind. */
+export interface LlmEngineerParams {
+  /** Server or model file. */
+  llm?: v.InferOutput<typeof LlmEndpointSpecSchema> | null | undefined;
+  /** Prompt variant. */
+  prompt?: PromptVariant | undefined;
+  /** Re-asks after a rejected reply. */
+  reasks?: number | undefined;
+}
+
+const _LlmParams = v.strictObject({
+  llm: v.optional(v.pipe(
+    v.nullable(LlmEndpointSpecSchema),
+    v.description(
+      "server ({ base_url, model, api_key_env } or base_url_env/model_env) or model file ({ gguf } or { gguf_env })",
+    ),
+  )),
+  prompt: v.optional(v.pipe(
+    v.picklist(
+      PROMPT_VARIANTS,
+      `prompt must be one of ${PROMPT_VARIANTS.join(", ")}`,
+    ),
+    v.description("prompt variant: neutral (default) or informed"),
+  )),
+  reasks: v.optional(v.pipe(
+    v.number(),
+    v.integer(),
+    v.minValue(0),
+    v.maxValue(5),
+    v.description("re-asks after a rejected reply; default 2"),
+  )),
+});
+
+/**
+ * How a report names the model: the server's model name, or a GGUF file's
+ * name and digest prefix (`qwen.gguf sha256:3f2a...`).
+ */
+export function modelLabel(endpoint: LlmEndpoint): string {
+  if (endpoint.gguf === undefined) return endpoint.model ?? "";
+  return `${basename(endpoint.gguf)} sha256:${
+    ggufDigestSync(endpoint.gguf).slice(0, 12)
+  }`;
+}
+
+/**
+ * The `llm` engineer kind: `engineer: { name: llm, llm: ENDPOINT, prompt,
+ * reasks }`. Its fingerprint is the prompt templates' digest and, for an
+ * endpoint read from the environment or a local model file, the resolved
+ * base URL and model or the GGUF file's sha256 (never an API key, never a
+ * path read from the environment). Replies are cached in `llm/` under the
+ * redesign kind's aux directory, so a run replays offline.
+ */
+export const engineer: EngineerKind<LlmEngineerParams> = {
+  name: "llm",
+  description:
+    "asks a language model (an OpenAI-compatible server or a local GGUF file) for the next configuration",
+  params: _LlmParams,
+  module: import.meta.url,
+  fingerprint(params, info) {
+    const p = params as { llm?: unknown; prompt?: unknown } | null;
+    const variant = p?.prompt === "informed" ? "informed" : "neutral";
+    const spec = v.safeParse(LlmEndpointSpecSchema, p?.llm);
+    if (!spec.success) return { prompts: promptDigest(variant) };
+    const s = spec.output;
+    const fromEnv = s.base_url_env !== undefined ||
+      s.model_env !== undefined || s.gguf_env !== undefined;
+    const local = s.gguf !== undefined || s.gguf_env !== undefined;
+    let endpoint: Record<string, unknown> | undefined;
+    if (fromEnv || local) {
+      const e = resolveLlmEndpoint(s, undefined, info.baseDir);
+      endpoint = e.gguf !== undefined
+        ? { gguf_sha256: ggufDigestSync(e.gguf) }
+        : { base_url: e.base_url ?? null, model: e.model ?? null };
+    }
+    return {
+      prompts: promptDigest(variant),
+      ...(endpoint === undefined ? {} : { endpoint }),
+    };
+  },
+  create(params, env) {
+    if (params.llm === undefined || params.llm === null) {
+      throw new EngineerConfigError(
+        "The llm engineer needs an endpoint: a server (YAML: engineer: { name: llm, llm: { base_url, model, api_key_env } }; CLI: --base-url URL --model M [--api-key-env VAR]) or a GGUF model file (YAML: llm: { gguf: FILE } or { gguf_env: ENVSMITH_LLM_GGUF }; CLI: --gguf FILE, or ENVSMITH_LLM_GGUF=FILE).",
+      );
+    }
+    const endpoint = resolveLlmEndpoint(params.llm, env.env, env.baseDir);
+    const options = chatOptionsFromEndpoint(
+      endpoint,
+      env.auxDir === undefined ? undefined : join(env.auxDir, "llm"),
+    );
+    const chat = "gguf" in options || env.env === undefined
+      ? options
+      : { ...options, env: env.env };
+    const prompt = params.prompt ?? "neutral";
+    const inner = llmEngineer({
+      chat,
+      prompt,
+      ...(endpoint.response_format === undefined
+        ? {}
+        : { constrain: endpoint.response_format }),
+      ...(params.reasks === undefined ? {} : { reasks: params.reasks }),
+      ...(env.onEndpointError === undefined
+        ? {}
+        : { onEndpointError: env.onEndpointError }),
+    });
+    const report = {
+      prompt,
+      prompt_digest: promptDigest(prompt),
+      model: modelLabel(endpoint),
+    };
+    return {
+      name: inner.name,
+      async propose(input) {
+        return { ...await inner.propose(input), report };
+      },
+    };
+  },
+};

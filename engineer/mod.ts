@@ -14,7 +14,9 @@
  *   and two controls that read no context: `scripted` (replays a given
  *   config: open loop) and `blind` (an informed run's pace, blind choice of
  *   dimension).
- *   {@linkcode createEngineer} builds one by name.
+ *   Engineers are registered kinds ({@linkcode EngineerKind}, held by an
+ *   {@linkcode EngineerRegistry}); {@linkcode createEngineer} builds a
+ *   built-in one by name and parameters.
  * - {@linkcode diffConfigs}: structured diff of two configs, for reports.
  *
  * @example
@@ -48,25 +50,30 @@ export {
 } from "./context.ts";
 export {
   type Engineer,
-  ENGINEER_NAMES,
   type EngineerEvent,
-  type EngineerName,
   type LlmTally,
   type Proposal,
   type ProposeInput,
 } from "./engineer.ts";
 export {
-  createEngineer,
-  type CreateEngineerOptions,
   EngineerConfigError,
-  isEngineerName,
-} from "./registry.ts";
+  type EngineerEnv,
+  type EngineerFingerprintInfo,
+  type EngineerKind,
+  type EngineerParamsSchema,
+} from "./engineer_kind.ts";
+export { EngineerRegistrationError, EngineerRegistry } from "./registry.ts";
+export {
+  builtinEngineerRegistry,
+  builtinEngineers,
+  createEngineer,
+} from "./builtins.ts";
 export { decideRules, RULE_THRESHOLDS, RULES, type RuleSpec } from "./rules.ts";
 export { REPLAY_PARAMS } from "./replay.ts";
 export { scriptedEngineer } from "./scripted.ts";
 export { blindEngineer, type Pace } from "./blind.ts";
+export { checkReply, type ReplyCheck, ungeneratable } from "./reply_check.ts";
 export {
-  checkReply,
   dimensionsText,
   ENGINEER_MAX_TOKENS,
   loadPrompts,

@@ -165,7 +165,14 @@ export interface PlrOptions {
     replayed: readonly Level[],
     stage: number,
     seed: number,
-  ) => Promise<{ levels: Level[]; events: EngineerEvent[]; agentSteps: number; episodes: number }>;
+  ) => Promise<
+    {
+      levels: Level[];
+      events: EngineerEvent[];
+      agentSteps: number;
+      episodes: number;
+    }
+  >;
   /** Name in reports. @default {"plr"} */
   name?: string;
 }
@@ -178,12 +185,17 @@ function _mergeTrained(
   for (const t of trained) {
     const o = out.get(t.instance.id);
     if (o === undefined) {
-      out.set(t.instance.id, { instance: t.instance, measured: { ...t.measured } });
+      out.set(t.instance.id, {
+        instance: t.instance,
+        measured: { ...t.measured },
+      });
       continue;
     }
     const a = o.measured, b = t.measured;
     const steps = a.agentSteps + b.agentSteps;
-    a.pvl = steps > 0 ? (a.pvl * a.agentSteps + b.pvl * b.agentSteps) / steps : 0;
+    a.pvl = steps > 0
+      ? (a.pvl * a.agentSteps + b.pvl * b.agentSteps) / steps
+      : 0;
     a.agentSteps = steps;
     a.episodes += b.episodes;
     a.successes += b.successes;
@@ -246,9 +258,10 @@ export function plrEngineer(options: PlrOptions): Engineer {
       }
       events.push({
         type: "choice",
-        detail: `rescored ${trained.size} levels trained on in stage ${stage} by training PVL${
-          added > 0 ? ` (${added} entered the buffer as start levels)` : ""
-        }`,
+        detail:
+          `rescored ${trained.size} levels trained on in stage ${stage} by training PVL${
+            added > 0 ? ` (${added} entered the buffer as start levels)` : ""
+          }`,
       });
       // 2. new levels, scored with no learning
       const nNew = Math.round(io.trained.length * (1 - p) / p);
@@ -276,9 +289,10 @@ export function plrEngineer(options: PlrOptions): Engineer {
         }
         events.push({
           type: "choice",
-          detail: `scored ${fresh.length} new levels from the source with the current checkpoint (mean PVL ${
-            (sum / Math.max(1, fresh.length)).toFixed(4)
-          }; ${agentSteps} agent-steps, no learning)`,
+          detail:
+            `scored ${fresh.length} new levels from the source with the current checkpoint (mean PVL ${
+              (sum / Math.max(1, fresh.length)).toFixed(4)
+            }; ${agentSteps} agent-steps, no learning)`,
         });
       }
       // ACCEL: edit high-regret replayed levels
@@ -305,9 +319,10 @@ export function plrEngineer(options: PlrOptions): Engineer {
         levels = levels.filter((l) => kept.has(l.id));
         events.push({
           type: "choice",
-          detail: `evicted the ${evicted} lowest-scored levels (buffer ${cap}; lowest kept score ${
-            cut.toFixed(4)
-          })`,
+          detail:
+            `evicted the ${evicted} lowest-scored levels (buffer ${cap}; lowest kept score ${
+              cut.toFixed(4)
+            })`,
         });
       }
       // 4. replay distribution
@@ -324,11 +339,12 @@ export function plrEngineer(options: PlrOptions): Engineer {
       for (const l of levels) origins[l.origin]++;
       events.push({
         type: "choice",
-        detail: `replay distribution over ${levels.length} levels (${origins.start} start, ${origins.new} new, ${origins.edit} edited; beta ${beta}, rho ${rho}); most likely: ${
-          top.map((t) =>
-            `${t.l.id} p=${t.q.toFixed(3)} score ${t.l.score.toFixed(4)}`
-          ).join(", ")
-        }`,
+        detail:
+          `replay distribution over ${levels.length} levels (${origins.start} start, ${origins.new} new, ${origins.edit} edited; beta ${beta}, rho ${rho}); most likely: ${
+            top.map((t) =>
+              `${t.l.id} p=${t.q.toFixed(3)} score ${t.l.score.toFixed(4)}`
+            ).join(", ")
+          }`,
       });
       return {
         config: input.config,

@@ -87,7 +87,9 @@ export function probeCandidates(
   const edge = frontier(current);
   const edgeId = configId(edge);
   const moves: { dim: typeof FRONTIER[number]; dir: number }[] = [];
-  for (const dim of FRONTIER) for (const dir of [1, -1]) moves.push({ dim, dir });
+  for (const dim of FRONTIER) {
+    for (const dir of [1, -1]) moves.push({ dim, dir });
+  }
   // seeded Fisher-Yates
   for (let i = moves.length - 1; i > 0; i--) {
     const j = rng.int(i + 1);
@@ -130,7 +132,10 @@ export function probePick(
   let best = 0;
   for (let i = 1; i < scores.length; i++) {
     const a = key(scores[i]!), b = key(scores[best]!);
-    if (a[0] > b[0] + 1e-12 || (Math.abs(a[0] - b[0]) <= 1e-12 && a[1] > b[1] + 1e-12)) {
+    if (
+      a[0] > b[0] + 1e-12 ||
+      (Math.abs(a[0] - b[0]) <= 1e-12 && a[1] > b[1] + 1e-12)
+    ) {
       best = i;
     }
   }
@@ -216,10 +221,10 @@ export function probeEngineer(options: ProbeOptions): Engineer {
       return {
         config: cands[pick]!.config,
         rationale: `${name} engineer: probed ${cands.length} candidates with ${
-          name === "probe-base" ? "the stage-0 policy" : "the current checkpoint"
-        } (${cost} agent-steps, no learning); picked ${
-          cands[pick]!.label
-        } by ${
+          name === "probe-base"
+            ? "the stage-0 policy"
+            : "the current checkpoint"
+        } (${cost} agent-steps, no learning); picked ${cands[pick]!.label} by ${
           criterion === "target"
             ? `success closest to ${target}`
             : "the largest learnable share"

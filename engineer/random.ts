@@ -11,6 +11,8 @@ import { buildMixture, CURRICULUM_DIMS, step } from "./config_ops.ts";
 import type { Engineer, Proposal, ProposeInput } from "./engineer.ts";
 import { hashString, Rng } from "../mapf/rng.ts";
 import { configId } from "../schemas/env_config.ts";
+import * as v from "valibot";
+import type { EngineerKind } from "./engineer_kind.ts";
 
 /**
  * The random engineer.
@@ -61,3 +63,13 @@ export function randomEngineer(): Engineer {
     },
   };
 }
+
+/** The `random` engineer kind (no parameters; the node's seed drives it). */
+export const engineer: EngineerKind<Record<string, never>> = {
+  name: "random",
+  description:
+    "moves one to three curriculum dimensions of one component one step up or down at random (seeded); reads nothing",
+  params: v.strictObject({}),
+  module: import.meta.url,
+  create: () => randomEngineer(),
+};

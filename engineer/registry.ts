@@ -1,206 +1,218 @@
 /**
- * Build an engineer by name.
+ * The engineer registry: engineer kinds by name, registered like node
+ * kinds. The built-in engineers (`builtins.ts`) and a user's own (a plugin
+ * module's `engineers` export) go through the same
+ * {@linkcode EngineerRegistry.register}, which refuses a second kind of the
+ * same name and a kind without a parameter schema.
  *
- * @module
- */
-import type { AnyChatOptions } from "../llm/endpoint.ts";
-import {
-  type Engineer,
-  ENGINEER_NAMES,
-  type EngineerName,
-} from "./engineer.ts";
-import { blindEngineer, type Pace } from "./blind.ts";
-import { fixedEngineer } from "./fixed.ts";
-import { llmEngineer, type PromptVariant } from "./llm.ts";
-import { randomEngineer } from "./random.ts";
-import { replayEngineer } from "./replay.ts";
-import { rulesEngineer } from "./rules.ts";
-import { scriptedEngineer } from "./scripted.ts";
-import { type DrBox, drEngineer } from "./dr.ts";
-import { bandEngineer } from "./band.ts";
-import type { CurriculumDim } from "./config_ops.ts";
-import { type ProbeCriterion, probeEngineer, type Prober } from "./probe.ts";
-import { type LevelIo, plrEngineer } from "./plr.ts";
-import { accelEngineer } from "./accel.ts";
-
-/** Options of {@linkcode createEngineer}. */
-export interface CreateEngineerOptions {
-  /** Server or model file of the `llm` engineer (required for it). */
-  chat?: AnyChatOptions;
-  /** Prompt variant of the `llm` engineer. @default {"neutral"} */
-  prompt?: PromptVariant;
-  /** How the `llm` engineer's replies are constrained. @default {"json_schema"} */
-  constrain?: "json_schema" | "json_object" | "none";
-  /** Re-asks of the `llm` engineer. @default {2} */
-  reasks?: number;
-  /** What an endpoint failure does (`llm`). @default {"throw"} */
-  onEndpointError?: "throw" | "fallback";
-  /** The configuration the `scripted` engineer proposes (required for it). */
-  script?: unknown;
-  /** The informed move whose pace `blind` copies (required for it). */
-  pace?: Pace;
-  /** The box `dr` draws from (and `plr`/`accel` draw new levels from). */
-  box?: DrBox;
-  /** Points `dr` draws per stage. */
-  draws?: number;
-  /** `band`: lower edge. */
-  lo?: number;
-  /** `band`: upper edge. */
-  hi?: number;
-  /** `band`: dimensions stepped, in order. */
-  order?: readonly CurriculumDim[];
-  /** `probe`: candidates, the current config included. */
-  candidates?: number;
-  /** `probe`: pick criterion. */
-  criterion?: ProbeCriterion;
-  /** `probe`: target success. */
-  target?: number;
-  /** `probe`, `probe-base`: scores candidates with the probing policy (required for them). */
-  prober?: Prober;
-  /** `plr`, `accel`: the buffer, training scores and scoring rollouts (required for them). */
-  levels?: LevelIo;
-  /** `plr`, `accel`: buffer capacity. */
-  buffer?: number;
-  /** `plr`, `accel`: replay probability. */
-  replayProb?: number;
-  /** `plr`, `accel`: rank temperature. */
-  beta?: number;
-  /** `plr`, `accel`: staleness mixing. */
-  rho?: number;
-  /** `accel`: levels edited per stage. */
-  edits?: number;
-  /** `accel`: edits per level. */
-  editSteps?: number;
-  /** `accel`: most agents an edit makes. */
-  maxAgents?: number;
-}
-
-function _defined<T extends Record<string, unknown>>(o: T): Partial<T> {
-  const out: Record<string, unknown> = {};
-  for (const [k, x] of Object.entries(o)) if (x !== undefined) out[k] = x;
-  return out as Partial<T>;
-}
-
-/** An unknown engineer name, or `llm` without an endpoint. */
-export class EngineerConfigError extends TypeError {
-  /** Build the error. */
-  constructor(message: string) {
-    super(message);
-    this.name = "EngineerConfigError";
-  }
-}
-
-/** Whether a string names an engineer. */
-export function isEngineerName(x: unknown): x is EngineerName {
-  return typeof x === "string" &&
-    (ENGINEER_NAMES as readonly string[]).includes(x);
-}
-
-/**
- * Build an engineer by name.
+ * This module imports no engineer: the `redesign` node's code digest
+ * includes it, and only the chosen engineer's module is added per node.
  *
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { createEngineer } from "./registry.ts";
- * assert.equal(createEngineer("rules").name, "rules");
+ * import { EngineerRegistry } from "./registry.ts";
+ * import { engineer as rules } from "./rules.ts";
+ * const registry = new EngineerRegistry();
+ * registry.register(rules);
+ * assert.deepEqual(registry.names(), ["rules"]);
+ * assert.equal(registry.create("rules", {}, { baseDir: ".", log() {} }).name, "rules");
+ * // another kind under a name already taken is refused
+ * assert.throws(
+ *   () => registry.register({ ...rules }, "my_engineers.ts"),
+ *   /engineer "rules" \(my_engineers.ts\): the name is already registered/,
+ * );
  * ```
- * @throws {EngineerConfigError} for an unknown name or `llm` without `chat`.
+ *
+ * @module
  */
-export function createEngineer(
-  name: string,
-  options: CreateEngineerOptions = {},
-): Engineer {
-  switch (name) {
-    case "fixed":
-      return fixedEngineer();
-    case "random":
-      return randomEngineer();
-    case "rules":
-      return rulesEngineer();
-    case "replay":
-      return replayEngineer();
-    case "llm":
-      if (options.chat === undefined) {
-        throw new EngineerConfigError(
-          "The llm engineer needs an endpoint: a server (YAML: with.llm: { base_url, model, api_key_env }; CLI: --base-url URL --model M [--api-key-env VAR]) or a GGUF model file (YAML: with.llm: { gguf: FILE } or { gguf_env: ENVSMITH_LLM_GGUF }; CLI: --gguf FILE, or ENVSMITH_LLM_GGUF=FILE).",
-        );
-      }
-      return llmEngineer({
-        chat: options.chat,
-        ...(options.reasks === undefined ? {} : { reasks: options.reasks }),
-        ...(options.prompt === undefined ? {} : { prompt: options.prompt }),
-        ...(options.constrain === undefined
-          ? {}
-          : { constrain: options.constrain }),
-        ...(options.onEndpointError === undefined
-          ? {}
-          : { onEndpointError: options.onEndpointError }),
-      });
-    case "scripted":
-      if (options.script === undefined) {
-        throw new EngineerConfigError(
-          "The scripted engineer replays a configuration: give `script` (YAML: with.script: a config, usually a reference to another run's redesign, e.g. $config[context=full,seed=+1]).",
-        );
-      }
-      return scriptedEngineer(options.script);
-    case "blind":
-      if (options.pace === undefined) {
-        throw new EngineerConfigError(
-          "The blind engineer copies the pace of an informed run: give `pace: [FROM, TO]` (that run's config before and after this stage's redesign).",
-        );
-      }
-      return blindEngineer(options.pace);
-    case "dr":
-      return drEngineer(_defined({ box: options.box, draws: options.draws }));
-    case "band":
-      return bandEngineer(
-        _defined({ lo: options.lo, hi: options.hi, order: options.order }),
-      );
-    case "probe":
-    case "probe-base":
-      if (options.prober === undefined) {
-        throw new EngineerConfigError(
-          `The ${name} engineer rolls a policy out on candidate configurations: give \`policy\` (YAML: with.policy: $policy for probe, $start for probe-base); it runs inside an experiment, not from the redesign command.`,
-        );
-      }
-      return probeEngineer({
-        prober: options.prober,
-        name,
-        ..._defined({
-          candidates: options.candidates,
-          criterion: options.criterion,
-          target: options.target,
-        }),
-      });
-    case "plr":
-    case "accel": {
-      if (options.levels === undefined) {
-        throw new EngineerConfigError(
-          `The ${name} engineer replays instances: give \`policy\` (this stage's train node, e.g. $policy) and \`envs\` (its training instances, e.g. $envs); it runs inside an experiment, not from the redesign command.`,
-        );
-      }
-      const plr = _defined({
-        buffer: options.buffer,
-        replayProb: options.replayProb,
-        beta: options.beta,
-        rho: options.rho,
-      });
-      return name === "plr"
-        ? plrEngineer({ io: options.levels, ...plr })
-        : accelEngineer({
-          io: options.levels,
-          ...plr,
-          ..._defined({
-            edits: options.edits,
-            editSteps: options.editSteps,
-            maxAgents: options.maxAgents,
-          }),
-        });
-    }
-    default:
-      throw new EngineerConfigError(
-        `Unknown engineer "${name}"; use one of ${ENGINEER_NAMES.join(", ")}.`,
-      );
+import * as v from "valibot";
+import type { Engineer } from "./engineer.ts";
+import {
+  EngineerConfigError,
+  type EngineerEnv,
+  type EngineerKind,
+  paramDescription,
+} from "./engineer_kind.ts";
+
+export { EngineerConfigError };
+export type { EngineerEnv, EngineerKind };
+
+/** A name an engineer may have. */
+const _NAME_RE = /^[A-Za-z][A-Za-z0-9_.-]*$/;
+
+/**
+ * An engineer kind that cannot be registered: a name already taken, an
+ * invalid name, or no parameter schema. `origin` (the plugin module) is
+ * named in the message.
+ */
+export class EngineerRegistrationError extends TypeError {
+  /** Build the error. */
+  constructor(message: string) {
+    super(message);
+    this.name = "EngineerRegistrationError";
   }
+}
+
+/** Engineer kinds by name. */
+export class EngineerRegistry {
+  #kinds = new Map<string, { kind: EngineerKind; origin: string }>();
+  #version = 0;
+
+  /**
+   * Registers `kind`; `origin` names where it comes from (a plugin module)
+   * in error messages. Registering the very same object again is a no-op.
+   *
+   * @throws {EngineerRegistrationError} for a name already taken by another
+   * kind, an invalid name, no parameter schema, no `create` or no `module`.
+   */
+  register(kind: EngineerKind, origin: string = kind?.module ?? "?"): void {
+    const what = `engineer ${JSON.stringify(kind?.name)} (${origin})`;
+    if (typeof kind !== "object" || kind === null) {
+      throw new EngineerRegistrationError(
+        `${origin}: an entry of "engineers" is not an engineer kind object ({ name, description, params, module, create })`,
+      );
+    }
+    if (typeof kind.name !== "string" || !_NAME_RE.test(kind.name)) {
+      throw new EngineerRegistrationError(
+        `${what}: the name must be letters, digits, "_", "-" or ".", starting with a letter`,
+      );
+    }
+    if (kind.name === "name" || kind.name === "context") {
+      throw new EngineerRegistrationError(
+        `${what}: "${kind.name}" is reserved; rename the engineer`,
+      );
+    }
+    const s = kind.params as unknown as {
+      kind?: string;
+      entries?: unknown;
+    } | undefined;
+    if (
+      s === undefined || s === null || s.kind !== "schema" ||
+      typeof s.entries !== "object" || s.entries === null
+    ) {
+      throw new EngineerRegistrationError(
+        `${what} has no parameter schema: declare params: v.strictObject({ ... }) (v.strictObject({}) for an engineer without parameters)`,
+      );
+    }
+    for (const reserved of ["name", "context"]) {
+      if (reserved in (s.entries as object)) {
+        throw new EngineerRegistrationError(
+          `${what}: its parameters may not be named "${reserved}" (the redesign node's own); rename it`,
+        );
+      }
+    }
+    if (typeof kind.create !== "function") {
+      throw new EngineerRegistrationError(
+        `${what} has no create(params, env) function`,
+      );
+    }
+    if (typeof kind.module !== "string" || kind.module === "") {
+      throw new EngineerRegistrationError(
+        `${what} has no module: set module: import.meta.url (its import graph is its code, digested into keys)`,
+      );
+    }
+    const prev = this.#kinds.get(kind.name);
+    if (prev !== undefined) {
+      if (prev.kind === kind) return;
+      throw new EngineerRegistrationError(
+        `${what}: the name is already registered by ${prev.origin}; rename one`,
+      );
+    }
+    this.#kinds.set(kind.name, { kind, origin });
+    this.#version++;
+  }
+
+  /** The kind named `name`, if registered. */
+  get(name: string): EngineerKind | undefined {
+    return this.#kinds.get(name)?.kind;
+  }
+
+  /** Whether `name` is registered. */
+  has(name: string): boolean {
+    return this.#kinds.has(name);
+  }
+
+  /** Registered names, in registration order. */
+  names(): string[] {
+    return [...this.#kinds.keys()];
+  }
+
+  /** Registered kinds, in registration order. */
+  list(): EngineerKind[] {
+    return [...this.#kinds.values()].map((e) => e.kind);
+  }
+
+  /** Grows with each registration (for caches of schemas built from the registry). */
+  get version(): number {
+    return this.#version;
+  }
+
+  /**
+   * Builds the engineer `name` from raw parameters (validated here).
+   *
+   * @throws {EngineerConfigError} for an unknown name or invalid parameters.
+   */
+  create(name: string, params: unknown, env: EngineerEnv): Engineer {
+    const kind = this.get(name);
+    if (kind === undefined) {
+      throw new EngineerConfigError(
+        `Unknown engineer "${name}"; use one of ${this.names().join(", ")}`,
+      );
+    }
+    return createFromKind(kind, params, env);
+  }
+}
+
+/**
+ * Validates `params` against `kind`'s schema (defaults applied) and creates
+ * the engineer.
+ *
+ * @throws {EngineerConfigError} naming each invalid or missing parameter.
+ */
+export function createFromKind(
+  kind: EngineerKind,
+  params: unknown,
+  env: EngineerEnv,
+): Engineer {
+  const r = v.safeParse(kind.params, params ?? {});
+  if (!r.success) {
+    throw new EngineerConfigError(
+      `engineer ${kind.name}: ${
+        r.issues.map((i) => issueText(kind, i)).join("; ")
+      }`,
+    );
+  }
+  return kind.create(r.output, env);
+}
+
+/**
+ * One line for a parameter issue: a missing parameter is named with its
+ * description and how to give it.
+ */
+export function issueText(
+  kind: EngineerKind,
+  issue: v.BaseIssue<unknown>,
+): string {
+  const path = v.getDotPath(issue);
+  const key = issue.path?.[0]?.key;
+  if (
+    issue.path?.length === 1 && issue.input === undefined &&
+    typeof key === "string" && issue.kind === "schema"
+  ) {
+    const d = paramDescription(kind, key);
+    return `missing ${key}${
+      d === undefined ? "" : ` (${d})`
+    }: write engineer: { name: ${kind.name}, ${key}: ... }`;
+  }
+  if (
+    issue.path?.length === 1 && issue.expected === "never" &&
+    typeof key === "string"
+  ) {
+    const known = Object.keys(kind.params.entries);
+    return `unknown parameter "${key}" (the ${kind.name} engineer takes ${
+      known.length === 0 ? "none" : known.join(", ")
+    })`;
+  }
+  return path ? `${path}: ${issue.message}` : issue.message;
 }

@@ -30,6 +30,8 @@ import { components, configId, type EnvConfig } from "../schemas/env_config.ts";
 import { buildMixture, CURRICULUM_DIMS, step } from "./config_ops.ts";
 import type { Engineer, Proposal, ProposeInput } from "./engineer.ts";
 import { hashString, Rng } from "../mapf/rng.ts";
+import * as v from "valibot";
+import type { EngineerKind } from "./engineer_kind.ts";
 
 /** Replay parameters. */
 export const REPLAY_PARAMS = {
@@ -200,3 +202,13 @@ export function replayEngineer(): Engineer {
     },
   };
 }
+
+/** The `replay` engineer kind (no parameters: {@linkcode REPLAY_PARAMS} are fixed). */
+export const engineer: EngineerKind<Record<string, never>> = {
+  name: "replay",
+  description:
+    "level replay by learning potential p(1-p) (PLR/ACCEL): replays two drawn levels and adds an edit of the best-scored one",
+  params: v.strictObject({}),
+  module: import.meta.url,
+  create: () => replayEngineer(),
+};

@@ -56,6 +56,8 @@ import type {
   Proposal,
   ProposeInput,
 } from "./engineer.ts";
+import type { EngineerKind } from "./engineer_kind.ts";
+import * as v from "valibot";
 
 /** Every threshold and weight the rules use. */
 export const RULE_THRESHOLDS = {
@@ -862,3 +864,13 @@ export function rulesEngineer(): Engineer {
     },
   };
 }
+
+/** The `rules` engineer kind (no parameters: {@linkcode RULE_THRESHOLDS} are fixed). */
+export const engineer: EngineerKind<Record<string, never>> = {
+  name: "rules",
+  description:
+    "a transparent rule-based curriculum: named rules read the context's statistics, failures and behaviour",
+  params: v.strictObject({}),
+  module: import.meta.url,
+  create: () => rulesEngineer(),
+};

@@ -13,6 +13,9 @@ import {
   parseEnvConfig,
 } from "../schemas/env_config.ts";
 import type { Engineer, Proposal, ProposeInput } from "./engineer.ts";
+import * as v from "valibot";
+import { EnvConfigSpecSchema } from "../schemas/env_config.ts";
+import type { EngineerKind } from "./engineer_kind.ts";
 
 /**
  * The scripted engineer: proposes `script` whatever the context.
@@ -50,3 +53,20 @@ export function scriptedEngineer(script: unknown): Engineer {
     },
   };
 }
+
+/** The `scripted` engineer kind: `engineer: { name: scripted, script: CONFIG }`. */
+export const engineer: EngineerKind<{ script: unknown }> = {
+  name: "scripted",
+  description:
+    "open-loop control: proposes `script` (usually another run's redesign output) whatever the context",
+  params: v.strictObject({
+    script: v.pipe(
+      EnvConfigSpecSchema,
+      v.description(
+        "the configuration it proposes, usually a reference to another run's redesign, e.g. $config[variant=full,seed=+1]",
+      ),
+    ),
+  }),
+  module: import.meta.url,
+  create: (params) => scriptedEngineer(params.script),
+};

@@ -21,7 +21,7 @@ import type { AnyEnvConfig } from "../schemas/env_config.ts";
 import { drawBoxMixture, type DrBox } from "../engineer/dr.ts";
 import type { Level, MeasuredLevel } from "../engineer/levels.ts";
 import type { LevelIo, TrainedLevel } from "../engineer/plr.ts";
-import type { ProbeScore, Prober } from "../engineer/probe.ts";
+import type { Prober, ProbeScore } from "../engineer/probe.ts";
 
 /** Options shared by the probing rollouts. */
 export interface EngineerRolloutOptions {

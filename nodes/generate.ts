@@ -236,7 +236,10 @@ async function _replayLevels(p: GenerateParams, ctx: NodeContext) {
     streamSeed(p.seed ?? 0, p.stream),
   );
   const lines = instancesToJsonLines(instances);
-  const ref = await ctx.writeBlob(new TextEncoder().encode(lines), INSTANCES_MEDIA);
+  const ref = await ctx.writeBlob(
+    new TextEncoder().encode(lines),
+    INSTANCES_MEDIA,
+  );
   const distinct = new Set(instances.map((i) => i.id)).size;
   const origins: Record<string, number> = { start: 0, new: 0, edit: 0 };
   const byId = new Map(set.levels.map((l) => [l.id, l]));

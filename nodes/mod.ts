@@ -16,7 +16,9 @@ import { kind as train } from "./train.ts";
 import { kind as rollout } from "./rollout.ts";
 import { kind as evaluate } from "./evaluate.ts";
 import { kind as diagnose } from "./diagnose.ts";
-import { kind as redesign } from "./redesign.ts";
+import { redesignKind } from "./redesign.ts";
+import { engineers } from "./engineers.ts";
+import type { EngineerRegistry } from "../engineer/registry.ts";
 import { redesignCommand } from "./redesign_command.ts";
 import { diagnoseCommand } from "./diagnose_command.ts";
 import { generateCommand } from "./generate_command.ts";
@@ -27,18 +29,28 @@ import { trainCommand } from "./train_command.ts";
 import { evaluateCommand } from "./evaluate_command.ts";
 import { reportCommand } from "./report_command.ts";
 
-/** Every domain node kind, in the order `--help` lists them. */
+/**
+ * Every domain node kind, in the order `--help` lists them, with the
+ * `redesign` kind over `registry` (the CLI passes a registry per invocation,
+ * into which plugin modules register their engineers).
+ */
 // deno-lint-ignore no-explicit-any
-export const kinds: readonly NodeKind<any>[] = [
-  // one line per kind, e.g. `generate,` imported from "./generate.ts"
-  generate,
-  policyInit,
-  train,
-  rollout,
-  evaluate,
-  diagnose,
-  redesign,
-];
+export function domainKinds(registry: EngineerRegistry): NodeKind<any>[] {
+  return [
+    // one line per kind, e.g. `generate,` imported from "./generate.ts"
+    generate,
+    policyInit,
+    train,
+    rollout,
+    evaluate,
+    diagnose,
+    redesignKind(registry),
+  ];
+}
+
+/** Every domain node kind, the `redesign` kind over the built-in engineers. */
+// deno-lint-ignore no-explicit-any
+export const kinds: readonly NodeKind<any>[] = domainKinds(engineers);
 
 // deno-lint-ignore no-explicit-any
 type _AnyCommand = Command<any, any, any>;

@@ -27,8 +27,8 @@
 import { Command, Option } from "@commander-js/extra-typings";
 import { UserError } from "@envsmith/engine";
 import { CONTEXT_TYPES } from "../engineer/context.ts";
-import { ENGINEER_NAMES } from "../engineer/engineer.ts";
-import { EngineerConfigError } from "../engineer/registry.ts";
+import { EngineerConfigError } from "../engineer/engineer_kind.ts";
+import { engineers } from "./engineers.ts";
 import { LlmConfigError, LlmError } from "../llm/errors.ts";
 import { type AnyEnvConfig, PRESETS } from "../schemas/env_config.ts";
 import { FindingsError } from "../schemas/findings.ts";
@@ -63,9 +63,10 @@ export function redesignCommand(
       "Propose the next training config from findings (prints the config as JSON on stdout, the rationale on stderr)",
     )
     .addOption(
-      new Option("--engineer <name>", "environment engineer").choices(
-        ENGINEER_NAMES,
-      ).makeOptionMandatory(),
+      new Option(
+        "--engineer <name>",
+        "environment engineer (scripted, blind and exec need parameters: run them in an experiment)",
+      ).choices(engineers.names()).makeOptionMandatory(),
     )
     .addOption(
       new Option("--context <type>", "what the engineer sees").choices(
@@ -190,7 +191,7 @@ export function redesignCommand(
         }
         history = h;
       }
-      let llm: RedesignParams["llm"];
+      let llm: unknown;
       if (o.engineer === "llm") {
         const env = (n: string) => (io.env ?? Deno.env.get)(n) || undefined;
         const gguf = o.gguf ??
@@ -239,20 +240,26 @@ export function redesignCommand(
         llm = r.output;
       }
       const params: RedesignParams = {
-        engineer: o.engineer,
+        engineer: {
+          name: o.engineer,
+          ...(llm === undefined ? {} : {
+            llm,
+            prompt: o.prompt,
+            ...(o.reasks === undefined ? {} : { reasks: o.reasks }),
+          }),
+        },
         context: o.context,
         config: current as RedesignParams["config"],
         findings,
         ...(history === undefined ? {} : { history }),
         ...(o.stage === undefined ? {} : { stage: o.stage }),
         ...(o.budget === undefined ? {} : { budget: o.budget }),
-        ...(o.reasks === undefined ? {} : { reasks: o.reasks }),
-        ...(llm === undefined ? {} : { llm, prompt: o.prompt }),
       };
       let result;
       try {
         result = await redesign(params, o.seed, {
-          cacheDir: `${cacheOf(io, cmd)}/aux/redesign/llm`,
+          engineers,
+          auxDir: `${cacheOf(io, cmd)}/aux/redesign`,
           onEndpointError: "fallback",
         });
       } catch (e) {

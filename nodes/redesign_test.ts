@@ -14,14 +14,20 @@ import {
 import { diagnose, promptDigest } from "../engineer/mod.ts";
 import {
   historyFrom,
-  kind as redesignKind,
-  redesign,
-  RedesignParamsSchema,
+  redesign as redesignWith,
+  redesignKind as redesignKindOver,
+  type RedesignParams,
+  redesignParamsSchema,
 } from "./redesign.ts";
+import { engineers } from "./engineers.ts";
 import { kind as diagnoseKind } from "./diagnose.ts";
 import * as v from "valibot";
 
 const easy = PRESETS.easy;
+const redesignKind = redesignKindOver(engineers);
+const RedesignParamsSchema = redesignParamsSchema(engineers);
+const redesign = (p: RedesignParams, seed: number) =>
+  redesignWith(p, seed, { engineers });
 
 function fakeCtx(dir: string, logs: string[]): NodeContext {
   return {
@@ -109,7 +115,7 @@ Deno.test("redesign: same inputs give the same output; history accepts findings 
 
 Deno.test("redesign kind: the llm prompt digest and an endpoint from the environment enter the key; other engineers add nothing", () => {
   assert.deepEqual(
-    redesignKind.fingerprint!({ engineer: "llm" }, { baseDir: "." }),
+    redesignKind.fingerprint!({ engineer: { name: "llm" } }, { baseDir: "." }),
     { prompts: promptDigest() },
   );
   // Matrix references are substituted before fingerprints: a resolved
@@ -122,11 +128,13 @@ Deno.test("redesign kind: the llm prompt digest and an endpoint from the environ
   try {
     const fp = (model: string) =>
       redesignKind.fingerprint!({
-        engineer: "llm",
-        llm: {
-          base_url_env: "ENVSMITH_TEST_LLM_URL",
-          model,
-          api_key_env: "ENVSMITH_TEST_LLM_KEY",
+        engineer: {
+          name: "llm",
+          llm: {
+            base_url_env: "ENVSMITH_TEST_LLM_URL",
+            model,
+            api_key_env: "ENVSMITH_TEST_LLM_KEY",
+          },
         },
       }, { baseDir: "." });
     assert.deepEqual(fp("m1"), {
@@ -140,8 +148,10 @@ Deno.test("redesign kind: the llm prompt digest and an endpoint from the environ
   assert.throws(
     () =>
       redesignKind.fingerprint!({
-        engineer: "llm",
-        llm: { base_url_env: "ENVSMITH_TEST_LLM_URL", model: "m" },
+        engineer: {
+          name: "llm",
+          llm: { base_url_env: "ENVSMITH_TEST_LLM_URL", model: "m" },
+        },
       }, { baseDir: "." }),
     /ENVSMITH_TEST_LLM_URL, which is not set/,
   );
@@ -169,17 +179,15 @@ nodes:
   good:
     kind: redesign
     with:
-      engineer: llm
+      engineer: { name: llm, llm: { base_url: "${stub.baseURL}", model: good, api_key_env: ${VAR}, max_retries: 0, timeout_ms: 5000 } }
       context: none
       config: { preset: easy }
-      llm: { base_url: "${stub.baseURL}", model: good, api_key_env: ${VAR}, max_retries: 0, timeout_ms: 5000 }
   bad:
     kind: redesign
     with:
-      engineer: llm
+      engineer: { name: llm, llm: { base_url: "${stub.baseURL}", model: bad, api_key_env: ${VAR}, max_retries: 0, timeout_ms: 5000 } }
       context: none
       config: { preset: easy }
-      llm: { base_url: "${stub.baseURL}", model: bad, api_key_env: ${VAR}, max_retries: 0, timeout_ms: 5000 }
 `;
     const file = join(dir, "exp.yaml");
     await Deno.writeTextFile(file, yaml);
@@ -240,8 +248,7 @@ Deno.test("redesign kind with a GGUF model file: the file's digest enters the ke
       Deno.env.set("ENVSMITH_TEST_GGUF", path);
       try {
         return redesignKind.fingerprint!({
-          engineer: "llm",
-          llm: { gguf_env: "ENVSMITH_TEST_GGUF" },
+          engineer: { name: "llm", llm: { gguf_env: "ENVSMITH_TEST_GGUF" } },
         }, { baseDir: dir });
       } finally {
         Deno.env.delete("ENVSMITH_TEST_GGUF");
@@ -256,19 +263,23 @@ Deno.test("redesign kind with a GGUF model file: the file's digest enters the ke
     });
     // The informed prompt is another key.
     assert.notDeepEqual(
-      redesignKind.fingerprint!({ engineer: "llm", prompt: "informed" }, {
+      redesignKind.fingerprint!({
+        engineer: { name: "llm", prompt: "informed" },
+      }, { baseDir: dir }),
+      redesignKind.fingerprint!({ engineer: { name: "llm" } }, {
         baseDir: dir,
       }),
-      redesignKind.fingerprint!({ engineer: "llm" }, { baseDir: dir }),
     );
     // A relative `gguf:` resolves against the experiment file's directory.
     const logs: string[] = [];
     const params = v.parse(RedesignParamsSchema, {
-      engineer: "llm",
+      engineer: {
+        name: "llm",
+        llm: { gguf: "a.gguf", temperature: 1, seed: 4, context_size: 8192 },
+        reasks: 0,
+      },
       context: "none",
       config: easy,
-      llm: { gguf: "a.gguf", temperature: 1, seed: 4, context_size: 8192 },
-      reasks: 0,
     });
     const out = await redesignKind.run(params, fakeCtx(dir, logs));
     const report = out.report as Record<string, unknown>;
@@ -336,9 +347,18 @@ Deno.test("redesign: engineer { name, ...parameters } carries its own inputs; sc
   assert.equal(ruled.report.context, "none");
   assert.match(ruled.rationale, /blind-schedule/);
   // a scripted engineer without a script says what to give
+  const noScript = v.safeParse(RedesignParamsSchema, {
+    engineer: "scripted",
+    config: easy,
+  });
+  assert.ok(!noScript.success);
+  assert.match(
+    noScript.issues[0]!.message,
+    /the scripted engineer needs script: write engineer: \{ name: scripted, script: \.\.\. \}/,
+  );
   await assert.rejects(
-    () => redesign(parse({ engineer: "scripted", config: easy }), 1),
-    /give `script`/,
+    () => redesign({ engineer: "scripted", config: easy }, 1),
+    /missing script/,
   );
   assert.ok(
     !v.safeParse(RedesignParamsSchema, {
