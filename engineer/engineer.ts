@@ -107,9 +107,15 @@ export interface Proposal {
   /**
    * The level buffer of an instance-level engineer (`plr`, `accel`): the
    * next stage trains on levels drawn from it by `replay`; `config` is then
-   * the configuration new levels come from.
+   * the configuration new levels come from. The engineer kind stores it and
+   * gives it as `value`.
    */
   levels?: LevelSetProposal;
+  /**
+   * The redesign node's value when it is not `config` (JSON): the stored
+   * level set of `plr` and `accel`, which the next `generate` draws from.
+   */
+  value?: unknown;
 }
 
 /** An environment engineer. */

@@ -77,6 +77,13 @@ export interface EngineerEnv {
    * policy (`probe`, `plr`, `accel`).
    */
   readonly readBlob?: (ref: { readonly $blob: string }) => Promise<Uint8Array>;
+  /** Writes a blob into the cache (the level set of `plr` and `accel`); given inside a run. */
+  readonly writeBlob?: (
+    bytes: Uint8Array,
+    media: string,
+  ) => Promise<
+    { readonly $blob: string; readonly size: number; readonly media: string }
+  >;
   /**
    * The `config` parameter as given when it is a level set (the buffer a
    * `plr` or `accel` redesign handed to this stage); absent otherwise.

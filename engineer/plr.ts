@@ -347,7 +347,7 @@ export function plrEngineer(options: PlrOptions): Engineer {
           }`,
       });
       return {
-        config: input.config,
+        config: io.source,
         rationale: `${name} engineer: buffer of ${levels.length} levels; ${
           nNew > 0 ? `${nNew} new levels scored; ` : ""
         }${

@@ -15,7 +15,8 @@ import {
 import type { EngineerKind } from "../engineer/engineer_kind.ts";
 import type { EngineerRegistry } from "../engineer/registry.ts";
 import { probe, probeBase } from "./probe_engineer.ts";
-import { accel, plr } from "./plr_engineer.ts";
+import { plr } from "./plr_engineer.ts";
+import { accel } from "./accel_engineer.ts";
 
 /** The built-in engineers that consult a policy (registered from `nodes/`). */
 export const policyEngineers: readonly EngineerKind[] = [

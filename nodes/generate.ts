@@ -53,12 +53,8 @@ import {
 import { mix32 } from "../mapf/rng.ts";
 import { getSuite, SUITE_NAMES } from "../mapf/suites.ts";
 import { parseEnvConfig } from "../schemas/env_config.ts";
-import {
-  ConfigOrLevelSetSchema,
-  drawLevels,
-  isLevelSet,
-  readLevelSet,
-} from "./level_set.ts";
+import { ConfigOrLevelSetSchema, isLevelSet } from "./level_set.ts";
+import { drawLevels, readLevelSet } from "./level_set_io.ts";
 
 /** Media type of instance blobs. */
 export const INSTANCES_MEDIA = "application/x-ndjson";

@@ -24,21 +24,118 @@ import {
   type EngineerKind,
 } from "../engineer/engineer_kind.ts";
 import type { Engineer, Proposal, ProposeInput } from "../engineer/engineer.ts";
-import { BoxSchema, DEFAULT_BOX, type DrBox } from "../engineer/dr.ts";
-import { PLR_DEFAULTS, plrEngineer } from "../engineer/plr.ts";
 import {
-  ACCEL_DEFAULTS,
-  accelEngineer,
-  accelProblem,
-} from "../engineer/accel.ts";
+  BoxSchema,
+  DEFAULT_BOX,
+  drawBoxMixture,
+  type DrBox,
+} from "../engineer/dr.ts";
 import {
-  checkpointLevelIo,
-  type TrainLevelScores,
-} from "./engineer_rollouts.ts";
-import { isLevelSet, readLevelSet } from "./level_set.ts";
+  type LevelIo,
+  PLR_DEFAULTS,
+  plrEngineer,
+  type PlrOptions,
+  type TrainedLevel,
+} from "../engineer/plr.ts";
+import type { Level, MeasuredLevel } from "../engineer/levels.ts";
+import type { Instance } from "../mapf/instance.ts";
+import { generate } from "../mapf/generator.ts";
+import { hashString, Rng } from "../mapf/rng.ts";
+import type { Checkpoint } from "../policy/checkpoint.ts";
+import { type LevelScore, scoreLevels } from "../policy/level_scores.ts";
+import type { RewardSpec } from "../policy/reward.ts";
+import type { AnyEnvConfig } from "../schemas/env_config.ts";
+import { isLevelSet } from "./level_set.ts";
+import { readLevelSet, writeLevelSet } from "./level_set_io.ts";
 import { field } from "./_values.ts";
 import { readCheckpoint, readInstances } from "./policy_io.ts";
 import { RewardParamsSchema } from "./reward_params.ts";
+
+function _seed31(x: number): number {
+  return (x >>> 0) & 0x7fffffff;
+}
+
+function _measured(s: LevelScore): MeasuredLevel {
+  return {
+    episodes: s.episodes,
+    successes: s.successes,
+    agentSteps: s.agentSteps,
+    pvl: s.pvl,
+  };
+}
+
+/** Per-instance training scores as the train node's value carries them. */
+export interface TrainLevelScores {
+  /** Ended episodes per training instance. */
+  episodes: readonly number[];
+  /** Their successes. */
+  successes: readonly number[];
+  /** Acting agent-steps. */
+  steps: readonly number[];
+  /** Positive value loss. */
+  pvl: readonly number[];
+}
+
+/**
+ * The {@linkcode LevelIo} of `plr`/`accel`: the previous buffer, this stage's
+ * training instances with the trainer's scores (aligned with `trained`),
+ * new levels drawn from `box` (16 uniform points a draw, as `dr`) and scored
+ * once each with `ck`.
+ */
+export function checkpointLevelIo(
+  ck: Checkpoint,
+  options: {
+    reward?: Partial<RewardSpec>;
+    buffer: readonly Level[] | null;
+    trained: readonly Instance[];
+    scores: TrainLevelScores;
+    box: DrBox;
+    stage: number;
+    seed: number;
+  },
+): { io: LevelIo; source: AnyEnvConfig } {
+  const { scores, trained } = options;
+  if (scores.pvl.length !== trained.length) {
+    throw new TypeError(
+      `policy.level_scores covers ${scores.pvl.length} instances but envs has ${trained.length}: give this stage's train node as policy and its generate node as envs`,
+    );
+  }
+  const rows: TrainedLevel[] = trained.map((instance, i) => ({
+    instance,
+    measured: {
+      episodes: scores.episodes[i]!,
+      successes: scores.successes[i]!,
+      agentSteps: scores.steps[i]!,
+      pvl: scores.pvl[i]!,
+    },
+  }));
+  const rng = new Rng(options.seed, hashString("plr-source"), options.stage);
+  const source = drawBoxMixture(options.box, 16, rng);
+  const reward = options.reward === undefined ? {} : { reward: options.reward };
+  const io: LevelIo = {
+    buffer: options.buffer,
+    trained: rows,
+    source,
+    fresh(count, seed) {
+      const { instances } = generate(source, { count, seed: _seed31(seed) });
+      const s = scoreLevels(ck, instances, { episodes: 1, seed, ...reward });
+      return Promise.resolve(
+        instances.map((instance, i) => ({
+          instance,
+          measured: _measured(s[i]!),
+        })),
+      );
+    },
+    score(instances, seed) {
+      return Promise.resolve(
+        scoreLevels(ck, instances, { episodes: 1, seed, ...reward }).map(
+          _measured,
+        ),
+      );
+    },
+  };
+  return { io, source };
+}
 
 /** Parameters of `plr` (and, with the edit parameters, `accel`). */
 export interface PlrParams {
@@ -76,7 +173,13 @@ const _required = (name: string, what: string) =>
     v.description(what),
   );
 
-const _int = (name: string, min: number, max: number, what: string) =>
+/** An optional integer parameter with a description. */
+export const intParam = (
+  name: string,
+  min: number,
+  max: number,
+  what: string,
+) =>
   v.optional(v.pipe(
     v.number(`${name} must be an integer in ${min}..${max}`),
     v.integer(`${name} must be an integer in ${min}..${max}`),
@@ -85,7 +188,8 @@ const _int = (name: string, min: number, max: number, what: string) =>
     v.description(what),
   ));
 
-const _plrEntries = {
+/** The parameters shared by `plr` and `accel`. */
+export const plrEntries = {
   policy: _required(
     "policy",
     "this stage's train node ($policy): its checkpoint scores new levels, its level_scores rescore the levels it trained on",
@@ -97,7 +201,7 @@ const _plrEntries = {
       "the box new levels are drawn from (as dr's); default: the range the benchmark suites span",
     ),
   )),
-  buffer: _int(
+  buffer: intParam(
     "buffer",
     1,
     100_000,
@@ -133,29 +237,15 @@ const _plrEntries = {
   )),
 };
 
-const _accelEntries = {
-  ..._plrEntries,
-  edits: _int(
-    "edits",
-    0,
-    4096,
-    `highest-scored replayed levels edited per stage; default ${ACCEL_DEFAULTS.edits}`,
-  ),
-  edit_steps: _int(
-    "edit_steps",
-    1,
-    16,
-    `random edits applied to each; default ${ACCEL_DEFAULTS.editSteps}`,
-  ),
-  max_agents: _int(
-    "max_agents",
-    1,
-    64,
-    `the most agents an add-agent edit makes; default ${ACCEL_DEFAULTS.maxAgents}`,
-  ),
-};
-
-function _create(name: "plr" | "accel") {
+/**
+ * The engineer of a level-replay kind: reads the checkpoint, the training
+ * scores and the incoming buffer, runs `build` (PLR, or ACCEL on top of it)
+ * and stores the buffer as a level set, the node's value.
+ */
+export function levelReplayEngineer(
+  name: string,
+  build: (plr: PlrOptions, params: PlrParams) => Engineer,
+) {
   return (params: PlrParams, env: EngineerEnv): Engineer => ({
     name,
     async propose(input: ProposeInput): Promise<Proposal> {
@@ -194,7 +284,7 @@ function _create(name: "plr" | "accel") {
         seed: input.seed,
         reward,
       });
-      const plr = {
+      const engineer = build({
         io: levels,
         ...(params.buffer === undefined ? {} : { buffer: params.buffer }),
         ...(params.replay_prob === undefined
@@ -202,18 +292,23 @@ function _create(name: "plr" | "accel") {
           : { replayProb: params.replay_prob }),
         ...(params.beta === undefined ? {} : { beta: params.beta }),
         ...(params.rho === undefined ? {} : { rho: params.rho }),
+      }, params);
+      const proposal = await engineer.propose(input);
+      const set = proposal.levels!;
+      const writeBlob = env.writeBlob;
+      if (writeBlob === undefined) {
+        throw new EngineerConfigError(
+          `the ${name} engineer stores a level buffer: run it as a redesign node in an experiment`,
+        );
+      }
+      const origins = { start: 0, new: 0, edit: 0 };
+      for (const l of set.levels) origins[l.origin]++;
+      const { levels: _, ...rest } = proposal;
+      return {
+        ...rest,
+        value: await writeLevelSet(set, writeBlob),
+        report: { levels: { buffer: set.levels.length, origins } },
       };
-      const engineer = name === "plr" ? plrEngineer(plr) : accelEngineer({
-        ...plr,
-        ...(params.edits === undefined ? {} : { edits: params.edits }),
-        ...(params.edit_steps === undefined
-          ? {}
-          : { editSteps: params.edit_steps }),
-        ...(params.max_agents === undefined
-          ? {}
-          : { maxAgents: params.max_agents }),
-      });
-      return await engineer.propose(input);
     },
   });
 }
@@ -223,50 +318,9 @@ export const plr: EngineerKind<PlrParams> = {
   name: "plr",
   description:
     "robust prioritized level replay (PLR⊥): a buffer of instances scored by positive value loss, replayed by rank and staleness; new levels only scored",
-  params: v.strictObject(_plrEntries) as unknown as EngineerKind<
+  params: v.strictObject(plrEntries) as unknown as EngineerKind<
     PlrParams
   >["params"],
   module: import.meta.url,
-  create: _create("plr"),
-};
-
-/** The `accel` engineer kind: PLR⊥ plus edits of high-regret levels. */
-export const accel: EngineerKind<PlrParams> = {
-  name: "accel",
-  description:
-    "ACCEL: robust PLR plus small edits (holes, starts, goals, agents) of the highest-scored replayed levels, each checked solvable",
-  params: v.strictObject(_accelEntries) as unknown as EngineerKind<
-    PlrParams
-  >["params"],
-  module: import.meta.url,
-  fingerprint(params) {
-    // an edit that can never keep a level solvable is refused at plan
-    const p = (params ?? {}) as { box?: unknown; max_agents?: unknown };
-    const box =
-      (typeof p.box === "object" && p.box !== null
-        ? p.box
-        : DEFAULT_BOX) as DrBox;
-    const side = box.size?.[0] ?? 8;
-    const m = typeof p.max_agents === "number"
-      ? p.max_agents
-      : ACCEL_DEFAULTS.maxAgents;
-    const problem = accelProblem(
-      ACCEL_DEFAULTS.edits,
-      ACCEL_DEFAULTS.editSteps,
-      m,
-      side * side,
-    );
-    if (problem !== null) {
-      throw new EngineerConfigError(
-        `engineer accel: ${
-          problem.replace(
-            "the smallest source map",
-            `the smallest map of the box (${side}x${side})`,
-          )
-        }`,
-      );
-    }
-    return null;
-  },
-  create: _create("accel"),
+  create: levelReplayEngineer("plr", (plr) => plrEngineer(plr)),
 };

@@ -8,8 +8,11 @@
  * engineer: { name: probe-base, policy: $start, ... }   # the stage-0 policy
  * ```
  *
- * The rollouts are engineer cost: the redesign report's `engineer_cost`
- * (`episodes`, `agent_steps`), never training experience.
+ * The rollouts (`policy/level_scores.ts`: the checkpoint's TypeScript
+ * forward pass, actions sampled, seeded; fresh instances drawn with the
+ * generator, the same instance seed for every candidate) never train: they
+ * are engineer cost, the redesign report's `engineer_cost` (`episodes`,
+ * `agent_steps`), reported beside the training experience, never in it.
  *
  * @module
  */
@@ -27,9 +30,61 @@ import {
   probeEngineer,
   type Prober,
 } from "../engineer/probe.ts";
-import { checkpointProber } from "./engineer_rollouts.ts";
+import { generate } from "../mapf/generator.ts";
+import type { Checkpoint } from "../policy/checkpoint.ts";
+import { scoreLevels } from "../policy/level_scores.ts";
+import type { RewardSpec } from "../policy/reward.ts";
+import type { ProbeScore } from "../engineer/probe.ts";
 import { readCheckpoint } from "./policy_io.ts";
 import { RewardParamsSchema } from "./reward_params.ts";
+
+function _seed31(x: number): number {
+  return (x >>> 0) & 0x7fffffff;
+}
+
+/**
+ * A {@linkcode Prober}: for each candidate, `instances` fresh instances
+ * (generated with the probe seed), each played `episodes` times by `ck`.
+ */
+export function checkpointProber(
+  ck: Checkpoint,
+  options: {
+    instances: number;
+    episodes: number;
+    reward?: Partial<RewardSpec>;
+  },
+): Prober {
+  return (candidates, seed) => {
+    const out: ProbeScore[] = [];
+    for (const config of candidates) {
+      // the same instance seed for every candidate: paired draws
+      const { instances } = generate(config, {
+        count: options.instances,
+        seed: _seed31(seed),
+      });
+      const scores = scoreLevels(ck, instances, {
+        episodes: options.episodes,
+        seed,
+        ...(options.reward === undefined ? {} : { reward: options.reward }),
+      });
+      let ep = 0, ok = 0, steps = 0, learnable = 0;
+      for (const s of scores) {
+        ep += s.episodes;
+        ok += s.successes;
+        steps += s.agentSteps;
+        if (s.successes > 0 && s.successes < s.episodes) learnable++;
+      }
+      out.push({
+        success: ep > 0 ? ok / ep : 0,
+        learnable: scores.length > 0 ? learnable / scores.length : 0,
+        instances: scores.length,
+        episodes: ep,
+        agentSteps: steps,
+      });
+    }
+    return Promise.resolve(out);
+  };
+}
 
 /** Parameters of `probe` and `probe-base`. */
 export interface ProbeParams {

@@ -54,11 +54,7 @@ import {
   type NodeKind,
   UserError,
 } from "@envsmith/engine";
-import {
-  type AnyEnvConfig,
-  EnvConfigSpecSchema,
-  parseEnvConfig,
-} from "../schemas/env_config.ts";
+import { type AnyEnvConfig, parseEnvConfig } from "../schemas/env_config.ts";
 import { type Findings, parseFindings } from "../schemas/findings.ts";
 import {
   buildContext,
@@ -72,12 +68,7 @@ import {
   type EngineerKind,
 } from "../engineer/engineer_kind.ts";
 import { createFromKind, type EngineerRegistry } from "../engineer/registry.ts";
-import {
-  configOf,
-  ConfigOrLevelSetSchema,
-  isLevelSet,
-  writeLevelSet,
-} from "./level_set.ts";
+import { configOf, ConfigOrLevelSetSchema, isLevelSet } from "./level_set.ts";
 
 const _Context = v.picklist(
   CONTEXT_TYPES,
@@ -387,12 +378,13 @@ export async function redesign(
         ref: { $blob: string },
       ) => Promise<Uint8Array>,
     }),
+    ...(options.writeBlob === undefined
+      ? {}
+      : { writeBlob: options.writeBlob }),
     ...(isLevelSet(params.config) ? { levelSet: params.config } : {}),
   });
   const proposal = await engineer.propose({ context, config: current, seed });
-  const next = parseEnvConfig(
-    proposal.levels === undefined ? proposal.config : proposal.levels.source,
-  );
+  const next = parseEnvConfig(proposal.config);
   const diff = diffConfigs(current, next);
   const report: { [key: string]: Json } = {
     engineer: chosen.name,
@@ -420,17 +412,13 @@ export async function redesign(
     },
     ...(proposal.report as { [key: string]: Json } | undefined),
   };
-  if (proposal.levels !== undefined) {
-    if (options.writeBlob === undefined) {
-      throw new EngineerConfigError(
-        `the ${chosen.name} engineer stores a level buffer: run it as a redesign node in an experiment`,
-      );
-    }
-    const origins = { start: 0, new: 0, edit: 0 };
-    for (const l of proposal.levels.levels) origins[l.origin]++;
-    report.levels = { buffer: proposal.levels.levels.length, origins };
-    const value = await writeLevelSet(proposal.levels, options.writeBlob);
-    return { config: next, rationale: proposal.rationale, report, value };
+  if (proposal.value !== undefined) {
+    return {
+      config: next,
+      rationale: proposal.rationale,
+      report,
+      value: proposal.value as Json,
+    };
   }
   return { config: next, rationale: proposal.rationale, report };
 }
