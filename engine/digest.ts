@@ -244,7 +244,6 @@ export function clearDigestCache(): void {
   _projects.clear();
 }
 
-
 /**
  * The code digest of a set of modules: with one module exactly
  * {@linkcode codeDigest} (so kinds without `codeModules` keep their keys);

@@ -11,7 +11,7 @@
  * (prioritized planning, then CBS up to 4 agents) and gets its reference
  * cost and a horizon with the parent's slack (`ceil(horizon / makespan`
  * of the parent `× makespan` of the child)); an edit that leaves no valid,
- * solvable level is redrawn, up to `tries` times, then the level is skipped
+ * solvable level, or none different from its parent, is redrawn, up to `tries` times, then the level is skipped
  * (counted in the events). Edited levels are scored with the current
  * checkpoint (no learning, engineer cost) and enter the buffer, where
  * replay decides whether they are trained on.
@@ -160,6 +160,12 @@ export function editLevel(
       edits.push(kind);
     }
     if (cur === null) continue;
+    // edits that cancel out (a hole added and removed) are redrawn
+    if (
+      cur.cells.join("/") === parent.cells.join("/") &&
+      JSON.stringify(cur.starts) === JSON.stringify(parent.starts) &&
+      JSON.stringify(cur.goals) === JSON.stringify(parent.goals)
+    ) continue;
     let valid: Instance;
     try {
       valid = validateInstance({ ...cur, id, reference: null });

@@ -101,13 +101,15 @@ export function boxConfig(
   return out as unknown as EnvConfig;
 }
 
+// 6 decimals: coarser rounding would bias narrow ranges (3 decimals put
+// half-weight atoms at the ends of walls 0..0.05)
 function _round(x: number): number {
-  return Math.round(x * 1000) / 1000;
+  return Math.round(x * 1e6) / 1e6;
 }
 
 /**
  * One uniform point of a box: integers uniform over `lo..hi`, reals uniform
- * over `[lo, hi]` (rounded to 3 decimals, as configurations are).
+ * over `[lo, hi]` (rounded to 6 decimals).
  */
 export function sampleBox(
   box: DrBox,
