@@ -161,6 +161,7 @@ const ROLLOUT_FILES: readonly string[] = [
 const DIGEST_FILES: Record<string, readonly string[]> = {
   "exec": [
     "engine/canonical.ts",
+    "engine/child_process.ts",
     "engine/errors.ts",
     "engine/exec_kind.ts",
   ],
@@ -321,6 +322,27 @@ const ENGINEER_FILES: Record<string, readonly string[]> = {
     "engineer/blind.ts",
     "engineer/config_ops.ts",
     "schemas/env_config.ts",
+  ],
+  "exec": [
+    "engineer/config_ops.ts",
+    "engineer/engineer_kind.ts",
+    "engineer/exec.ts",
+    "engineer/reply_check.ts",
+    "engineer/reply_format.ts",
+    "llm/errors.ts",
+    "llm/gbnf.ts",
+    "llm/json_extract.ts",
+    "mapf/generator.ts",
+    "mapf/grid.ts",
+    "mapf/instance.ts",
+    "mapf/map_gen.ts",
+    "mapf/rng.ts",
+    "mapf/solution.ts",
+    "mapf/solve_cbs.ts",
+    "mapf/solve_pp.ts",
+    "mapf/space_time_astar.ts",
+    "schemas/env_config.ts",
+    "schemas/llm.ts",
   ],
   "dr": [
     "engineer/config_ops.ts",
@@ -487,25 +509,8 @@ async function planStatus(dir: string): Promise<Map<string, string>> {
 }
 
 Deno.test("digest: editing mapf/render_svg.ts leaves every cached entry valid; editing mapf/pool.ts invalidates train and what follows", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "envsmith-digest-" });
+  const dir = await projectCopy("envsmith-digest-");
   try {
-    for (
-      const f of [
-        "engine",
-        "mapf",
-        "policy",
-        "engineer",
-        "llm",
-        "schemas",
-        "nodes",
-      ]
-    ) {
-      cpSync(join(ROOT, f), join(dir, f), { recursive: true });
-    }
-    for (const f of ["deno.json", "deno.lock", "mod.ts", "cli.ts"]) {
-      cpSync(join(ROOT, f), join(dir, f));
-    }
-    Deno.symlinkSync(join(ROOT, "node_modules"), join(dir, "node_modules"));
     cpSync(join(ROOT, "experiments/smoke.yaml"), join(dir, "smoke.yaml"));
     const run = await cliIn(dir, ["run", "smoke.yaml", "--jobs", "2"]);
     assert.equal(run.code, 0, run.err);
@@ -538,6 +543,164 @@ Deno.test("digest: editing mapf/render_svg.ts leaves every cached entry valid; e
       } else if (s.startsWith("train ")) {
         assert.match(s, /code of mapf\/pool\.ts changed/, `${id}: ${s}`);
       } else assert.doesNotMatch(s, / cached $/, `${id}: ${s}`);
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+/** A copy of the project in a new directory (for tests that edit code). */
+async function projectCopy(prefix: string): Promise<string> {
+  const dir = await Deno.makeTempDir({ prefix });
+  for (
+    const f of [
+      "engine",
+      "mapf",
+      "policy",
+      "engineer",
+      "llm",
+      "schemas",
+      "nodes",
+    ]
+  ) {
+    cpSync(join(ROOT, f), join(dir, f), { recursive: true });
+  }
+  for (const f of ["deno.json", "deno.lock", "mod.ts", "cli.ts"]) {
+    cpSync(join(ROOT, f), join(dir, f));
+  }
+  Deno.symlinkSync(join(ROOT, "node_modules"), join(dir, "node_modules"));
+  return dir;
+}
+
+/** One stage of the loop with every built-in engineer but exec, and a node after each redesign. */
+const ENGINEERS_YAML = `experiment: engineers
+seed: 7
+matrix:
+  engineer:
+    - { name: rules,    engineer: rules }
+    - { name: random,   engineer: random }
+    - { name: replay,   engineer: replay }
+    - { name: fixed,    engineer: fixed }
+    - { name: scripted, engineer: { name: scripted, script: { preset: medium } } }
+    - { name: blind,    engineer: { name: blind, pace: [{ preset: easy }, { preset: medium }] } }
+    - { name: llm,      engineer: { name: llm, llm: { base_url: "http://127.0.0.1:9/v1", model: m } }, requires_env: [ENVSMITH_TEST_NEVER_SET] }
+nodes:
+  start: { kind: policy.init, with: { hidden: [16], seed: 1 } }
+  curriculum:
+    kind: stages
+    count: 1
+    from: { config: { preset: easy }, policy: $start }
+    each:
+      envs:     { kind: generate, with: { config: $prev.config, count: 16, seed: 1 } }
+      policy:   { kind: train,    with: { policy: $prev.policy, envs: $envs, updates: 2, parallel: 8, steps: 16, minibatch: 64 } }
+      rollouts: { kind: rollout,  with: { policy: $policy, envs: $envs } }
+      findings: { kind: diagnose, with: { rollouts: $rollouts } }
+      config:   { kind: redesign, with: { engineer: $matrix.engineer.engineer, context: full, config: $prev.config, findings: $findings, stage: $stage } }
+  after: { kind: generate, with: { config: $curriculum.config, count: 8, seed: 2 } }
+`;
+
+/** id -> { key, status, why } from `plan --json`. */
+async function planOf(dir: string, file: string) {
+  const r = await cliIn(dir, ["plan", file, "--json"]);
+  assert.equal(r.code, 0, r.err);
+  const nodes = JSON.parse(r.out).nodes as {
+    id: string;
+    key: string;
+    status: string;
+    why: string[];
+  }[];
+  return new Map(nodes.map((n) => [n.id, n]));
+}
+
+Deno.test("digest: editing engineer/rules.ts recomputes only the rules redesign and what follows it; adding an engineer file moves no key", async () => {
+  const dir = await projectCopy("envsmith-engineer-digest-");
+  try {
+    Deno.writeTextFileSync(join(dir, "engineers.yaml"), ENGINEERS_YAML);
+    const run = await cliIn(dir, ["run", "engineers.yaml", "--jobs", "2"]);
+    assert.equal(run.code, 0, run.err);
+    // 1 init + 4 shared stage nodes + 6 redesigns + 6 after (llm skipped)
+    assert.match(run.err, /engineers: 17 computed, 0 cached, 0 failed/);
+    const before = await planOf(dir, "engineers.yaml");
+    assert.equal(before.size, 19);
+
+    // 1. An edit of the rules engineer.
+    Deno.writeTextFileSync(
+      join(dir, "engineer/rules.ts"),
+      "\n/** An edit of the rules engineer. */\nexport const EDITED = 1;\n",
+      { append: true },
+    );
+    const afterRules = await planOf(dir, "engineers.yaml");
+    for (const [id, n] of afterRules) {
+      const was = before.get(id)!;
+      if (id === "curriculum.0.config[engineer=rules]") {
+        assert.equal(n.status, "run", id);
+        assert.match(n.why.join("; "), /code of engineer\/rules\.ts changed/);
+        assert.notEqual(n.key, was.key);
+      } else if (id === "after[engineer=rules]") {
+        assert.equal(n.status, "blocked", id);
+        assert.notEqual(n.key, was.key);
+      } else {
+        // random, replay, fixed, scripted, blind stay cached; llm (skipped
+        // here: no endpoint) keeps its key
+        assert.equal(n.key, was.key, id);
+        assert.equal(n.status, was.status, id);
+      }
+    }
+    assert.equal(afterRules.get("after[engineer=random]")!.status, "cached");
+    assert.equal(
+      afterRules.get("curriculum.0.config[engineer=llm]")!.status,
+      "skipped",
+    );
+
+    // 2. A new engineer: its file and one line in engineer/builtins.ts.
+    Deno.writeTextFileSync(
+      join(dir, "engineer/keep.ts"),
+      `import * as v from "valibot";
+import type { EngineerKind } from "./engineer_kind.ts";
+export const engineer: EngineerKind<Record<string, never>> = {
+  name: "keep",
+  description: "keeps the configuration",
+  params: v.strictObject({}),
+  module: import.meta.url,
+  create: () => ({
+    name: "keep",
+    propose: (input) =>
+      Promise.resolve({ config: input.config, rationale: "kept", events: [], reads: [] }),
+  }),
+};
+`,
+    );
+    const builtins = join(dir, "engineer/builtins.ts");
+    Deno.writeTextFileSync(
+      builtins,
+      Deno.readTextFileSync(builtins)
+        .replace(
+          'import { engineer as exec } from "./exec.ts";',
+          'import { engineer as exec } from "./exec.ts";\nimport { engineer as keep } from "./keep.ts";',
+        )
+        .replace("  exec,\n];", "  exec,\n  keep,\n];"),
+    );
+    const engineers = await cliIn(dir, ["engineers"]);
+    assert.match(engineers.out, /^keep: keeps the configuration$/m);
+    const afterNew = await planOf(dir, "engineers.yaml");
+    for (const [id, n] of afterNew) {
+      assert.equal(n.key, afterRules.get(id)!.key, id);
+    }
+
+    // The control: an edit of the shared redesign code moves every
+    // redesign key (so the checks above can fail).
+    Deno.writeTextFileSync(
+      join(dir, "engineer/context.ts"),
+      "\n/** An edit every redesign runs. */\nexport const EDITED = 1;\n",
+      { append: true },
+    );
+    const afterShared = await planOf(dir, "engineers.yaml");
+    for (const [id, n] of afterShared) {
+      if (id.startsWith("curriculum.0.config")) {
+        assert.notEqual(n.key, afterNew.get(id)!.key, id);
+      } else if (!id.startsWith("after")) {
+        assert.equal(n.key, afterNew.get(id)!.key, id);
+      }
     }
   } finally {
     await Deno.remove(dir, { recursive: true });

@@ -9,8 +9,16 @@ import { Command, CommanderError, Option } from "@commander-js/extra-typings";
 import { resolve } from "node:path";
 import {
   commands as domainCommands,
-  kinds as domainKinds,
+  domainKinds,
+  kinds as defaultDomainKinds,
 } from "./nodes/mod.ts";
+import { projectEngineers } from "./nodes/engineers.ts";
+import {
+  type EngineerKind,
+  paramDescription,
+} from "./engineer/engineer_kind.ts";
+import { requiredParams } from "./engineer/registry.ts";
+import type { EngineerRegistry } from "./engineer/registry.ts";
 import {
   builtinExecutors,
   builtinKinds,
@@ -22,17 +30,21 @@ import {
   type CommandContext,
   consoleOutput,
   CorruptEntryError,
+  type ExecutorKind,
   ExperimentError,
   ExperimentSyntaxError,
   fsProblem,
   importResultsBundle,
   LIMITS,
-  loadKindModules,
+  type LoadedPlugin,
+  loadPlugins,
   missingFileMessage,
   type NodeKind,
   type Output,
   parseLimits,
   planCommand,
+  type PluginHandler,
+  pluginSummary,
   type Reporter,
   runCommand,
   runNodeCommand,
@@ -62,10 +74,13 @@ const ABLATE_FILE = "experiments/ablate-context.yaml";
 
 /**
  * Deno arguments that start this CLI on another machine (the Slurm
- * executor's jobs): the same module, the deno.json beside it, and the extra
- * kind modules of this invocation.
+ * executor's jobs): the same module, the deno.json beside it, and the
+ * extra kind and plugin modules of this invocation.
  */
-function _cliCommand(extraKindModules: readonly string[]): string[] {
+function _cliCommand(
+  extraKindModules: readonly string[],
+  pluginModules: readonly string[] = [],
+): string[] {
   const url = new URL(import.meta.url);
   const main = url.protocol === "file:" ? fromFileUrl(url) : url.href;
   const args = ["run", "-A"];
@@ -78,14 +93,19 @@ function _cliCommand(extraKindModules: readonly string[]): string[] {
   }
   args.push(main);
   for (const m of new Set(extraKindModules)) args.push("--kinds", m);
+  for (const m of new Set(pluginModules)) args.push("--plugins", m);
   return args;
 }
 
 function _executorOption() {
+  // Not a fixed choice: a plugin module may register more executors (an
+  // unknown name is refused with the registered ones).
   return new Option(
     "--executor <name>",
-    "where nodes run: local (this machine) or slurm (one sbatch job per node; the cache must be on a shared file system)",
-  ).choices(builtinExecutors.map((e) => e.name)).env("ENVSMITH_EXECUTOR");
+    `where nodes run: local (this machine) or slurm (one sbatch job per node; the cache must be on a shared file system), or a plugin's executor (built in: ${
+      builtinExecutors.map((e) => e.name).join(", ")
+    })`,
+  ).env("ENVSMITH_EXECUTOR");
 }
 
 /** An experiment file argument: it must exist (else a did-you-mean error). */
@@ -114,12 +134,19 @@ function _int(name: string) {
 interface _Globals {
   cache?: string | undefined;
   kinds?: string[] | undefined;
+  plugins?: string[] | undefined;
   limit?: string[] | undefined;
+}
+
+/** The context of one invocation: the engine's, and this project's engineer registry. */
+export interface ProjectContext extends CommandContext {
+  /** The engineers `engineer:` may name (built-in and the plugins'). */
+  readonly engineers: EngineerRegistry;
 }
 
 /** Builds the commander program; `run` receives the context of each invocation. */
 export function createProgram(
-  makeContext: (globals: _Globals) => Promise<CommandContext>,
+  makeContext: (globals: _Globals) => Promise<ProjectContext>,
   setCode: (code: number) => void,
 ): Command {
   const program = new Command()
@@ -144,6 +171,17 @@ export function createProgram(
     )
     .addOption(
       new Option(
+        "--plugins <module>",
+        "plugin module exporting engineers, kinds and/or executors to register (repeatable; env: comma-separated); experiment files name theirs in plugins:",
+      )
+        .env("ENVSMITH_PLUGINS")
+        .argParser((
+          v: string,
+          prev: string[] | undefined,
+        ) => [...(prev ?? []), ...v.split(",").filter((x) => x)]),
+    )
+    .addOption(
+      new Option(
         "--limit <name=n>",
         `raise a resource limit of experiment files (repeatable; env: comma-separated); names: ${
           LIMITS.map((l) => l.name).join(", ")
@@ -161,7 +199,8 @@ export function createProgram(
 Examples:
   deno task plan experiments/quick.yaml
   deno task run experiments/quick.yaml --jobs 2
-  deno task ablate`,
+  deno task ablate
+  deno task cli engineers --plugins my_engineers.ts   # the engineers and their parameters`,
     );
 
   const env: _Env = {
@@ -178,7 +217,7 @@ Examples:
 /** What the subcommands' actions need. */
 interface _Env {
   /** The context of an invocation. */
-  readonly ctxOf: (cmd: Command) => Promise<CommandContext>;
+  readonly ctxOf: (cmd: Command) => Promise<ProjectContext>;
   /** Sets the exit code. */
   readonly setCode: (code: number) => void;
 }
@@ -344,10 +383,50 @@ function _addInspectCommands(program: Command, { ctxOf, setCode }: _Env): void {
     )
     .action(async (o, cmd) => {
       const ctx = await ctxOf(cmd as unknown as Command);
-      const n = writeExperimentSchema(ctx.kinds, o.out);
-      ctx.output.err(`wrote ${o.out} (${n} node kinds)`);
+      const n = writeExperimentSchema(ctx.kinds, o.out, ctx.executors);
+      ctx.output.err(
+        `wrote ${o.out} (${n} node kinds, ${ctx.engineers.names().length} engineers)`,
+      );
       setCode(0);
     });
+
+  program.command("engineers")
+    .description(
+      "list the registered engineers (built-in and --plugins') with their parameters",
+    )
+    .addHelpText(
+      "after",
+      "\nExamples:\n  deno task cli engineers\n  deno task cli engineers --plugins examples/engineers/keep_engineer.ts",
+    )
+    .action(async (_o, cmd) => {
+      const ctx = await ctxOf(cmd as unknown as Command);
+      for (const p of ctx.plugins ?? []) {
+        ctx.output.out(`plugin ${p.module}: ${pluginSummary(p)}`);
+      }
+      for (const line of engineerListing(ctx.engineers)) ctx.output.out(line);
+      setCode(0);
+    });
+}
+
+/**
+ * The engineers and their parameters, one block each:
+ * `rules: a transparent rule-based curriculum ...` then `  name  description`
+ * per parameter (required ones marked).
+ */
+export function engineerListing(engineers: EngineerRegistry): string[] {
+  const out: string[] = [];
+  for (const e of engineers.list()) {
+    out.push(`${e.name}: ${e.description}`);
+    const required = new Set(requiredParams(e));
+    for (const key of Object.keys(e.params.entries)) {
+      out.push(
+        `  ${key}${required.has(key) ? " (required)" : ""}: ${
+          paramDescription(e, key) ?? ""
+        }`.trimEnd(),
+      );
+    }
+  }
+  return out;
 }
 
 /** `tables`. */
@@ -510,17 +589,45 @@ function _listenForInterrupts(
   };
 }
 
-/** The registered kinds: built-in, domain, given by the caller and loaded from `--kinds` modules (names unique). */
-async function _kinds(
+/** What an invocation registered: kinds, executors, engineers and the plugin modules loaded. */
+interface _Registries {
+  readonly kinds: NodeKind[];
+  // deno-lint-ignore no-explicit-any
+  readonly executors: ExecutorKind<any>[];
+  readonly engineers: EngineerRegistry;
+  readonly handlers: Readonly<Record<string, PluginHandler>>;
+  readonly plugins: readonly LoadedPlugin[];
+}
+
+/** Hands a plugin module's `engineers` to the invocation's engineer registry. */
+function _engineerHandler(registry: EngineerRegistry): PluginHandler {
+  return (value, module) => {
+    if (!Array.isArray(value)) {
+      throw new UserError(
+        `"engineers" must be an array of engineer kinds ({ name, description, params, module, create })`,
+      );
+    }
+    return value.map((e: EngineerKind) => {
+      registry.register(e, module);
+      return e.name;
+    });
+  };
+}
+
+/**
+ * The registries of one invocation: built-in, domain and the caller's
+ * kinds (names unique), a fresh engineer registry with the built-in
+ * engineers, and what the `--kinds` and `--plugins` modules register.
+ */
+async function _registries(
   options: MainOptions,
-  kindModules: readonly string[],
-): Promise<NodeKind[]> {
-  const plugins = await loadKindModules(kindModules);
-  const kinds = [
+  g: _Globals,
+): Promise<_Registries> {
+  const engineers = projectEngineers();
+  const kinds: NodeKind[] = [
     ...builtinKinds,
-    ...domainKinds,
+    ...domainKinds(engineers),
     ...(options.kinds ?? []),
-    ...plugins,
   ];
   const seen = new Map<string, string>();
   for (const k of kinds) {
@@ -537,7 +644,28 @@ async function _kinds(
     }
     seen.set(k.name, k.module);
   }
-  return kinds;
+  const handlers = { engineers: _engineerHandler(engineers) };
+  // deno-lint-ignore no-explicit-any
+  const executors: ExecutorKind<any>[] = [...builtinExecutors];
+  const plugins: LoadedPlugin[] = [];
+  for (
+    const [from, modules] of [
+      ["--kinds", g.kinds ?? []],
+      ["--plugins", g.plugins ?? []],
+    ] as const
+  ) {
+    const set = await loadPlugins(modules, {
+      from,
+      baseDir: Deno.cwd(),
+      kinds,
+      executors,
+      handlers,
+    });
+    kinds.push(...set.kinds);
+    executors.push(...set.executors);
+    plugins.push(...set.modules);
+  }
+  return { kinds, executors, engineers, handlers, plugins };
 }
 
 /** Adds the domain subcommands; one broken factory must not take the engine's commands down. */
@@ -595,10 +723,10 @@ export async function main(
   const output = options.output ?? consoleOutput;
   let code = 0;
   const controller = new AbortController();
-  const makeContext = async (g: _Globals): Promise<CommandContext> => {
-    const kinds = await _kinds(options, g.kinds ?? []);
+  const makeContext = async (g: _Globals): Promise<ProjectContext> => {
+    const r = await _registries(options, g);
     const builtin = new Set(
-      [...builtinKinds, ...domainKinds].map((k) => k.module),
+      [...builtinKinds, ...defaultDomainKinds].map((k) => k.module),
     );
     const extraModules = [
       ...(options.kinds ?? []).map((k) => k.module),
@@ -606,14 +734,21 @@ export async function main(
         m.includes("://") ? m : pathToFileURL(resolve(m)).href
       ),
     ].filter((m) => !builtin.has(m));
+    const pluginModules = (g.plugins ?? []).map((m) =>
+      m.includes("://") ? m : pathToFileURL(resolve(m)).href
+    );
     return {
-      kinds,
+      kinds: r.kinds,
+      executors: r.executors,
+      engineers: r.engineers,
+      pluginHandlers: r.handlers,
+      plugins: r.plugins,
       cache: cacheDir(g.cache),
       ...(g.limit ? { limits: parseLimits(g.limit.join(",")) } : {}),
       output,
       signal: controller.signal,
       interruptible: () => _listenForInterrupts(output, controller),
-      command: _cliCommand(extraModules),
+      command: _cliCommand(extraModules, pluginModules),
       ...(options.reporter ? { reporter: options.reporter } : {}),
     };
   };

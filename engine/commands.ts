@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { dirname } from "node:path";
 import { loadExperiment } from "./experiment.ts";
 import type { Experiment } from "./experiment.ts";
 import { computeKeys } from "./keys.ts";
@@ -32,6 +33,12 @@ import { getField } from "./refs.ts";
 import { didYouMean } from "./suggest.ts";
 import type { Limits } from "./limits.ts";
 import { FileSystemError } from "./fs_errors.ts";
+import {
+  declaredPlugins,
+  type LoadedPlugin,
+  loadPlugins,
+  type PluginHandler,
+} from "./plugins.ts";
 
 /** Where command output goes. */
 export interface Output {
@@ -90,6 +97,13 @@ export interface CommandContext {
    * action, which the cache survives like any kill.
    */
   readonly interruptible?: () => () => void;
+  /**
+   * Named exports of plugin modules the project registers (`engineers` in
+   * envsmith), for experiment files' `plugins:`. Set by `cli.ts`.
+   */
+  readonly pluginHandlers?: Readonly<Record<string, PluginHandler>>;
+  /** Plugin modules loaded from the command line (`--plugins`), shown by `plan`. */
+  readonly plugins?: readonly LoadedPlugin[];
 }
 
 /** The command that reruns `ids` of `file` (with `extra` flags, e.g. `--executor slurm`). */
@@ -112,7 +126,15 @@ export function load(ctx: CommandContext, file: string): Promise<Experiment> {
     ...(ctx.executors ? { executors: ctx.executors } : {}),
     ...(ctx.env ? { env: ctx.env } : {}),
     ...(ctx.limits ? { limits: ctx.limits } : {}),
+    ...(ctx.pluginHandlers ? { pluginHandlers: ctx.pluginHandlers } : {}),
   });
+}
+
+/** What a plugin module registered, in one line: `engineers: a, b; kinds: c`. */
+export function pluginSummary(p: LoadedPlugin): string {
+  return Object.entries(p.registered).map(([what, names]) =>
+    `${what}: ${names.join(", ")}`
+  ).join("; ");
 }
 
 /** Width of the id column: the longest id, between 4 and 48 (no spread: a plan may be large). */
@@ -177,6 +199,9 @@ export async function planCommand(
       _counts(plan.items)
     }`,
   );
+  for (const p of [...(ctx.plugins ?? []), ...(exp.plugins?.modules ?? [])]) {
+    ctx.output.out(`  plugin ${p.module}: ${pluginSummary(p)}`);
+  }
   const width = _idWidth(plan.items);
   for (const it of plan.items) {
     if (it.status === "cached" && options.all === false) continue;
@@ -195,6 +220,38 @@ export async function planCommand(
     );
   }
   return 0;
+}
+
+/**
+ * The node kinds of the `plugins:` of the experiment a job spec names (and
+ * the project's plugin exports, registered on the way), so `run-node KEY`
+ * runs a plugin's node in a process that never loaded the experiment.
+ */
+async function _specPluginKinds(
+  ctx: CommandContext,
+  store: Store,
+  key: string,
+): Promise<readonly NodeKind[]> {
+  let file: string;
+  let text: string;
+  try {
+    file = (JSON.parse(Deno.readTextFileSync(store.jobPath(key))) as {
+      file: string;
+    }).file;
+    text = Deno.readTextFileSync(file);
+  } catch {
+    return []; // jobFromSpec reports a missing spec
+  }
+  const modules = declaredPlugins(text);
+  if (modules.length === 0) return [];
+  const set = await loadPlugins(modules, {
+    from: `${file}: plugins:`,
+    baseDir: dirname(file),
+    kinds: ctx.kinds,
+    executors: ctx.executors ?? builtinExecutors,
+    ...(ctx.pluginHandlers ? { handlers: ctx.pluginHandlers } : {}),
+  });
+  return set.kinds;
 }
 
 /** Prints the failure block of each failed node (DESIGN §11). */
@@ -270,7 +327,10 @@ export async function runCommand(
   let result: RunResult;
   let resumeFlags: string[];
   try {
-    const executor = createExecutor(ctx.executors ?? builtinExecutors, {
+    const executor = createExecutor([
+      ...(ctx.executors ?? builtinExecutors),
+      ...(exp.plugins?.executors ?? []),
+    ], {
       exp,
       store,
       runId,
@@ -408,7 +468,16 @@ export async function runNodeCommand(
         `run-node: "${a}" is not a key (64 hex digits); use run-node FILE NODE_ID`,
       );
     }
-    job = jobFromSpec(store, a, new Map(ctx.kinds.map((k) => [k.name, k])));
+    job = jobFromSpec(
+      store,
+      a,
+      new Map(
+        [...ctx.kinds, ...await _specPluginKinds(ctx, store, a)].map((k) => [
+          k.name,
+          k,
+        ]),
+      ),
+    );
   } else {
     const exp = await load(ctx, a);
     const idx = exp.byId.get(b);

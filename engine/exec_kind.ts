@@ -31,6 +31,7 @@ import {
   resolve,
 } from "node:path";
 import { sha256Hex } from "./canonical.ts";
+import { ChildSpawnError, describeExit, runChild } from "./child_process.ts";
 import { UserError } from "./errors.ts";
 import type { BlobRef, Json, NodeContext, NodeKind } from "./types.ts";
 
@@ -211,54 +212,36 @@ async function _prepare(
   return env;
 }
 
-/** Runs the command (killed on abort or timeout), its output lines to the log; throws with the end of stderr when it fails. */
+/**
+ * Runs the command in its own process group (the timeout, an abort and its
+ * own exit kill the whole group), its output lines to the log (bounded);
+ * throws with the end of stderr when it fails.
+ */
 async function _spawn(
   p: ExecParams,
   ctx: NodeContext,
   env: Record<string, string>,
 ): Promise<void> {
-  const child = new Deno.Command(p.command, {
+  const r = await runChild(p.command, {
     args: p.args.map(String),
     cwd: ctx.workDir,
     env,
-    clearEnv: true,
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  const kill = () => {
-    try {
-      child.kill("SIGKILL");
-    } catch { /* exited */ }
-  };
-  ctx.signal.addEventListener("abort", kill, { once: true });
-  const timer = p.timeout_ms ? setTimeout(kill, p.timeout_ms) : undefined;
-  let tail = "";
-  const pump = async (stream: ReadableStream<Uint8Array>, tag: string) => {
-    let buf = "";
-    for await (const chunk of stream.pipeThrough(new TextDecoderStream())) {
-      buf += chunk;
-      const lines = buf.split("\n");
-      buf = lines.pop()!;
-      for (const l of lines) {
-        ctx.log(`${tag} ${l}`);
-        if (tag === "stderr") tail = (tail + l + "\n").slice(-2000);
-      }
-    }
-    if (buf) ctx.log(`${tag} ${buf}`);
-  };
-  const [status] = await Promise.all([
-    child.status,
-    pump(child.stdout, "stdout"),
-    pump(child.stderr, "stderr"),
-  ]);
-  if (timer !== undefined) clearTimeout(timer);
-  ctx.signal.removeEventListener("abort", kill);
-  if (!status.success) {
+    signal: ctx.signal,
+    ...(p.timeout_ms !== undefined ? { timeoutMs: p.timeout_ms } : {}),
+    stdoutCapBytes: 0,
+    stderrCapBytes: 4000,
+    onLine: (tag, line) => ctx.log(`${tag} ${line}`),
+  }).catch((e) => {
+    throw e instanceof ChildSpawnError ? new UserError(e.message) : e;
+  });
+  if (r.logDropped > 0) {
+    ctx.log(`(${r.logDropped} bytes of output not logged: log cap reached)`);
+  }
+  if (!r.success) {
     throw new Error(
-      `${p.command} exited with ${
-        status.signal ? `signal ${status.signal}` : `code ${status.code}`
-      }${tail ? `; stderr ends:\n${tail.trimEnd()}` : ""}`,
+      describeExit(p.command, r, {
+        ...(p.timeout_ms !== undefined ? { timeoutMs: p.timeout_ms } : {}),
+      }),
     );
   }
 }

@@ -161,3 +161,58 @@ Deno.test("exec: input files must be literal paths inside the experiment directo
     /must be a relative path inside the directory/,
   );
 });
+
+Deno.test("exec: timeout_ms and an interrupted run kill every process the command forked", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "envsmith-exec-" });
+  const alive = (pid: number) => {
+    try {
+      return !/^\d+ \(.*\) Z/.test(Deno.readTextFileSync(`/proc/${pid}/stat`));
+    } catch {
+      return false;
+    }
+  };
+  const pids = async (name: string) => {
+    await new Promise((r) => setTimeout(r, 200)); // reaped by init
+    const text = await Deno.readTextFile(join(dir, name));
+    return text.trim().split(/\s+/).map(Number);
+  };
+  try {
+    const store = new Store(join(dir, "cache"));
+    const file = join(dir, "exp.yaml");
+    const forks = (name: string, timeout: string) =>
+      compileExperiment(
+        file,
+        `experiment: x\nseed: 1\nnodes:\n  a: { kind: exec, with: { command: sh, args: [-c, "echo $$ > ${
+          join(dir, name)
+        }; sleep 60 & echo $! >> ${
+          join(dir, name)
+        }; sleep 60"]${timeout} } }\n`,
+        { kinds: [exec] },
+      );
+    const t0 = performance.now();
+    const exp = forks("p1", ", timeout_ms: 500");
+    const r = await runPlan(makePlan(exp, store), store, { jobs: 1 });
+    assert.ok(performance.now() - t0 < 4000);
+    assert.equal(r.failures.length, 1);
+    assert.match(r.failures[0]!.message, /sh timed out after 500 ms/);
+    const p1 = await pids("p1");
+    assert.equal(p1.length, 2);
+    assert.deepEqual(p1.filter(alive), []);
+    // An abort (what SIGINT/SIGTERM of the run does) stops it as fast.
+    const ac = new AbortController();
+    setTimeout(() => ac.abort(), 500);
+    const t1 = performance.now();
+    const exp2 = forks("p2", "");
+    const r2 = await runPlan(makePlan(exp2, store), store, {
+      jobs: 1,
+      signal: ac.signal,
+    });
+    assert.ok(performance.now() - t1 < 4000, `${performance.now() - t1} ms`);
+    assert.equal(r2.values.get(exp2.byId.get("a")!), undefined);
+    const p2 = await pids("p2");
+    assert.equal(p2.length, 2);
+    assert.deepEqual(p2.filter(alive), []);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

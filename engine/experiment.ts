@@ -26,6 +26,12 @@ import type { Compilation } from "./compile/plain_node.ts";
 import { buildTemplate } from "./compile/references.ts";
 import { collectNodes } from "./compile/stages.ts";
 import { checkTables } from "./table_spec.ts";
+import {
+  declaredPlugins,
+  loadPlugins,
+  type PluginHandler,
+  type PluginSet,
+} from "./plugins.ts";
 
 /** One value of a matrix axis. */
 export interface AxisValue {
@@ -99,6 +105,8 @@ export interface Experiment {
   readonly tables: readonly TableSpec[];
   /** `executor:` when given. */
   readonly executor?: ExecutorSpec;
+  /** What the file's `plugins:` registered (set by {@linkcode loadExperiment}). */
+  readonly plugins?: PluginSet;
 }
 
 /** Options of {@linkcode loadExperiment}. */
@@ -122,6 +130,12 @@ export interface LoadOptions {
    * @default DEFAULT_LIMITS
    */
   readonly limits?: Partial<Limits>;
+  /**
+   * Named exports of plugin modules the project registers (e.g.
+   * `engineers`), for the file's `plugins:`; node kinds and executors are
+   * registered by the engine itself.
+   */
+  readonly pluginHandlers?: Readonly<Record<string, PluginHandler>>;
 }
 
 /**
@@ -156,7 +170,22 @@ export async function loadExperiment(
       `Cannot read experiment file ${file}: ${(e as Error).message}`,
     );
   }
-  return compileExperiment(file, text, options);
+  const modules = declaredPlugins(text);
+  if (modules.length === 0) return compileExperiment(file, text, options);
+  const executors = options.executors ?? builtinExecutors;
+  const plugins = await loadPlugins(modules, {
+    from: `${file}: plugins:`,
+    baseDir: dirname(resolve(file)),
+    kinds: [...options.kinds],
+    executors,
+    ...(options.pluginHandlers ? { handlers: options.pluginHandlers } : {}),
+  });
+  const exp = compileExperiment(file, text, {
+    ...options,
+    kinds: [...options.kinds, ...plugins.kinds],
+    executors: [...executors, ...plugins.executors],
+  });
+  return { ...exp, plugins };
 }
 
 /**

@@ -148,6 +148,13 @@ export const ExperimentFileSchema = v.strictObject({
   experiment: IdSchema,
   seed: v.pipe(v.number(), v.integer()),
   description: v.optional(v.string()),
+  /** Plugin modules (relative to the file), loaded before it is compiled (see `plugins.ts`). */
+  plugins: v.optional(v.pipe(
+    v.array(v.pipe(v.string(), v.minLength(1))),
+    v.description(
+      "TypeScript modules (relative to this file) that export kinds, executors or engineers to register",
+    ),
+  )),
   matrix: v.optional(MatrixSchema),
   /** Checked by the executor its `type` names (see `executor.ts`). */
   executor: v.optional(v.unknown()),

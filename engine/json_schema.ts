@@ -91,16 +91,37 @@ function _hoistDefs(s: _Js, owner: string, definitions: _Js): _Js {
     }
     return out;
   };
+  const added: string[] = [];
+  const merged = new Map<string, string>();
   for (const [key, def] of Object.entries(local)) {
     const ref = `#/$defs/${key}`;
     const body = _allowRefs(rewrite(def) as _Js, true);
     const same = byContent.get(JSON.stringify(body));
     if (same !== undefined) {
+      merged.set(`#/definitions/${names.get(ref)!}`, `#/definitions/${same}`);
       names.set(ref, same);
       continue;
     }
     definitions[names.get(ref)!] = body;
+    added.push(names.get(ref)!);
     byContent.set(JSON.stringify(body), names.get(ref)!);
+  }
+  // A definition rewritten before a later one was found equal to an
+  // existing one still names the later one's own name: point it at the
+  // definition kept.
+  const relink = (x: unknown): unknown => {
+    if (Array.isArray(x)) return x.map(relink);
+    if (x === null || typeof x !== "object") return x;
+    const out: _Js = {};
+    for (const [k, val] of Object.entries(x as _Js)) {
+      out[k] = k === "$ref" && typeof val === "string" && merged.has(val)
+        ? merged.get(val)
+        : relink(val);
+    }
+    return out;
+  };
+  if (merged.size > 0) {
+    for (const name of added) definitions[name] = relink(definitions[name]);
   }
   return rewrite(s) as _Js;
 }
@@ -247,10 +268,12 @@ export function experimentJsonSchema(
 export function writeExperimentSchema(
   kinds: readonly NodeKind[],
   path: string,
+  // deno-lint-ignore no-explicit-any
+  executors: readonly ExecutorKind<any>[] = builtinExecutors,
 ): number {
   Deno.writeTextFileSync(
     path,
-    JSON.stringify(experimentJsonSchema(kinds), null, 2) + "\n",
+    JSON.stringify(experimentJsonSchema(kinds, executors), null, 2) + "\n",
   );
   return kinds.length;
 }

@@ -240,6 +240,7 @@ export {
   type Output,
   planCommand,
   type PlanCommandOptions,
+  pluginSummary,
   printFailures,
   resumeCommand,
   runCommand,
@@ -250,6 +251,14 @@ export {
   statusCommand,
 } from "./commands.ts";
 export { exec, type ExecParams, outputName } from "./exec_kind.ts";
+export {
+  type ChildOptions,
+  type ChildResult,
+  ChildSpawnError,
+  type ChildStream,
+  describeExit,
+  runChild,
+} from "./child_process.ts";
 export {
   buildTable,
   type Cell,
@@ -289,7 +298,16 @@ export {
 } from "./gc.ts";
 export { experimentJsonSchema, writeExperimentSchema } from "./json_schema.ts";
 export { Lock, type LockInfo, type LockOptions, tryLock } from "./lock.ts";
-export { loadKindModules } from "./plugins.ts";
+export {
+  declaredPlugins,
+  loadKindModules,
+  type LoadedPlugin,
+  loadPlugins,
+  type LoadPluginsOptions,
+  type PluginHandler,
+  type PluginSet,
+  pluginUrl,
+} from "./plugins.ts";
 
 import { exec as _exec } from "./exec_kind.ts";
 import type { NodeKind as _NodeKind } from "./types.ts";

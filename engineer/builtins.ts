@@ -25,6 +25,7 @@ import { engineer as replay } from "./replay.ts";
 import { engineer as llm } from "./llm.ts";
 import { engineer as scripted } from "./scripted.ts";
 import { engineer as blind } from "./blind.ts";
+import { engineer as exec } from "./exec.ts";
 import { engineer as dr } from "./dr.ts";
 import { engineer as band } from "./band.ts";
 
@@ -38,6 +39,7 @@ export const builtinEngineers: readonly EngineerKind[] = [
   llm,
   scripted,
   blind,
+  exec,
   dr,
   band,
 ];

@@ -72,6 +72,13 @@ export interface EngineerEnv {
   /** Aborted when the run is cancelled. */
   readonly signal?: AbortSignal;
   /**
+   * Starts programs (the `exec` engineer): argv only, its own process
+   * group, killed whole on timeout or abort, output bounded. The redesign
+   * node passes the engine's child-process runner; engineers never start
+   * processes another way.
+   */
+  readonly runProgram?: ProgramRunner;
+  /**
    * Reads a blob of the cache (a policy's ONNX checkpoint, a generate
    * node's instances): given inside a run, for engineers that consult a
    * policy (`probe`, `plr`, `accel`).
@@ -90,6 +97,63 @@ export interface EngineerEnv {
    */
   readonly levelSet?: unknown;
 }
+
+/** How a program is run (a subset of the engine's child-process options). */
+export interface ProgramRunOptions {
+  /** Arguments (never interpreted by a shell). */
+  readonly args?: readonly string[];
+  /** Working directory. */
+  readonly cwd?: string;
+  /** The child's whole environment (with `clearEnv`). */
+  readonly env?: Readonly<Record<string, string>>;
+  /** Start from an empty environment. */
+  readonly clearEnv?: boolean;
+  /** Written to stdin, which is then closed. */
+  readonly stdin?: string;
+  /** Time limit (ms): the whole process group is killed when reached. */
+  readonly timeoutMs?: number;
+  /** Aborting it kills the process group. */
+  readonly signal?: AbortSignal;
+  /** Captured stdout bytes; past it the tail is kept and the rest counted. */
+  readonly stdoutCapBytes?: number;
+  /** Captured stderr bytes. */
+  readonly stderrCapBytes?: number;
+  /** Receives every output line (for the node log). */
+  readonly onLine?: (stream: "stdout" | "stderr", line: string) => void;
+  /** Bytes of lines given to `onLine` in all. */
+  readonly logCapBytes?: number;
+}
+
+/** How a program ended. */
+export interface ProgramResult {
+  /** Exit code 0 and not stopped. */
+  readonly success: boolean;
+  /** Exit code. */
+  readonly code: number;
+  /** The signal that ended it, if one did. */
+  readonly signal: string | null;
+  /** Stopped at the time limit. */
+  readonly timedOut: boolean;
+  /** Stopped because the signal aborted. */
+  readonly aborted: boolean;
+  /** Captured stdout. */
+  readonly stdout: Uint8Array;
+  /** stdout bytes over the cap, not kept. */
+  readonly stdoutDropped: number;
+  /** Captured stderr. */
+  readonly stderr: Uint8Array;
+  /** Wall time (ms). */
+  readonly ms: number;
+}
+
+/**
+ * Runs a program to its end (rejects only when it cannot be started); the
+ * engine's `runChild` is one.
+ */
+export type ProgramRunner = (
+  command: string,
+  options: ProgramRunOptions,
+) => Promise<ProgramResult>;
 
 /** What `fingerprint` is given besides the parameters. */
 export interface EngineerFingerprintInfo {

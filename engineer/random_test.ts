@@ -1,5 +1,12 @@
 import assert from "node:assert/strict";
-import { configId, parseEnvConfig, PRESETS } from "../schemas/mod.ts";
+import {
+  components,
+  configId,
+  type EnvConfig,
+  parseEnvConfig,
+  PRESETS,
+} from "../schemas/mod.ts";
+import { type CurriculumDim, step } from "./config_ops.ts";
 import { randomEngineer } from "./random.ts";
 import { fixedEngineer } from "./fixed.ts";
 import { buildContext } from "./context.ts";
@@ -41,4 +48,50 @@ Deno.test("random engineer: one seed draws different perturbations at different 
     ids.add(configId(p.config));
   }
   assert.ok(ids.size >= 4, `only ${ids.size} distinct proposals over 6 stages`);
+});
+
+Deno.test("random engineer: one to three dimensions of one component, each one curriculum step, in the order the rationale names", async () => {
+  const counts = new Set<number>();
+  const dirs = new Set<string>();
+  for (let seed = 0; seed < 40; seed++) {
+    const p = await randomEngineer().propose({
+      context,
+      config: PRESETS.medium,
+      seed,
+    });
+    const m = /^random engineer: (.+)\.$/.exec(p.rationale);
+    assert.ok(m, p.rationale);
+    const moves = m[1] === "no effective change (at bounds)"
+      ? []
+      : m[1]!.split(", ").map((x) => x.split(" ") as [CurriculumDim, string]);
+    assert.ok(moves.length <= 3, p.rationale);
+    counts.add(moves.length);
+    let c: EnvConfig = PRESETS.medium;
+    for (const [dim, dir] of moves) {
+      dirs.add(dir);
+      c = step(c, dim, dir === "up" ? 1 : -1);
+    }
+    assert.equal(configId(p.config), configId(c), p.rationale);
+  }
+  assert.deepEqual([...counts].sort(), [1, 2, 3]);
+  assert.deepEqual([...dirs].sort(), ["down", "up"]);
+  // a mixture: exactly one component changes
+  const mix = parseEnvConfig({
+    mixture: [
+      { weight: 0.5, config: PRESETS.easy },
+      { weight: 0.5, config: PRESETS.medium },
+    ],
+  });
+  for (let seed = 0; seed < 10; seed++) {
+    const p = await randomEngineer().propose({ context, config: mix, seed });
+    const before = components(mix).map((x) => configId(x.config));
+    const after = components(p.config).map((x) => configId(x.config));
+    assert.equal(after.length, 2);
+    const changed = after.filter((id, i) => id !== before[i]).length;
+    assert.ok(changed <= 1, p.rationale);
+    if (!p.rationale.includes("no effective change")) {
+      assert.equal(changed, 1, p.rationale);
+      assert.match(p.rationale, /in component [01]\.$/);
+    }
+  }
 });

@@ -164,6 +164,13 @@ export class EngineerRegistry {
   }
 }
 
+/** Keys of an engineer's parameters that are required (parsing `{}` fails on them). */
+export function requiredParams(kind: EngineerKind): string[] {
+  const r = v.safeParse(kind.params, {});
+  if (r.success) return [];
+  return [...new Set(r.issues.map((i) => String(i.path?.[0]?.key ?? "?")))];
+}
+
 /**
  * Validates `params` against `kind`'s schema (defaults applied) and creates
  * the engineer.

@@ -7,7 +7,13 @@ import {
 } from "../schemas/mod.ts";
 import { buildContext } from "./context.ts";
 import { diagnose } from "./diagnose.ts";
-import { replayBuffer, replayEngineer, replayProbabilities } from "./replay.ts";
+import {
+  REPLAY_PARAMS,
+  replayBuffer,
+  replayEngineer,
+  replayProbabilities,
+} from "./replay.ts";
+import { type CurriculumDim, step } from "./config_ops.ts";
 import { slipHoleEpisode, successEpisode } from "./_fixtures.ts";
 import type { Findings } from "../schemas/mod.ts";
 
@@ -120,4 +126,46 @@ Deno.test("replay always adds a new level: an edit at a bound moves elsewhere, a
     }
   }
   assert.ok(rationales.size >= 6, `only ${rationales.size} distinct edits`);
+});
+
+Deno.test("replay edits the best-scored of the levels it drew (ACCEL), by one curriculum step, at weight 0.3", async () => {
+  const history = [
+    { findings: findingsFor(easy, 0.95), config: easy },
+    { findings: findingsFor(a, 0.5), config: a },
+  ];
+  const context = buildContext("full", findingsFor(b, 0.1), b, {
+    history,
+    stage: 2,
+  });
+  const byId = new Map([easy, a, b].map((c) => [configId(c), c]));
+  let distinctScores = 0;
+  for (let seed = 0; seed < 40; seed++) {
+    const p = await replayEngineer().propose({ context, config: b, seed });
+    const m =
+      /replayed (.+); edited (\w+) with (\w+) (harder|easier) \(weight 0\.3\)\.$/
+        .exec(p.rationale);
+    assert.ok(m, p.rationale);
+    const drawn = [...m[1]!.matchAll(/(\w+) \(score ([\d.]+|unseen)/g)].map((
+      x,
+    ) => ({ id: x[1]!, score: x[2] === "unseen" ? 0.25 : Number(x[2]) }));
+    assert.equal(drawn.length, REPLAY_PARAMS.draws);
+    const best = drawn.reduce((x, y) => (y.score > x.score ? y : x));
+    if (drawn[0]!.score !== drawn[1]!.score) distinctScores++;
+    // the edited level is the best-scored drawn one...
+    assert.equal(m[2], best.id, p.rationale);
+    // ...stepped once along the named dimension, added at weight 0.3
+    const edited = step(
+      byId.get(best.id)!,
+      m[3] as CurriculumDim,
+      m[4] === "harder" ? 1 : -1,
+    );
+    assert.ok(isMixture(p.config));
+    const added = p.config.mixture.find((c) =>
+      configId(c.config) === configId(edited)
+    );
+    assert.ok(added, `${p.rationale}: no component ${configId(edited)}`);
+    assert.equal(added.weight, REPLAY_PARAMS.editWeight);
+  }
+  // the check can tell best from worst: most draws differ in score
+  assert.ok(distinctScores >= 30, `${distinctScores}`);
 });

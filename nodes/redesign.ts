@@ -52,6 +52,7 @@ import {
   didYouMean,
   type Json,
   type NodeKind,
+  runChild,
   UserError,
 } from "@envsmith/engine";
 import { type AnyEnvConfig, parseEnvConfig } from "../schemas/env_config.ts";
@@ -67,7 +68,11 @@ import {
   EngineerConfigError,
   type EngineerKind,
 } from "../engineer/engineer_kind.ts";
-import { createFromKind, type EngineerRegistry } from "../engineer/registry.ts";
+import {
+  createFromKind,
+  type EngineerRegistry,
+  requiredParams,
+} from "../engineer/registry.ts";
 import { configOf, ConfigOrLevelSetSchema, isLevelSet } from "./level_set.ts";
 
 const _Context = v.picklist(
@@ -155,14 +160,6 @@ export interface RedesignParams {
   readonly budget?: number | undefined;
 }
 
-/** Keys of an engineer's parameters that are required (parsing `{}` fails). */
-function _required(kind: EngineerKind): string[] {
-  const r = v.safeParse(kind.params, {});
-  if (r.success) return [];
-  const keys = r.issues.map((i) => String(i.path?.[0]?.key ?? "?"));
-  return [...new Set(keys)];
-}
-
 /**
  * The schema of `engineer:`: a registered name (for an engineer without
  * required parameters) or a block `{ name, context?, ...parameters }`
@@ -180,13 +177,13 @@ export function engineerSchema(
   const byName = v.pipe(
     v.picklist(names, (issue) => unknownName(issue.input)),
     v.check(
-      (name) => _required(engineers.get(name)!).length === 0,
+      (name) => requiredParams(engineers.get(name)!).length === 0,
       (issue) => {
         const kind = engineers.get(String(issue.input))!;
         return `the ${kind.name} engineer needs ${
-          _required(kind).join(", ")
+          requiredParams(kind).join(", ")
         }: write engineer: { name: ${kind.name}, ${
-          _required(kind).map((k) => `${k}: ...`).join(", ")
+          requiredParams(kind).map((k) => `${k}: ...`).join(", ")
         } }`;
       },
     ),
@@ -194,37 +191,52 @@ export function engineerSchema(
       `a registered engineer: ${names.join(", ")}`,
     ),
   );
-  const blocks = kinds.map((k) =>
-    v.pipe(
-      v.strictObject({
-        name: v.pipe(v.literal(k.name), v.description(k.description)),
-        context: v.optional(v.pipe(
-          _Context,
-          v.description("what this engineer sees (wins over the node's)"),
-        )),
-        ...k.params.entries,
-      }),
+  const blocks = kinds.map((k) => {
+    const keys = ["context", ...Object.keys(k.params.entries)];
+    return v.pipe(
+      v.strictObject(
+        {
+          name: v.pipe(v.literal(k.name), v.description(k.description)),
+          context: v.optional(v.pipe(
+            _Context,
+            v.description("what this engineer sees (wins over the node's)"),
+          )),
+          ...k.params.entries,
+        },
+        (issue) =>
+          issue.expected === "never"
+            ? `unknown parameter ${
+              JSON.stringify(issue.input)
+            } of the ${k.name} engineer${
+              didYouMean(String(issue.input), keys)
+            } (it takes ${keys.join(", ")})`
+            : "an engineer block is a mapping { name, ...parameters }",
+      ),
       v.description(`${k.name}: ${k.description}`),
-    )
-  );
+    );
+  });
   const block = v.variant(
     "name",
     // deno-lint-ignore no-explicit-any
     blocks as any,
     (issue) =>
-      issue.input !== null && typeof issue.input === "object"
-        ? unknownName((issue.input as { name?: unknown }).name)
-        : `engineer is a name (${
-          names.join(", ")
-        }) or a block { name, ...parameters }`,
+      typeof issue.input === "string"
+        ? unknownName(issue.input)
+        : "an engineer block names its engineer: { name: ENGINEER, ...parameters }",
   );
-  return v.union(
-    [byName, block],
-    (issue) => unknownName(issue.input),
-  ) as unknown as v.GenericSchema<
-    unknown,
-    string | EngineerBlock
-  >;
+  const either = v.union([byName, block]);
+  // A name is checked as a name and a block as a block (one message each,
+  // not both alternatives'); the JSON Schema (which asks with no input)
+  // gets the union of both.
+  return v.lazy((input) =>
+    input === undefined
+      ? either
+      : typeof input === "string"
+      ? byName
+      : input !== null && typeof input === "object" && !Array.isArray(input)
+      ? block
+      : either
+  ) as unknown as v.GenericSchema<unknown, string | EngineerBlock>;
 }
 
 /** The parameter schema of the redesign kind over `engineers`. */
@@ -367,6 +379,7 @@ export async function redesign(
   const engineer = createFromKind(kind, chosen.params, {
     baseDir: options.baseDir ?? ".",
     log: options.log ?? (() => {}),
+    runProgram: runChild,
     ...(options.auxDir === undefined ? {} : { auxDir: options.auxDir }),
     ...(options.env === undefined ? {} : { env: options.env }),
     ...(options.onEndpointError === undefined

@@ -21,6 +21,7 @@ import {
 } from "./redesign.ts";
 import { engineers } from "./engineers.ts";
 import { kind as diagnoseKind } from "./diagnose.ts";
+import { buildContext } from "../engineer/context.ts";
 import * as v from "valibot";
 
 const easy = PRESETS.easy;
@@ -366,4 +367,37 @@ Deno.test("redesign: engineer { name, ...parameters } carries its own inputs; sc
       config: easy,
     }).success,
   );
+});
+
+Deno.test("redesign: the default context is full (history included); the node's context and the engineer block's override it, the block's winning", async () => {
+  const f = findings(0.5);
+  const given = {
+    engineer: "rules",
+    config: easy,
+    findings: f,
+    history: [f],
+    stage: 1,
+  };
+  const fullText = buildContext("full", f, easy, {
+    history: historyFrom([f]),
+    stage: 1,
+  }).text;
+  const byDefault = await redesign(v.parse(RedesignParamsSchema, given), 1);
+  assert.equal(byDefault.report.context, "full");
+  assert.equal(byDefault.report.context_chars, fullText.length);
+  const stats = await redesign(
+    v.parse(RedesignParamsSchema, { ...given, context: "stats" }),
+    1,
+  );
+  assert.equal(stats.report.context, "stats");
+  assert.ok((stats.report.context_chars as number) < fullText.length);
+  const block = await redesign(
+    v.parse(RedesignParamsSchema, {
+      ...given,
+      context: "stats",
+      engineer: { name: "rules", context: "none" },
+    }),
+    1,
+  );
+  assert.equal(block.report.context, "none");
 });
