@@ -39,9 +39,9 @@ export const builtinEngineers: readonly EngineerKind[] = [
   llm,
   scripted,
   blind,
-  exec,
   dr,
   band,
+  exec,
 ];
 
 /** A new registry holding the built-in engineers. */
