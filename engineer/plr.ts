@@ -34,10 +34,8 @@
  * are per stage (the engineer's granularity): the replay probability `p`
  * sets how many new levels are scored per trained instance, scores and
  * staleness are counted in stages, and the first stage trains on source
- * levels (there is nothing to replay yet; every row of a paired table starts
- * there). Because a stage's draws all use one distribution, the source's
- * temperature `β = 0.1` would spend a stage on a handful of levels; `β` and
- * `ρ` were set on the validation split (docs/engineers.md).
+ * levels (there is nothing to replay yet). `β = 0.3` was chosen on the validation split from 0.1, 0.3, 1
+ * and 3; `ρ`, `p` and the buffer size were not tuned (docs/engineers.md).
  *
  * @module
  */
@@ -57,8 +55,8 @@ export const PLR_DEFAULTS = {
   buffer: 1024,
   /** Replay probability p. */
   replayProb: 0.5,
-  /** Rank temperature β. */
-  beta: 1,
+  /** Rank temperature β (chosen on the validation split; docs/engineers.md). */
+  beta: 0.3,
   /** Staleness mixing ρ. */
   rho: 0.3,
 } as const;
@@ -153,7 +151,7 @@ export interface PlrOptions {
   buffer?: number;
   /** Replay probability p. @default {0.5} */
   replayProb?: number;
-  /** Rank temperature β. @default {1} */
+  /** Rank temperature β. @default {0.3} */
   beta?: number;
   /** Staleness mixing ρ. @default {0.3} */
   rho?: number;

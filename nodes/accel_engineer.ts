@@ -6,7 +6,7 @@
  * edited levels (engineer cost, counted in the report's `engineer_cost`).
  *
  * ```yaml
- * engineer: { name: accel, policy: $policy, envs: $envs, edits: 64, edit_steps: 2, max_agents: 8 }
+ * engineer: { name: accel, policy: $policy, envs: $envs, edits: 64, edit_steps: 1, max_agents: 8 }
  * ```
  *
  * @module

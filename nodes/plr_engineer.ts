@@ -5,8 +5,8 @@
  * the checkpoint out on new and edited levels (`policy/level_scores.ts`).
  *
  * ```yaml
- * engineer: { name: plr, policy: $policy, envs: $envs, buffer: 1024, replay_prob: 0.5, beta: 1, rho: 0.3 }
- * engineer: { name: accel, policy: $policy, envs: $envs, edits: 64, edit_steps: 2, max_agents: 8 }
+ * engineer: { name: plr, policy: $policy, envs: $envs, buffer: 1024, replay_prob: 0.5, beta: 0.3, rho: 0.3 }
+ * engineer: { name: accel, policy: $policy, envs: $envs, edits: 64, edit_steps: 1, max_agents: 8 }
  * ```
  *
  * `policy` must be this stage's train node (its checkpoint scores new

@@ -4,7 +4,7 @@
  * out (`policy/level_scores.ts`), which `engineer/` may not import.
  *
  * ```yaml
- * engineer: { name: probe, policy: $policy, candidates: 6, criterion: target, target: 0.5 }
+ * engineer: { name: probe, policy: $policy, candidates: 6, criterion: target, target: 0.3 }
  * engineer: { name: probe-base, policy: $start, ... }   # the stage-0 policy
  * ```
  *
