@@ -31,7 +31,8 @@
  * when the JSON exceeds 64 KiB, otherwise the list itself (read either with
  * {@linkcode loadGenerated}); `config` is the resolved configuration (config
  * runs); `suites` maps suite names to their configurations (suite runs);
- * `summary` has accepted/attempted draws and mean reference cost.
+ * `summary` has accepted/attempted draws and mean reference cost. A draw
+ * from a level set has no `config`; it names the set's `level_source`.
  * Report: the full generation report(s), with rejection counts per reason
  * and per mixture component (per suite for suite runs).
  *
@@ -247,7 +248,8 @@ async function _replayLevels(p: GenerateParams, ctx: NodeContext) {
     value: {
       instances: { $blob: ref.$blob, size: ref.size, media: ref.media },
       count,
-      config: set.source as unknown as Json,
+      // no `config`: the levels come from many stages' configurations
+      level_source: set.source as unknown as Json,
       summary: { count, distinct, buffer: set.levels.length, origins },
     },
     report: { replay: { count, distinct, buffer: set.levels.length, origins } },

@@ -14,9 +14,11 @@
  * `instances` holds the buffer's instances (JSON lines, in the order of
  * `levels`); `replay` is each level's replay probability. `generate` with a
  * level set draws its `count` training instances from the buffer by
- * `replay` (with replacement, seeded by `seed` and `stream`), and its value's
- * `config` is `source`, so `rollout` and `diagnose` see the configuration
- * the levels come from.
+ * `replay` (with replacement, seeded by `seed` and `stream`). Its value has
+ * no `config` (the levels come from many stages' configurations, so a
+ * breakdown by the components of one would misattribute them; `diagnose`
+ * then reads each instance as it is) and carries `source` as
+ * `level_source`.
  *
  * This file is the value's shape (what every redesign accepts as `config`);
  * `level_set_io.ts` stores, reads and draws from it.

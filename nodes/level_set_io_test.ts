@@ -75,7 +75,7 @@ Deno.test("level set: a stage's draw takes only buffer levels, at the replay fre
   );
 });
 
-Deno.test("generate: a level set as config replays count instances from its buffer, and its value's config is the source", async () => {
+Deno.test("generate: a level set as config replays count instances from its buffer; its value names the source but claims no config", async () => {
   const mem = memBlobs();
   const value = await writeLevelSet(
     { levels, replay, source: PRESETS.easy },
@@ -95,11 +95,13 @@ Deno.test("generate: a level set as config replays count instances from its buff
   const val = out.value as unknown as {
     instances: BlobRef;
     count: number;
-    config: unknown;
+    config?: unknown;
+    level_source: unknown;
     summary: { distinct: number; buffer: number };
   };
   assert.equal(val.count, 64);
-  assert.deepEqual(val.config, PRESETS.easy);
+  assert.equal(val.config, undefined);
+  assert.deepEqual(val.level_source, PRESETS.easy);
   assert.equal(val.summary.buffer, 5);
   const lines = new TextDecoder().decode(await mem.readBlob(val.instances))
     .trim().split("\n").map((l) => JSON.parse(l).id as string);
