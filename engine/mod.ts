@@ -300,8 +300,8 @@ export { experimentJsonSchema, writeExperimentSchema } from "./json_schema.ts";
 export { Lock, type LockInfo, type LockOptions, tryLock } from "./lock.ts";
 export {
   declaredPlugins,
-  loadKindModules,
   type LoadedPlugin,
+  loadKindModules,
   loadPlugins,
   type LoadPluginsOptions,
   type PluginHandler,
