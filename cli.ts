@@ -12,11 +12,8 @@ import {
   domainKinds,
   kinds as defaultDomainKinds,
 } from "./nodes/mod.ts";
-import { projectEngineers } from "./nodes/engineers.ts";
-import {
-  type EngineerKind,
-  paramDescription,
-} from "./engineer/engineer_kind.ts";
+import { engineerPluginHandlers, projectEngineers } from "./nodes/engineers.ts";
+import { paramDescription } from "./engineer/engineer_kind.ts";
 import { requiredParams } from "./engineer/registry.ts";
 import type { EngineerRegistry } from "./engineer/registry.ts";
 import {
@@ -599,21 +596,6 @@ interface _Registries {
   readonly plugins: readonly LoadedPlugin[];
 }
 
-/** Hands a plugin module's `engineers` to the invocation's engineer registry. */
-function _engineerHandler(registry: EngineerRegistry): PluginHandler {
-  return (value, module) => {
-    if (!Array.isArray(value)) {
-      throw new UserError(
-        `"engineers" must be an array of engineer kinds ({ name, description, params, module, create })`,
-      );
-    }
-    return value.map((e: EngineerKind) => {
-      registry.register(e, module);
-      return e.name;
-    });
-  };
-}
-
 /**
  * The registries of one invocation: built-in, domain and the caller's
  * kinds (names unique), a fresh engineer registry with the built-in
@@ -644,7 +626,7 @@ async function _registries(
     }
     seen.set(k.name, k.module);
   }
-  const handlers = { engineers: _engineerHandler(engineers) };
+  const handlers = engineerPluginHandlers(engineers);
   // deno-lint-ignore no-explicit-any
   const executors: ExecutorKind<any>[] = [...builtinExecutors];
   const plugins: LoadedPlugin[] = [];

@@ -14,6 +14,7 @@ import {
 } from "../engineer/builtins.ts";
 import type { EngineerKind } from "../engineer/engineer_kind.ts";
 import type { EngineerRegistry } from "../engineer/registry.ts";
+import { type PluginHandler, UserError } from "@envsmith/engine";
 import { probe, probeBase } from "./probe_engineer.ts";
 import { plr } from "./plr_engineer.ts";
 import { accel } from "./accel_engineer.ts";
@@ -37,3 +38,25 @@ export function projectEngineers(): EngineerRegistry {
 
 /** The built-in engineers (a registry shared by library users and tests). */
 export const engineers: EngineerRegistry = projectEngineers();
+
+/**
+ * The handlers of a plugin module's exports this project registers beside
+ * the engine's kinds and executors: `engineers`, into `registry`.
+ */
+export function engineerPluginHandlers(
+  registry: EngineerRegistry,
+): Record<string, PluginHandler> {
+  return {
+    engineers: (value, module) => {
+      if (!Array.isArray(value)) {
+        throw new UserError(
+          `"engineers" must be an array of engineer kinds ({ name, description, params, module, create })`,
+        );
+      }
+      return value.map((e: EngineerKind) => {
+        registry.register(e, module);
+        return e.name;
+      });
+    },
+  };
+}

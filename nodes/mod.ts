@@ -69,5 +69,5 @@ export const commands: readonly ((output?: Output) => _AnyCommand)[] = [
   () => importCommand(),
   () => diagnoseCommand(),
   () => redesignCommand(),
-  (output) => reportCommand(kinds, output),
+  (output) => reportCommand(domainKinds, output),
 ];

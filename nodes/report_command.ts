@@ -22,7 +22,7 @@ import {
   consoleOutput,
   experimentsWithTables,
   importResultsBundle,
-  loadKindModules,
+  loadPlugins,
   missingFileMessage,
   type NodeKind,
   type Output,
@@ -32,6 +32,8 @@ import {
 } from "@envsmith/engine";
 import { buildReport, DEFAULT_REPORT_FILE, secretEnvValues } from "./report.ts";
 import { intFlag } from "./_cli_io.ts";
+import { engineerPluginHandlers, projectEngineers } from "./engineers.ts";
+import type { EngineerRegistry } from "../engineer/registry.ts";
 
 /** Options of {@linkcode runReport}. */
 export interface RunReportOptions {
@@ -94,11 +96,12 @@ export async function runReport(
 }
 
 /**
- * The `report` subcommand; `kinds` are the domain kinds (the engine's
- * built-in kinds and `--kinds` modules are added).
+ * The `report` subcommand; `domainKinds` gives the domain kinds over an
+ * engineer registry (the engine's built-in kinds and the `--kinds` and
+ * `--plugins` modules are added).
  */
 export function reportCommand(
-  kinds: readonly NodeKind[],
+  domainKinds: (engineers: EngineerRegistry) => readonly NodeKind[],
   output: Output = consoleOutput,
 ) {
   return new Command("report")
@@ -132,14 +135,27 @@ export function reportCommand(
       const g = cmd.optsWithGlobals() as {
         cache?: string;
         kinds?: string[];
+        plugins?: string[];
         limit?: string[];
       };
+      // The engineers of this invocation: the built-ins, and the plugins'
+      // (`--plugins`, and each experiment file's `plugins:`).
+      const engineers = projectEngineers();
+      const handlers = engineerPluginHandlers(engineers);
+      const base = [...builtinKinds, ...domainKinds(engineers)];
+      const plugins = await loadPlugins(
+        [...g.kinds ?? [], ...g.plugins ?? []],
+        {
+          from: "--plugins",
+          baseDir: Deno.cwd(),
+          kinds: base,
+          executors: [],
+          handlers,
+        },
+      );
       const ctx: CommandContext = {
-        kinds: [
-          ...builtinKinds,
-          ...kinds,
-          ...await loadKindModules(g.kinds ?? []),
-        ],
+        kinds: [...base, ...plugins.kinds],
+        pluginHandlers: handlers,
         cache: cacheDir(g.cache),
         ...(g.limit ? { limits: parseLimits(g.limit.join(",")) } : {}),
         output,
