@@ -1,7 +1,8 @@
 /**
- * The architecture the code keeps, checked: the engine is a package whose
- * only public door is `@envsmith/engine` (engine/mod.ts) and that imports
- * nothing outside engine/; each kind's code digest covers exactly the files
+ * The architecture the code keeps, checked: the engine is a package reached
+ * only through its doors (the subpath exports of engine/deno.json), that
+ * imports nothing outside engine/, and whose folders form layers without an
+ * import cycle; each kind's code digest covers exactly the files
  * the kind runs (leaf imports, no barrels, no renderers in training kinds);
  * and editing a file no kind runs leaves every cached entry valid.
  *
@@ -11,7 +12,7 @@ import assert from "node:assert/strict";
 import { cpSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { codeDigest, nodeCodeDigest } from "@envsmith/engine";
+import { codeDigest, nodeCodeDigest } from "@envsmith/engine/cache";
 import { allKinds } from "./mod.ts";
 import { builtinEngineers } from "./engineer/builtins.ts";
 import { policyEngineers } from "./nodes/engineers.ts";
@@ -39,14 +40,21 @@ function specifiers(text: string): string[] {
   return out;
 }
 
-Deno.test("architecture: nothing outside engine/ imports an engine file but through @envsmith/engine", () => {
+/** The engine's doors: `@envsmith/engine` and its subpath exports. */
+const ENGINE_DOORS: readonly string[] = Object.keys(
+  (JSON.parse(Deno.readTextFileSync(join(ROOT, "engine/deno.json"))) as {
+    exports: Record<string, string>;
+  }).exports,
+).map((k) => k === "." ? "@envsmith/engine" : `@envsmith/engine${k.slice(1)}`);
+
+Deno.test("architecture: nothing outside engine/ imports an engine file but through its doors", () => {
   const bad: string[] = [];
   for (const file of sourceFiles()) {
     if (file.startsWith("engine/")) continue;
     const fixturesOk = file.endsWith("_test.ts") || file.startsWith("bench/");
     for (const spec of specifiers(Deno.readTextFileSync(join(ROOT, file)))) {
-      if (spec.startsWith("@envsmith/engine/")) {
-        bad.push(`${file}: ${spec} (the package exports only its mod.ts)`);
+      if (spec.startsWith("@envsmith/engine") && !ENGINE_DOORS.includes(spec)) {
+        bad.push(`${file}: ${spec} (not a door: ${ENGINE_DOORS.join(", ")})`);
       }
       if (!spec.startsWith(".")) continue;
       const target = relative(ROOT, resolve(ROOT, dirname(file), spec));
@@ -59,16 +67,20 @@ Deno.test("architecture: nothing outside engine/ imports an engine file but thro
   assert.deepEqual(
     bad,
     [],
-    "import the engine as @envsmith/engine (engine/mod.ts is its only public door)",
+    "import the engine through its doors (engine/deno.json exports), never a file of it",
   );
 });
 
 Deno.test("architecture: the engine imports nothing outside engine/ and only the packages its deno.json maps", () => {
   const config = JSON.parse(
     Deno.readTextFileSync(join(ROOT, "engine/deno.json")),
-  ) as { name: string; exports: string; imports: Record<string, string> };
+  ) as {
+    name: string;
+    exports: Record<string, string>;
+    imports: Record<string, string>;
+  };
   assert.equal(config.name, "@envsmith/engine");
-  assert.equal(config.exports, "./mod.ts");
+  assert.equal(config.exports["."], "./mod.ts");
   const bad: string[] = [];
   for (const file of sourceFiles(join(ROOT, "engine"))) {
     const path = join(ROOT, file);
@@ -89,6 +101,74 @@ Deno.test("architecture: the engine imports nothing outside engine/ and only the
     workspace?: string[];
   };
   assert.deepEqual(root.workspace, ["./engine"]);
+});
+
+/**
+ * The engine's layers, bottom first: a file may import files of its own
+ * folder and of the folders before it, never of one after it. The root
+ * files are the bottom (types, errors, hashing, limits).
+ */
+const ENGINE_LAYERS: readonly string[] = [
+  ".",
+  "compile",
+  "cache",
+  "run",
+  "tables",
+  "cli",
+];
+
+/** The engine folder (layer) of an engine-relative path. */
+function _layerOf(path: string): string {
+  const i = path.indexOf("/");
+  return i < 0 ? "." : path.slice(0, i);
+}
+
+Deno.test("architecture: engine folders form layers with no import cycle between them", () => {
+  const up: string[] = [];
+  const edges = new Map<string, Set<string>>();
+  for (const path of sourceFiles(join(ROOT, "engine"))) {
+    const file = path.slice("engine/".length);
+    // Doors re-export every layer; tests and fixtures may reach anywhere.
+    if (/(^|\/)mod\.ts$|_test\.ts$|(^|\/)_test_util\.ts$/.test(file)) continue;
+    if (file.startsWith("testdata/")) continue;
+    const from = _layerOf(file);
+    assert.ok(ENGINE_LAYERS.includes(from), `engine/${file}: unknown folder`);
+    for (
+      const spec of specifiers(
+        Deno.readTextFileSync(join(ROOT, "engine", file)),
+      )
+    ) {
+      if (!spec.startsWith(".")) continue;
+      const target = relative(
+        join(ROOT, "engine"),
+        resolve(ROOT, "engine", dirname(file), spec),
+      );
+      const to = _layerOf(target);
+      if (to === from) continue;
+      if (!edges.has(from)) edges.set(from, new Set());
+      edges.get(from)!.add(to);
+      if (ENGINE_LAYERS.indexOf(to) > ENGINE_LAYERS.indexOf(from)) {
+        up.push(`engine/${file} (${from}) imports engine/${target} (${to})`);
+      }
+    }
+  }
+  assert.deepEqual(up, [], "a lower layer imports a higher one");
+  // No cycle (implied by the layering; checked directly all the same).
+  const state = new Map<string, "open" | "done">();
+  const visit = (n: string, path: string[]): void => {
+    if (state.get(n) === "done") return;
+    assert.notEqual(
+      state.get(n),
+      "open",
+      `cycle: ${[...path, n].join(" -> ")}`,
+    );
+    state.set(n, "open");
+    for (const m of edges.get(n) ?? []) visit(m, [...path, n]);
+    state.set(n, "done");
+  };
+  for (const n of edges.keys()) visit(n, []);
+  // The layers are real: the top reaches the bottom.
+  assert.ok(edges.get("cli")?.has("compile"));
 });
 
 Deno.test("architecture: engine/ passes deno publish --dry-run but for its license", async () => {
@@ -161,9 +241,9 @@ const ROLLOUT_FILES: readonly string[] = [
 const DIGEST_FILES: Record<string, readonly string[]> = {
   "exec": [
     "engine/canonical.ts",
-    "engine/child_process.ts",
     "engine/errors.ts",
-    "engine/exec_kind.ts",
+    "engine/run/child_process.ts",
+    "engine/run/exec_kind.ts",
   ],
   "generate": [
     "mapf/generator.ts",
@@ -466,7 +546,11 @@ Deno.test("digest coverage: no barrel, renderer or command module in a kind's di
       }
     }
     for (const p of d.packages) {
-      assert.match(p, /^(npm:)?@?[\w./-]+@\d+\.\d+\.\d+$/, `${k.name}: ${p}`);
+      assert.match(
+        p,
+        /^(npm:)?@?[\w./-]+@\d+\.\d+\.\d+(\/[\w/-]+)?$/,
+        `${k.name}: ${p}`,
+      );
     }
   }
   // Only the LLM policy's prompt renderer reaches rollout and evaluate.

@@ -16,43 +16,48 @@ import { engineerPluginHandlers, projectEngineers } from "./nodes/engineers.ts";
 import { paramDescription } from "./engineer/engineer_kind.ts";
 import { requiredParams } from "./engineer/registry.ts";
 import type { EngineerRegistry } from "./engineer/registry.ts";
+import { missingFileMessage } from "@envsmith/engine/suggest";
+import {
+  CorruptEntryError,
+  ExperimentError,
+  ExperimentSyntaxError,
+  UserError,
+} from "@envsmith/engine/errors";
+import { LIMITS, parseLimits } from "@envsmith/engine/limits";
+import type { NodeKind } from "@envsmith/engine/kind";
+import {
+  type LoadedPlugin,
+  loadPlugins,
+  type PluginHandler,
+  writeExperimentSchema,
+} from "@envsmith/engine/compile";
+import { cacheDir } from "@envsmith/engine/cache";
+import { builtinKinds, type Reporter } from "@envsmith/engine/run";
 import {
   builtinExecutors,
-  builtinKinds,
-  cacheDir,
+  type ExecutorKind,
+  registerExecutors,
+} from "@envsmith/engine/executor";
+import {
   cacheExportCommand,
   cacheGcCommand,
   cacheImportCommand,
   cacheVerifyCommand,
   type CommandContext,
   consoleOutput,
-  CorruptEntryError,
-  type ExecutorKind,
-  ExperimentError,
-  ExperimentSyntaxError,
-  fsProblem,
   importResultsBundle,
-  LIMITS,
-  type LoadedPlugin,
-  loadPlugins,
-  missingFileMessage,
-  type NodeKind,
   type Output,
-  parseLimits,
   planCommand,
-  type PluginHandler,
   pluginSummary,
-  type Reporter,
   runCommand,
   runNodeCommand,
-  SHIPPED_BUNDLE,
   showCommand,
   statusCommand,
   tablesCommand,
-  UserError,
-  writeExperimentSchema,
-} from "@envsmith/engine";
+} from "@envsmith/engine/cli";
+import { fsProblem } from "@envsmith/engine";
 import { fileURLToPath as fromFileUrl, pathToFileURL } from "node:url";
+import { EXPERIMENTS_DIR, SHIPPED_BUNDLE } from "./nodes/project_paths.ts";
 
 /** Options of {@linkcode main}. */
 export interface MainOptions {
@@ -65,6 +70,17 @@ export interface MainOptions {
   readonly commands?: readonly ((output?: Output) => Command<any, any, any>)[];
   /** Progress reporter of runs. @default live lines on a terminal, plain lines otherwise */
   readonly reporter?: Reporter;
+  /**
+   * Executors besides the built-in ones, registered as a plugin module's
+   * `executors` export is (names must be new).
+   */
+  // deno-lint-ignore no-explicit-any
+  readonly executors?: readonly ExecutorKind<any>[];
+  /**
+   * Environment lookup of the commands (`requires_env`, and the PATH the
+   * executor's programs are looked up on). @default Deno.env.get
+   */
+  readonly env?: (name: string) => string | undefined;
 }
 
 const ABLATE_FILE = "experiments/ablate-context.yaml";
@@ -94,14 +110,14 @@ function _cliCommand(
   return args;
 }
 
-function _executorOption() {
-  // Not a fixed choice: a plugin module may register more executors (an
-  // unknown name is refused with the registered ones).
+/** `--executor`: its help lists the registered executors (built-in and registered ones). */
+// deno-lint-ignore no-explicit-any
+function _executorOption(executors: readonly ExecutorKind<any>[]) {
   return new Option(
     "--executor <name>",
-    `where nodes run: local (this machine) or slurm (one sbatch job per node; the cache must be on a shared file system), or a plugin's executor (built in: ${
-      builtinExecutors.map((e) => e.name).join(", ")
-    })`,
+    `where nodes run (default: the experiment's executor block, else ${
+      executors[0]?.name ?? "local"
+    }). ${executors.map((e) => `${e.name}: ${e.description}`).join(". ")}.`,
   ).env("ENVSMITH_EXECUTOR");
 }
 
@@ -145,6 +161,8 @@ export interface ProjectContext extends CommandContext {
 export function createProgram(
   makeContext: (globals: _Globals) => Promise<ProjectContext>,
   setCode: (code: number) => void,
+  // deno-lint-ignore no-explicit-any
+  executors: readonly ExecutorKind<any>[] = builtinExecutors,
 ): Command {
   const program = new Command()
     .name("envsmith")
@@ -203,6 +221,7 @@ Examples:
   const env: _Env = {
     ctxOf: (cmd: Command) => makeContext(cmd.optsWithGlobals() as _Globals),
     setCode,
+    executors,
   };
   _addRunCommands(program, env);
   _addInspectCommands(program, env);
@@ -217,10 +236,16 @@ interface _Env {
   readonly ctxOf: (cmd: Command) => Promise<ProjectContext>;
   /** Sets the exit code. */
   readonly setCode: (code: number) => void;
+  /** The registered executors (for `--executor`'s help). */
+  // deno-lint-ignore no-explicit-any
+  readonly executors: readonly ExecutorKind<any>[];
 }
 
 /** `run`, `run-node`, `ablate`. */
-function _addRunCommands(program: Command, { ctxOf, setCode }: _Env): void {
+function _addRunCommands(
+  program: Command,
+  { ctxOf, setCode, executors }: _Env,
+): void {
   program.command("run")
     .description("run every node that is not cached (parallel; resumable)")
     .argument("<file>", "experiment file", _file)
@@ -234,7 +259,7 @@ function _addRunCommands(program: Command, { ctxOf, setCode }: _Env): void {
       "only these nodes (ids, plain ids, groups or * globs) and their inputs",
     )
     .option("--tables", "print the experiment's tables afterwards")
-    .addOption(_executorOption())
+    .addOption(_executorOption(executors))
     .addHelpText(
       "after",
       "\nExamples:\n  deno task run experiments/quick.yaml --jobs 2 --tables\n  deno task run experiments/quick.yaml --executor slurm --cache /shared/envsmith-cache",
@@ -283,7 +308,7 @@ function _addRunCommands(program: Command, { ctxOf, setCode }: _Env): void {
       "nodes in parallel (default: number of cores)",
       _int("--jobs"),
     )
-    .addOption(_executorOption())
+    .addOption(_executorOption(executors))
     .addHelpText("after", "\nExample:\n  deno task ablate --jobs 2")
     .action(async (o, cmd) => {
       try {
@@ -307,7 +332,10 @@ function _addRunCommands(program: Command, { ctxOf, setCode }: _Env): void {
 }
 
 /** `plan`, `status`, `show`, `schema`. */
-function _addInspectCommands(program: Command, { ctxOf, setCode }: _Env): void {
+function _addInspectCommands(
+  program: Command,
+  { ctxOf, setCode, executors }: _Env,
+): void {
   program.command("plan")
     .description(
       "list every node as cached / run / blocked / skipped, and why a node is not cached",
@@ -319,6 +347,7 @@ function _addInspectCommands(program: Command, { ctxOf, setCode }: _Env): void {
     )
     .option("--json", "print JSON")
     .option("--no-cached", "hide cached nodes")
+    .addOption(_executorOption(executors))
     .addHelpText(
       "after",
       "\nExample:\n  deno task plan experiments/quick.yaml --only score",
@@ -327,6 +356,7 @@ function _addInspectCommands(program: Command, { ctxOf, setCode }: _Env): void {
       setCode(
         await planCommand(await ctxOf(cmd as unknown as Command), file, {
           ...(o.only ? { only: o.only } : {}),
+          ...(o.executor ? { executor: o.executor } : {}),
           json: o.json === true,
           all: o.cached !== false,
         }),
@@ -380,7 +410,11 @@ function _addInspectCommands(program: Command, { ctxOf, setCode }: _Env): void {
     )
     .action(async (o, cmd) => {
       const ctx = await ctxOf(cmd as unknown as Command);
-      const n = writeExperimentSchema(ctx.kinds, o.out, ctx.executors);
+      const n = writeExperimentSchema(
+        ctx.kinds,
+        o.out,
+        ctx.executors ?? builtinExecutors,
+      );
       ctx.output.err(
         `wrote ${o.out} (${n} node kinds, ${ctx.engineers.names().length} engineers)`,
       );
@@ -451,7 +485,10 @@ function _addTableCommands(program: Command, { ctxOf, setCode }: _Env): void {
       if (o.import !== undefined) await importResultsBundle(ctx, o.import);
       files ??= [];
       setCode(
-        await tablesCommand(ctx, files, o.out ? { out: o.out } : {}),
+        await tablesCommand(ctx, files, {
+          experimentsDir: EXPERIMENTS_DIR,
+          ...(o.out ? { out: o.out } : {}),
+        }),
       );
     });
 }
@@ -604,6 +641,8 @@ interface _Registries {
 async function _registries(
   options: MainOptions,
   g: _Globals,
+  // deno-lint-ignore no-explicit-any
+  registered: readonly ExecutorKind<any>[],
 ): Promise<_Registries> {
   const engineers = projectEngineers();
   const kinds: NodeKind[] = [
@@ -628,7 +667,7 @@ async function _registries(
   }
   const handlers = engineerPluginHandlers(engineers);
   // deno-lint-ignore no-explicit-any
-  const executors: ExecutorKind<any>[] = [...builtinExecutors];
+  const executors: ExecutorKind<any>[] = [...registered];
   const plugins: LoadedPlugin[] = [];
   for (
     const [from, modules] of [
@@ -644,7 +683,9 @@ async function _registries(
       handlers,
     });
     kinds.push(...set.kinds);
-    executors.push(...set.executors);
+    // loadPlugins checked that each has `create`: they are executor kinds.
+    // deno-lint-ignore no-explicit-any
+    executors.push(...set.executors as readonly ExecutorKind<any>[]);
     plugins.push(...set.modules);
   }
   return { kinds, executors, engineers, handlers, plugins };
@@ -705,8 +746,26 @@ export async function main(
   const output = options.output ?? consoleOutput;
   let code = 0;
   const controller = new AbortController();
+  // deno-lint-ignore no-explicit-any
+  let executors: ExecutorKind<any>[];
+  try {
+    // The built-in executors go through the same registration as a
+    // plugin module's.
+    executors = registerExecutors(
+      registerExecutors(
+        [],
+        builtinExecutors,
+        "engine/run/executors/builtin.ts",
+      ),
+      options.executors ?? [],
+      "main(): options.executors",
+    );
+  } catch (e) {
+    output.err((e as Error).message);
+    return 2;
+  }
   const makeContext = async (g: _Globals): Promise<ProjectContext> => {
-    const r = await _registries(options, g);
+    const r = await _registries(options, g, executors);
     const builtin = new Set(
       [...builtinKinds, ...defaultDomainKinds].map((k) => k.module),
     );
@@ -731,10 +790,11 @@ export async function main(
       signal: controller.signal,
       interruptible: () => _listenForInterrupts(output, controller),
       command: _cliCommand(extraModules, pluginModules),
+      ...(options.env ? { env: options.env } : {}),
       ...(options.reporter ? { reporter: options.reporter } : {}),
     };
   };
-  const program = createProgram(makeContext, (c) => (code = c));
+  const program = createProgram(makeContext, (c) => (code = c), executors);
   _addDomainCommands(program, options, output);
   _configure(program, output);
   try {

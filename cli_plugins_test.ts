@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { main } from "./cli.ts";
 import { engineers as builtinEngineers } from "./nodes/engineers.ts";
-import { SilentReporter } from "@envsmith/engine";
+import { SilentReporter } from "@envsmith/engine/run";
 
 async function cli(args: string[]) {
   const out: string[] = [], err: string[] = [];
@@ -21,7 +21,6 @@ async function cli(args: string[]) {
 
 /** A plugin a user writes: it imports only valibot and the engine's door. */
 const PLUGIN = `import * as v from "valibot";
-import { builtinExecutors } from "@envsmith/engine";
 
 export const engineers = [{
   name: "agentsplus",

@@ -11,14 +11,14 @@ import assert from "node:assert/strict";
 import { SMOKE_NODES, smokeYaml } from "./experiments/smoke.ts";
 import { join } from "node:path";
 import { main } from "./cli.ts";
+import { canonicalJson } from "@envsmith/engine/hash";
+import { readManifest, Store } from "@envsmith/engine/cache";
+import { SilentReporter } from "@envsmith/engine/run";
 import {
-  canonicalJson,
-  readManifest,
-  SilentReporter,
+  builtinExecutors,
   type SlurmExecutorSpec,
   slurmUnavailable,
-  Store,
-} from "@envsmith/engine";
+} from "@envsmith/engine/executor";
 import { kinds as testKinds } from "./engine/testdata/kinds.ts";
 
 const UNAVAILABLE = await slurmUnavailable();
@@ -284,7 +284,7 @@ Deno.test("docs/cluster.md: its executor block is valid with the registered kind
   const exp = compileExperiment(
     "docs/cluster.md",
     `experiment: x\nseed: 1\n${block}nodes:\n  a: { kind: generate, with: { suites: [base], split: test, per_suite: 2 } }\n`,
-    { kinds: allKinds },
+    { kinds: allKinds, executors: builtinExecutors },
   );
   assert.equal(exp.executor?.type, "slurm");
   const spec = exp.executor as SlurmExecutorSpec;

@@ -3,7 +3,8 @@ import { join } from "node:path";
 import type { Command } from "@commander-js/extra-typings";
 import { createProgram, main } from "./cli.ts";
 import { commands as domainCommands } from "./nodes/mod.ts";
-import { readManifest, SilentReporter, Store } from "@envsmith/engine";
+import { readManifest, Store } from "@envsmith/engine/cache";
+import { SilentReporter } from "@envsmith/engine/run";
 import { kinds as testKinds } from "./engine/testdata/kinds.ts";
 
 const ROOT = new URL(".", import.meta.url).pathname;

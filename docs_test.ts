@@ -13,7 +13,7 @@ import Ajv from "ajv";
 import addFormats from "ajv-formats";
 import { parse } from "yaml";
 import type { Command } from "@commander-js/extra-typings";
-import { compileExperiment, EXPERIMENT_KEYS } from "@envsmith/engine";
+import { compileExperiment, EXPERIMENT_KEYS } from "@envsmith/engine/compile";
 import { allKinds } from "./mod.ts";
 import { createProgram } from "./cli.ts";
 import { commands as domainCommands } from "./nodes/mod.ts";

@@ -13,8 +13,8 @@
  *
  * @module
  */
-import { builtinKinds } from "@envsmith/engine";
-import type { NodeKind } from "@envsmith/engine";
+import type { NodeKind } from "@envsmith/engine/kind";
+import { builtinKinds } from "@envsmith/engine/run";
 import { kinds as domainKinds } from "./nodes/mod.ts";
 
 export * from "@envsmith/engine";

@@ -3,7 +3,7 @@ import {
   compileExperiment,
   EXPERIMENT_KEYS,
   TABLE_KEYS,
-} from "@envsmith/engine";
+} from "@envsmith/engine/compile";
 import { allKinds } from "./mod.ts";
 
 const readme = Deno.readTextFileSync(new URL("./README.md", import.meta.url));

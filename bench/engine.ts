@@ -12,13 +12,9 @@
  * @module
  */
 import { join } from "node:path";
-import {
-  compileExperiment,
-  makePlan,
-  runPlan,
-  SilentReporter,
-  Store,
-} from "@envsmith/engine";
+import { compileExperiment } from "@envsmith/engine/compile";
+import { Store } from "@envsmith/engine/cache";
+import { makePlan, runPlan, SilentReporter } from "@envsmith/engine/run";
 import { kinds } from "../engine/testdata/kinds.ts";
 
 const CONTEXTS = ["none", "stats", "failures", "behavior", "full"];

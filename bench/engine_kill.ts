@@ -10,7 +10,7 @@
  * @module
  */
 import { join } from "node:path";
-import { listManifests, readManifest, Store } from "@envsmith/engine";
+import { listManifests, readManifest, Store } from "@envsmith/engine/cache";
 
 const kills = Number(Deno.args[0] ?? 10);
 const root = new URL("..", import.meta.url).pathname;

@@ -4,7 +4,7 @@
  * evaluate it on held-out `easy` instances, the `base` suite and the `hard`
  * preset.
  *
- * Targets (issue 4): >= 0.95 success on `easy` and >= 0.80 on `base` within
+ * Targets: >= 0.95 success on `easy` and >= 0.80 on `base` within
  * 5 minutes; `hard` is reported.
  *
  * - Training instances: 4000 `easy` instances, generator seed `--seed`.

@@ -24,17 +24,16 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { allKinds } from "../mod.ts";
 import { fileURLToPath } from "node:url";
+import { SilentReporter } from "@envsmith/engine/run";
 import {
-  type CommandContext,
   commandSlurmClient,
   local,
-  runCommand,
   runCommandLine,
-  SilentReporter,
   type SlurmClient,
   slurmExecutorKind,
   slurmUnavailable,
-} from "@envsmith/engine";
+} from "@envsmith/engine/executor";
+import { type CommandContext, runCommand } from "@envsmith/engine/cli";
 import { kinds as testKinds } from "../engine/testdata/kinds.ts";
 
 const { values: args } = parseArgs({

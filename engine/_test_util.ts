@@ -4,10 +4,14 @@
  * @module
  */
 import { join } from "node:path";
-import { compileExperiment, type Experiment } from "./experiment.ts";
-import { makePlan } from "./plan.ts";
-import { runPlan, type RunPlanOptions, type RunResult } from "./scheduler.ts";
-import { Store } from "./store.ts";
+import { compileExperiment, type Experiment } from "./compile/experiment.ts";
+import { makePlan } from "./run/plan.ts";
+import {
+  runPlan,
+  type RunPlanOptions,
+  type RunResult,
+} from "./run/scheduler.ts";
+import { Store } from "./cache/store.ts";
 import { kinds } from "./testdata/kinds.ts";
 import type { NodeKind } from "./types.ts";
 

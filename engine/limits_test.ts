@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { compileExperiment, loadExperiment } from "./experiment.ts";
+import { compileExperiment, loadExperiment } from "./compile/experiment.ts";
 import {
   type Diagnostic,
   ExperimentError,

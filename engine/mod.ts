@@ -3,15 +3,35 @@
  * experiment file, validate it, expand its variants into a static graph,
  * key every node by content, plan against the cache, run what is missing
  * (in parallel, heavy kinds in workers, or on Slurm), and build tables from
- * cached results. This module is the package's only public door: code
- * outside `engine/` imports `@envsmith/engine` and nothing else of it.
+ * cached results. This module is the small common surface; the parts
+ * have doors of their own, by concern, as subpath exports of the package:
+ *
+ * | door | what |
+ * | --- | --- |
+ * | `@envsmith/engine` | this surface: types, errors, load/compile, keys, plan, run, store |
+ * | `@envsmith/engine/kind` | writing a node kind: {@linkcode NodeKind}, its context, references |
+ * | `@envsmith/engine/hash` | canonical JSON and sha256 |
+ * | `@envsmith/engine/suggest` | "did you mean" and edit distance |
+ * | `@envsmith/engine/errors` | the typed errors |
+ * | `@envsmith/engine/limits` | the limits of what a file may ask for |
+ * | `@envsmith/engine/compile` | the compiler and the JSON Schema |
+ * | `@envsmith/engine/cache` | keys, digests, store, manifests, bundles, gc |
+ * | `@envsmith/engine/run` | plan, scheduler, jobs, progress, the `exec` kind |
+ * | `@envsmith/engine/executor` | executors: the interface, `local`, `slurm` |
+ * | `@envsmith/engine/tables` | tables, comparisons, statistics |
+ * | `@envsmith/engine/cli` | the commands a project's CLI wires up |
+ *
+ * Code outside `engine/` imports these doors and never an engine file.
+ * Inside, the folders form layers, each importing only those below it:
+ * the root files (types, errors, hashing, limits) at the bottom, then
+ * `compile/`, `cache/`, `run/`, `tables/` and `cli/`.
  *
  * Node kinds implement {@linkcode NodeKind}; the engine never imports domain
  * code: `cli.ts` passes the registered kinds in.
  *
  * For kind authors:
  * - Import the engine's types with `import type { ... } from
- *   "@envsmith/engine"`: type imports are erased, so they never enter the
+ *   "@envsmith/engine/kind"`: type imports are erased, so they never enter the
  *   kind's code digest. Import the leaf files the kind runs, never a barrel
  *   (`mod.ts`): a kind's module graph is digested into every key of the
  *   kind, so a barrel would invalidate its cache whenever any file behind
@@ -59,40 +79,6 @@ export type {
   NodeResult,
 } from "./types.ts";
 export {
-  type Axis,
-  type AxisValue,
-  compileExperiment,
-  type Experiment,
-  type GraphNode,
-  loadExperiment,
-  type LoadOptions,
-} from "./experiment.ts";
-export {
-  type ExecutorSpec,
-  EXPERIMENT_KEYS,
-  TABLE_KEYS,
-  type TableColumn,
-  type TableCompare,
-  type TableSpec,
-} from "./experiment_schema.ts";
-export { type FieldPath, getField, InputRef, type Resolvable } from "./refs.ts";
-export {
-  asFileSystemError,
-  cacheAdvice,
-  FileSystemError,
-  type FsProblem,
-  fsProblem,
-  onDisk,
-} from "./fs_errors.ts";
-export {
-  DEFAULT_LIMITS,
-  type LimitInfo,
-  LIMITS,
-  type Limits,
-  parseLimits,
-  resolveLimits,
-} from "./limits.ts";
-export {
   CorruptEntryError,
   type Diagnostic,
   type DiagnosticCode,
@@ -102,232 +88,30 @@ export {
   UserError,
 } from "./errors.ts";
 export {
-  computeKeys,
-  explainChange,
-  KEY_FORMAT,
-  type KeyComponents,
-  type NodeKey,
-  type PreviousKey,
-  seedOfKey,
-} from "./keys.ts";
-export {
   canonicalJson,
   hashJson,
   sha256Hex,
   UnhashableError,
 } from "./canonical.ts";
+export { didYouMean, missingFileMessage, suggest } from "./suggest.ts";
 export {
-  didYouMean,
-  editDistance,
-  missingFileMessage,
-  suggest,
-} from "./suggest.ts";
+  asFileSystemError,
+  cacheAdvice,
+  FileSystemError,
+  type FsProblem,
+  fsProblem,
+  onDisk,
+} from "./fs_errors.ts";
 export {
-  clearDigestCache,
-  type CodeDigest,
-  codeDigest,
-  DigestError,
-  modulesDigest,
-  nodeCodeDigest,
-} from "./digest.ts";
-export {
-  blobsIn,
-  cacheDir,
-  DEFAULT_CACHE,
-  type Entry,
-  type ImportMark,
-  Store,
-  tmpName,
-  tmpOwner,
-} from "./store.ts";
-export {
-  latestManifest,
-  listManifests,
-  type Manifest,
-  type ManifestNode,
-  type NodeStatus,
-  readManifest,
-} from "./manifest.ts";
-export {
-  makePlan,
-  type Plan,
-  type PlanItem,
-  type PlanOptions,
-  type PlanStatus,
-  selectNodes,
-} from "./plan.ts";
-export {
-  displayParams,
-  ReadyQueue,
-  resolveJob,
-  runManifest,
-  runPlan,
-  type RunPlanOptions,
-  type RunResult,
-} from "./scheduler.ts";
-export { EntryMap } from "./entry_map.ts";
-export {
-  claimKey,
-  type ClaimOptions,
-  executeJob,
-  type ExecuteOptions,
-  type Job,
-  type JobOutcome,
-  type JobRunner,
-  NodeFailure,
-  type NodeFailureOptions,
-} from "./job.ts";
-export { jobFromSpec, type JobSpec, writeJobSpec } from "./job_spec.ts";
-export {
-  type BlockIssues,
-  builtinExecutors,
-  createExecutor,
-  type Executor,
-  type ExecutorKind,
-  type ExecutorRun,
-} from "./executor.ts";
-export {
-  local,
-  localExecutor,
-  type LocalExecutorOptions,
-  type LocalExecutorSpec,
-} from "./executors/local.ts";
-export {
-  slurm,
-  SlurmExecutor,
-  slurmExecutorKind,
-  type SlurmExecutorKindOptions,
-  type SlurmExecutorOptions,
-} from "./executors/slurm.ts";
-export {
-  type SlurmExecutorSpec,
-  type SlurmResources,
-} from "./executors/slurm_spec.ts";
-export {
-  commandSlurmClient,
-  type JobInfo,
-  type QueueState,
-  runCommandLine,
-  type SlurmClient,
-  SlurmCommandError,
-  slurmUnavailable,
-} from "./executors/slurm_client.ts";
-export {
-  defaultReporter,
-  formatDuration,
-  PlainReporter,
-  ProgressFileReporter,
-  type Reporter,
-  SilentReporter,
-  TtyReporter,
-} from "./progress.ts";
-export {
-  estimateNode,
-  formatRunSnapshot,
-  type NodeTimes,
-  nodeTimes,
-  type OutlineNode,
-  progressBar,
-  type RunOutline,
-  runOutline,
-  RunProgress,
-  type RunSnapshot,
-} from "./run_progress.ts";
-export {
-  type CommandContext,
-  consoleOutput,
-  load,
-  type Output,
-  planCommand,
-  type PlanCommandOptions,
-  pluginSummary,
-  printFailures,
-  resumeCommand,
-  runCommand,
-  type RunCommandOptions,
-  runNodeCommand,
-  showCommand,
-  type ShowOptions,
-  statusCommand,
-} from "./commands.ts";
-export { exec, type ExecParams, outputName } from "./exec_kind.ts";
-export {
-  type ChildOptions,
-  type ChildResult,
-  ChildSpawnError,
-  type ChildStream,
-  describeExit,
-  runChild,
-} from "./child_process.ts";
-export {
-  buildTable,
-  type Cell,
-  formatCell,
-  type Lookup,
-  type Sample,
-  type Table,
-  tableCsv,
-  tableMarkdown,
-  tableNotes,
-} from "./tables.ts";
-export {
-  buildTables,
-  DEFAULT_TABLES_DIR,
-  experimentsWithTables,
-  importResultsBundle,
-  SHIPPED_BUNDLE,
-  tablesCommand,
-} from "./tables_command.ts";
-export {
-  BUNDLE_HEADER,
-  cacheExportCommand,
-  cacheImportCommand,
-  exportBundle,
-  type ExportOptions,
-  importBundle,
-  type ImportOptions,
-  type ImportResult,
-} from "./bundle.ts";
-export {
-  cacheGcCommand,
-  cacheVerifyCommand,
-  gc,
-  type GcResult,
-  verifyCache,
-  type VerifyResult,
-} from "./gc.ts";
-export { experimentJsonSchema, writeExperimentSchema } from "./json_schema.ts";
-export { Lock, type LockInfo, type LockOptions, tryLock } from "./lock.ts";
-export {
-  declaredPlugins,
-  type LoadedPlugin,
-  loadKindModules,
-  loadPlugins,
-  type LoadPluginsOptions,
-  type PluginHandler,
-  type PluginSet,
-  pluginUrl,
-} from "./plugins.ts";
-
-import { exec as _exec } from "./exec_kind.ts";
-import type { NodeKind as _NodeKind } from "./types.ts";
-/** The kinds built into the engine (`exec`). */
-// deno-lint-ignore no-explicit-any
-export const builtinKinds: readonly _NodeKind<any>[] = [_exec];
-export {
-  type CompareCell,
-  type Comparison,
-  comparisonCsv,
-  comparisonMarkdown,
-  formatDifference,
-  formatPValues,
-} from "./table_compare.ts";
-export {
-  type CompareOptions,
-  comparePaired,
-  holm,
-  minSignFlipP,
-  type Pair,
-  type PairedComparison,
-  signFlipP,
-} from "./paired_stats.ts";
+  compileExperiment,
+  type Experiment,
+  type GraphNode,
+  loadExperiment,
+  type LoadOptions,
+} from "./compile/experiment.ts";
+export { computeKeys, type NodeKey } from "./cache/keys.ts";
+export { type CodeDigest, codeDigest } from "./cache/digest.ts";
+export { cacheDir, DEFAULT_CACHE, type Entry, Store } from "./cache/store.ts";
+export { makePlan, type Plan } from "./run/plan.ts";
+export { runPlan, type RunResult } from "./run/scheduler.ts";
+export { type Reporter, SilentReporter } from "./run/progress.ts";

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { main } from "../cli.ts";
-import { SilentReporter } from "@envsmith/engine";
+import { SilentReporter } from "@envsmith/engine/run";
 
 const FILE = new URL("./smoke.yaml", import.meta.url).pathname;
 

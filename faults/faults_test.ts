@@ -6,13 +6,13 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { sha256Hex } from "@envsmith/engine/hash";
 import {
   exportBundle,
   listManifests,
   readManifest,
-  sha256Hex,
   Store,
-} from "@envsmith/engine";
+} from "@envsmith/engine/cache";
 import { startStubServer } from "../llm/stub_server.ts";
 import { BOUNDS, checkAll, formatResult } from "./cases.ts";
 import { killAndResume } from "./kill.ts";

@@ -8,7 +8,8 @@
  * @module
  */
 import { join } from "node:path";
-import { canonicalJson, Store, verifyCache } from "@envsmith/engine";
+import { canonicalJson } from "@envsmith/engine/hash";
+import { Store, verifyCache } from "@envsmith/engine/cache";
 import { probe } from "./probe.ts";
 
 /** Options of {@linkcode killAndResume}. */

@@ -12,7 +12,7 @@
  *
  * @module
  */
-import { canonicalJson, sha256Hex } from "@envsmith/engine";
+import { canonicalJson, sha256Hex } from "@envsmith/engine/hash";
 
 /** Format version of cache entries; part of every request hash. */
 export const REPLY_CACHE_VERSION = 1;

@@ -11,7 +11,7 @@
  */
 import OpenAI from "openai";
 import { type CachedReply, ReplyCache, requestHash } from "./cache.ts";
-import { canonicalJson } from "@envsmith/engine";
+import { canonicalJson } from "@envsmith/engine/hash";
 import {
   LlmCacheMissError,
   LlmConfigError,

@@ -1,6 +1,7 @@
 // Shared helpers of the diagnose/redesign subcommands (private to nodes/).
 import { parse as parseYaml } from "yaml";
-import { cacheDir, UserError } from "@envsmith/engine";
+import { UserError } from "@envsmith/engine/errors";
+import { cacheDir } from "@envsmith/engine/cache";
 import {
   type AnyEnvConfig,
   EnvConfigError,

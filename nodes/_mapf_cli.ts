@@ -1,5 +1,5 @@
 // Shared helpers of the generate/render/solve/import subcommands (private to nodes/).
-import { UserError } from "@envsmith/engine";
+import { UserError } from "@envsmith/engine/errors";
 import {
   type Instance,
   InstanceError,

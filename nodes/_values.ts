@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { BlobRef } from "@envsmith/engine";
+import type { BlobRef } from "@envsmith/engine/kind";
 
 /** Whether a value is a {@linkcode BlobRef} (`{ $blob: sha256, ... }`). */
 export function isBlobRef(x: unknown): x is BlobRef {

@@ -23,7 +23,7 @@
  * @module
  */
 import * as v from "valibot";
-import type { Json, NodeContext, NodeKind } from "@envsmith/engine";
+import type { Json, NodeContext, NodeKind } from "@envsmith/engine/kind";
 import { field, isBlobRef } from "./_values.ts";
 import { type Instance, parseInstanceLines } from "../mapf/instance.ts";
 import { decodeTrajectories, type Episode } from "../mapf/trajectory.ts";

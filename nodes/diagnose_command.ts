@@ -14,9 +14,8 @@
  * @module
  */
 import { Command } from "@commander-js/extra-typings";
-import { UserError } from "@envsmith/engine";
+import { UserError } from "@envsmith/engine/errors";
 import { decodeTrajectories } from "../mapf/trajectory.ts";
-// The generator is not re-exported by mapf/mod.ts yet.
 import { generate, GenerationError } from "../mapf/generator.ts";
 import { PolicyContractError } from "../policy/errors.ts";
 import { obsSize } from "../policy/observation.ts";

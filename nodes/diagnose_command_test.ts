@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import * as v from "valibot";
-import { UserError } from "@envsmith/engine";
+import { UserError } from "@envsmith/engine/errors";
 import { initCheckpoint, saveCheckpoint } from "../policy/mod.ts";
 import { FindingsSchema } from "../schemas/mod.ts";
 import { diagnoseCommand } from "./diagnose_command.ts";

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import * as v from "valibot";
-import type { BlobRef, NodeContext } from "@envsmith/engine";
+import type { BlobRef, NodeContext } from "@envsmith/engine/kind";
 import {
   encodeTrajectories,
   type Episode,

@@ -14,7 +14,8 @@ import {
 } from "../engineer/builtins.ts";
 import type { EngineerKind } from "../engineer/engineer_kind.ts";
 import type { EngineerRegistry } from "../engineer/registry.ts";
-import { type PluginHandler, UserError } from "@envsmith/engine";
+import { UserError } from "@envsmith/engine/errors";
+import type { PluginHandler } from "@envsmith/engine/compile";
 import { probe, probeBase } from "./probe_engineer.ts";
 import { plr } from "./plr_engineer.ts";
 import { accel } from "./accel_engineer.ts";

@@ -19,7 +19,7 @@
  * @module
  */
 import * as v from "valibot";
-import type { Json, NodeKind } from "@envsmith/engine";
+import type { Json, NodeKind } from "@envsmith/engine/kind";
 import type { EpisodeResult } from "../policy/rollout.ts";
 import { policyFingerprint } from "./policy_io.ts";
 import { RolloutParamsSchema, roundJson, runRollout } from "./rollout.ts";

@@ -27,7 +27,7 @@
  */
 import { Command } from "@commander-js/extra-typings";
 import * as v from "valibot";
-import { UserError } from "@envsmith/engine";
+import { UserError } from "@envsmith/engine/errors";
 import { LlmEndpointSchema } from "../schemas/llm.ts";
 import type { Instance } from "../mapf/instance.ts";
 import { PolicyContractError } from "../policy/errors.ts";

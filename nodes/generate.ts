@@ -43,7 +43,12 @@
  * @module
  */
 import * as v from "valibot";
-import type { BlobRef, Json, NodeContext, NodeKind } from "@envsmith/engine";
+import type {
+  BlobRef,
+  Json,
+  NodeContext,
+  NodeKind,
+} from "@envsmith/engine/kind";
 import { isBlobRef } from "./_values.ts";
 import { generate, type GenerationReport } from "../mapf/generator.ts";
 import {

@@ -15,7 +15,7 @@
  * @module
  */
 import { Command } from "@commander-js/extra-typings";
-import { UserError } from "@envsmith/engine";
+import { UserError } from "@envsmith/engine/errors";
 import {
   generate,
   GenerationError,

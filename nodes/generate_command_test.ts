@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { UserError } from "@envsmith/engine";
+import { UserError } from "@envsmith/engine/errors";
 import { generate, parseInstanceLines } from "../mapf/mod.ts";
 import { generateCommand } from "./generate_command.ts";
 import { runCommand } from "./_mapf_cli_test_util.ts";

@@ -2,14 +2,10 @@ import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { join } from "node:path";
 import * as v from "valibot";
-import type { BlobRef, NodeContext } from "@envsmith/engine";
-import {
-  compileExperiment,
-  makePlan,
-  runPlan,
-  SilentReporter,
-  Store,
-} from "@envsmith/engine";
+import type { BlobRef, NodeContext } from "@envsmith/engine/kind";
+import { compileExperiment } from "@envsmith/engine/compile";
+import { Store } from "@envsmith/engine/cache";
+import { makePlan, runPlan, SilentReporter } from "@envsmith/engine/run";
 import { GenerationError, instancesToJsonLines } from "../mapf/mod.ts";
 import { configId, PRESETS } from "../schemas/mod.ts";
 import {

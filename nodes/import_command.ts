@@ -16,7 +16,7 @@
  * @module
  */
 import { Command, Option } from "@commander-js/extra-typings";
-import { UserError } from "@envsmith/engine";
+import { UserError } from "@envsmith/engine/errors";
 import {
   type Instance,
   InstanceError,

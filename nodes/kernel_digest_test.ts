@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { codeDigest } from "@envsmith/engine";
+import { codeDigest } from "@envsmith/engine/cache";
 import { kind as train } from "./train.ts";
 import { kind as rollout } from "./rollout.ts";
 import { kind as evaluate } from "./evaluate.ts";

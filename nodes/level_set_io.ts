@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { BlobRef, Json } from "@envsmith/engine";
+import type { BlobRef, Json } from "@envsmith/engine/kind";
 import { isBlobRef } from "./_values.ts";
 import {
   type Instance,

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import type { BlobRef, NodeContext } from "@envsmith/engine";
+import type { BlobRef, NodeContext } from "@envsmith/engine/kind";
 import { createHash } from "node:crypto";
 import { generate } from "../mapf/generator.ts";
 import type { Level } from "../engineer/levels.ts";

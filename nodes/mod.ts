@@ -9,7 +9,8 @@
  * @module
  */
 import type { Command } from "@commander-js/extra-typings";
-import type { NodeKind, Output } from "@envsmith/engine";
+import type { NodeKind } from "@envsmith/engine/kind";
+import type { Output } from "@envsmith/engine/cli";
 import { kind as generate } from "./generate.ts";
 import { kind as policyInit } from "./policy_init.ts";
 import { kind as train } from "./train.ts";

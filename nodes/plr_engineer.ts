@@ -17,7 +17,7 @@
  * @module
  */
 import * as v from "valibot";
-import type { BlobRef } from "@envsmith/engine";
+import type { BlobRef } from "@envsmith/engine/kind";
 import {
   EngineerConfigError,
   type EngineerEnv,

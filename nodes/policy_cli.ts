@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { UserError } from "@envsmith/engine";
+import { UserError } from "@envsmith/engine/errors";
 import { generate, GenerationError } from "../mapf/generator.ts";
 import {
   type Instance,

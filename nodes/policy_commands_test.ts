@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import type { Command } from "@commander-js/extra-typings";
-import { UserError } from "@envsmith/engine";
+import { UserError } from "@envsmith/engine/errors";
 import { generate, instancesToJsonLines } from "../mapf/mod.ts";
 import { initCheckpoint, loadCheckpoint, OBS_VERSION } from "../policy/mod.ts";
 import { startStubServer } from "../llm/mod.ts";

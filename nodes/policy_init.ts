@@ -13,7 +13,7 @@
  * @module
  */
 import * as v from "valibot";
-import type { NodeKind } from "@envsmith/engine";
+import type { NodeKind } from "@envsmith/engine/kind";
 import { initCheckpoint } from "../policy/checkpoint.ts";
 import { OBS_VERSION } from "../policy/observation.ts";
 import {

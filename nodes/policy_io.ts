@@ -27,7 +27,7 @@ import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import * as v from "valibot";
-import type { BlobRef, Json, NodeContext } from "@envsmith/engine";
+import type { BlobRef, Json, NodeContext } from "@envsmith/engine/kind";
 import { field, isBlobRef } from "./_values.ts";
 import { type Instance, parseInstanceLines } from "../mapf/instance.ts";
 import {

@@ -1,7 +1,12 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { join } from "node:path";
-import type { BlobRef, Json, NodeContext, NodeKind } from "@envsmith/engine";
+import type {
+  BlobRef,
+  Json,
+  NodeContext,
+  NodeKind,
+} from "@envsmith/engine/kind";
 import {
   decodeTrajectories,
   generate,

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { parse } from "yaml";
-import type { BlobRef } from "@envsmith/engine";
+import type { BlobRef } from "@envsmith/engine/kind";
 import { initCheckpoint } from "../policy/checkpoint.ts";
 import { PRESETS } from "../schemas/env_config.ts";
 import { writePolicy } from "./policy_io.ts";

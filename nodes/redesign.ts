@@ -47,14 +47,10 @@
  * @module
  */
 import * as v from "valibot";
-import {
-  type BlobRef,
-  didYouMean,
-  type Json,
-  type NodeKind,
-  runChild,
-  UserError,
-} from "@envsmith/engine";
+import { didYouMean } from "@envsmith/engine/suggest";
+import { UserError } from "@envsmith/engine/errors";
+import type { BlobRef, Json, NodeKind } from "@envsmith/engine/kind";
+import { runChild } from "@envsmith/engine/run";
 import { type AnyEnvConfig, parseEnvConfig } from "../schemas/env_config.ts";
 import { type Findings, parseFindings } from "../schemas/findings.ts";
 import {

@@ -25,7 +25,7 @@
  * @module
  */
 import { Command, Option } from "@commander-js/extra-typings";
-import { UserError } from "@envsmith/engine";
+import { UserError } from "@envsmith/engine/errors";
 import { CONTEXT_TYPES } from "../engineer/context.ts";
 import { EngineerConfigError } from "../engineer/engineer_kind.ts";
 import { engineers } from "./engineers.ts";

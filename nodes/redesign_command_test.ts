@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { UserError } from "@envsmith/engine";
+import { UserError } from "@envsmith/engine/errors";
 import { startStubServer } from "../llm/stub_server.ts";
 import { disposeLocalModels } from "../llm/local.ts";
 import { writeRandomGguf } from "../llm/random_gguf.ts";

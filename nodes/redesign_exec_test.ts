@@ -6,7 +6,9 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { main } from "../cli.ts";
-import { computeKeys, loadExperiment, SilentReporter } from "@envsmith/engine";
+import { loadExperiment } from "@envsmith/engine/compile";
+import { computeKeys } from "@envsmith/engine/cache";
+import { SilentReporter } from "@envsmith/engine/run";
 import { PRESETS } from "../schemas/env_config.ts";
 import { diagnose } from "../engineer/diagnose.ts";
 import { execInput } from "../engineer/exec.ts";

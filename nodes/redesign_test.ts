@@ -1,7 +1,9 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { compileExperiment, makePlan, runPlan, Store } from "@envsmith/engine";
-import type { NodeContext } from "@envsmith/engine";
+import type { NodeContext } from "@envsmith/engine/kind";
+import { compileExperiment } from "@envsmith/engine/compile";
+import { Store } from "@envsmith/engine/cache";
+import { makePlan, runPlan } from "@envsmith/engine/run";
 import { startStubServer } from "../llm/stub_server.ts";
 import { disposeLocalModels, ggufDigest } from "../llm/local.ts";
 import { writeRandomGguf } from "../llm/random_gguf.ts";

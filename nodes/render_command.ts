@@ -18,7 +18,7 @@
  */
 import { Command, Option } from "@commander-js/extra-typings";
 import { join } from "node:path";
-import { UserError } from "@envsmith/engine";
+import { UserError } from "@envsmith/engine/errors";
 import type { Instance } from "../mapf/instance.ts";
 import { exportMap, exportScen } from "../mapf/movingai.ts";
 import { renderState } from "../mapf/render_state.ts";

@@ -20,7 +20,7 @@
  *
  * @module
  */
-import type { CommandContext } from "@envsmith/engine";
+import type { CommandContext } from "@envsmith/engine/cli";
 import { collectExperiment, type ExperimentReport } from "./report_data.ts";
 import { renderReportHtml } from "./report_html.ts";
 

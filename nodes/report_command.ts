@@ -15,24 +15,24 @@
  */
 import { Command } from "@commander-js/extra-typings";
 import { dirname, resolve } from "node:path";
+import { missingFileMessage } from "@envsmith/engine/suggest";
+import { UserError } from "@envsmith/engine/errors";
+import { parseLimits } from "@envsmith/engine/limits";
+import type { NodeKind } from "@envsmith/engine/kind";
+import { loadKindModules, loadPlugins } from "@envsmith/engine/compile";
+import { cacheDir } from "@envsmith/engine/cache";
+import { builtinKinds } from "@envsmith/engine/run";
 import {
-  builtinKinds,
-  cacheDir,
   type CommandContext,
   consoleOutput,
   experimentsWithTables,
   importResultsBundle,
-  loadPlugins,
-  missingFileMessage,
-  type NodeKind,
   type Output,
-  parseLimits,
-  SHIPPED_BUNDLE,
-  UserError,
-} from "@envsmith/engine";
+} from "@envsmith/engine/cli";
 import { buildReport, DEFAULT_REPORT_FILE, secretEnvValues } from "./report.ts";
 import { intFlag } from "./_cli_io.ts";
 import { engineerPluginHandlers, projectEngineers } from "./engineers.ts";
+import { EXPERIMENTS_DIR, SHIPPED_BUNDLE } from "./project_paths.ts";
 import type { EngineerRegistry } from "../engineer/registry.ts";
 
 /** Options of {@linkcode runReport}. */
@@ -54,7 +54,9 @@ export async function runReport(
   files: readonly string[],
   options: RunReportOptions = {},
 ): Promise<number> {
-  const list = files.length > 0 ? [...files] : experimentsWithTables();
+  const list = files.length > 0
+    ? [...files]
+    : experimentsWithTables(EXPERIMENTS_DIR);
   if (list.length === 0) {
     throw new UserError(
       "report: no experiment file given and no experiments/*.yaml has tables; e.g. deno task report experiments/quick.yaml",

@@ -12,19 +12,16 @@
  *
  * @module
  */
+import { CorruptEntryError } from "@envsmith/engine/errors";
+import type { Experiment, GraphNode } from "@envsmith/engine/compile";
+import { computeKeys, type Entry, Store } from "@envsmith/engine/cache";
+import type { Table } from "@envsmith/engine/tables";
 import {
   buildTables,
   type CommandContext,
-  computeKeys,
-  CorruptEntryError,
-  type Entry,
-  type Experiment,
-  type GraphNode,
   load,
   resumeCommand,
-  Store,
-  type Table,
-} from "@envsmith/engine";
+} from "@envsmith/engine/cli";
 import type { Instance } from "../mapf/instance.ts";
 import type { Episode } from "../mapf/trajectory.ts";
 import { episodesFromRollouts } from "../engineer/from_rollouts.ts";

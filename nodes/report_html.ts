@@ -12,7 +12,7 @@ import {
   formatPValues,
   type Table,
   tableNotes,
-} from "@envsmith/engine";
+} from "@envsmith/engine/tables";
 import { escapeHtml as esc } from "./report_escape.ts";
 import type {
   ConfigTrajectory,
@@ -177,11 +177,10 @@ function _cellHtml(t: Table, r: string, col: string, numeric: boolean): string {
 
 /**
  * Whether a cell's numbers come from entries imported from a bundle rather
- * than computed in this cache. The engine's cells carry no such flag yet
- * (issue 12 adds `imported`); this reads it once they do.
+ * than computed in this cache: the engine sets `imported` on such cells.
  */
 function _imported(c: Table["cells"][number]): boolean {
-  return (c as { imported?: unknown }).imported === true;
+  return c.imported === true;
 }
 
 /** The `<table>` of a built table: rows, the aggregate column first, cells as `deno task tables` prints them. */

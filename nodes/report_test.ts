@@ -1,19 +1,15 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { loadExperiment } from "@envsmith/engine/compile";
+import { computeKeys, Store } from "@envsmith/engine/cache";
+import { builtinKinds, SilentReporter } from "@envsmith/engine/run";
+import { formatCell, type Table } from "@envsmith/engine/tables";
 import {
   buildTables,
-  builtinKinds,
   cacheExportCommand,
   type CommandContext,
-  computeKeys,
-  formatCell,
-  loadExperiment,
   runCommand,
-  SHIPPED_BUNDLE,
-  SilentReporter,
-  Store,
-  type Table,
-} from "@envsmith/engine";
+} from "@envsmith/engine/cli";
 import { main } from "../cli.ts";
 import { kinds as domainKinds } from "./mod.ts";
 import { loadRollouts } from "./diagnose.ts";
@@ -24,6 +20,7 @@ import type { ConfigTrajectory } from "./report_data.ts";
 import { escapeHtml } from "./report_escape.ts";
 import { curvesHtml, renderReportHtml, tableHtml } from "./report_html.ts";
 import { niceTicks, shortNumber } from "./report_svg_charts.ts";
+import { SHIPPED_BUNDLE } from "./project_paths.ts";
 
 // A tiny experiment: 2 stages of a few updates, two context variants run and a
 // third skipped (requires an unset variable), evaluation on two small suites.
@@ -558,7 +555,7 @@ Deno.test("report: one line per variant with a ± 1 std band over its seeds; the
   assert.match(page, /<span class="computed"[^>]*>results computed /);
 });
 
-Deno.test("report: cells from an imported bundle are marked † once the engine flags them (issue 12's `imported`)", () => {
+Deno.test("report: cells from an imported bundle are marked † the engine flags as `imported`", () => {
   const cell = (column: string, imported: boolean) => ({
     row: "rules",
     column,

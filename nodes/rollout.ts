@@ -27,7 +27,7 @@ import {
   LlmEndpointSpecSchema,
   resolveLlmEndpoint,
 } from "../schemas/llm.ts";
-import type { Json, NodeKind } from "@envsmith/engine";
+import type { Json, NodeKind } from "@envsmith/engine/kind";
 import { llmRollout } from "../policy/llm_policy.ts";
 import { obsSize } from "../policy/observation.ts";
 import { OnnxPolicy } from "../policy/onnx_policy.ts";

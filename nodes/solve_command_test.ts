@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { UserError } from "@envsmith/engine";
+import { UserError } from "@envsmith/engine/errors";
 import {
   generate,
   instancesToJsonLines,

@@ -38,7 +38,7 @@
  * @module
  */
 import * as v from "valibot";
-import type { Json, NodeKind } from "@envsmith/engine";
+import type { Json, NodeKind } from "@envsmith/engine/kind";
 import { InstancePool } from "../mapf/pool.ts";
 import { mlpKernelDigest } from "../policy/kernels/modules.ts";
 import {

@@ -23,7 +23,7 @@
  * @module
  */
 import { Command, Option } from "@commander-js/extra-typings";
-import { UserError } from "@envsmith/engine";
+import { UserError } from "@envsmith/engine/errors";
 import { InstancePool } from "../mapf/pool.ts";
 import {
   type Checkpoint,

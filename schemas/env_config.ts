@@ -40,7 +40,8 @@
  * @module
  */
 import * as v from "valibot";
-import { canonicalJson, didYouMean, sha256Hex } from "@envsmith/engine";
+import { canonicalJson, sha256Hex } from "@envsmith/engine/hash";
+import { didYouMean } from "@envsmith/engine/suggest";
 
 /** What a collision does: end the episode as a failure, or cancel the conflicting moves. */
 export type CollisionMode = "fail" | "block";

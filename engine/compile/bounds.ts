@@ -7,7 +7,7 @@
  * @module
  */
 import { raiseHint } from "../limits.ts";
-import type { DocPath } from "../source.ts";
+import type { DocPath } from "./source.ts";
 import type { Compilation, PlainNode } from "./plain_node.ts";
 
 /** `1234567` -> `1,234,567` */

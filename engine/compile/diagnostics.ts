@@ -6,7 +6,7 @@
  */
 import type * as v from "valibot";
 import type { Diagnostic, DiagnosticCode } from "../errors.ts";
-import type { DocPath, Source } from "../source.ts";
+import type { DocPath, Source } from "./source.ts";
 import { didYouMean } from "../suggest.ts";
 
 /** Collects the diagnostics of one experiment file. */

@@ -5,8 +5,8 @@
  * @module
  */
 import * as v from "valibot";
-import type { ExecutorKind } from "../executor.ts";
-import type { ExecutorSpec } from "../experiment_schema.ts";
+import type { DocPath } from "./source.ts";
+import type { ExecutorSpec } from "./experiment_schema.ts";
 import { didYouMean } from "../suggest.ts";
 import { isRecord } from "./diagnostics.ts";
 import type { Compilation } from "./plain_node.ts";
@@ -16,7 +16,7 @@ export function readExecutor(
   c: Compilation,
   raw: unknown,
   // deno-lint-ignore no-explicit-any
-  executors: readonly ExecutorKind<any>[],
+  executors: readonly ExecutorDeclaration<any>[],
 ): ExecutorSpec | undefined {
   if (raw === undefined) return undefined;
   const at = ["executor"];
@@ -39,7 +39,11 @@ export function readExecutor(
         ? `executor needs a type: ${choice}`
         : `unknown executor type "${String(raw.type)}"${
           didYouMean(String(raw.type), names)
-        } (valid: ${names.join(", ")})`,
+        } (${
+          names.length
+            ? `valid: ${names.join(", ")}`
+            : "no executor is registered: pass `executors` when compiling"
+        })`,
     );
     return undefined;
   }
@@ -66,4 +70,43 @@ export function readExecutor(
     return undefined;
   }
   return r.output;
+}
+
+/** Where an executor reports problems of its `executor:` block (paths below the block). */
+export interface BlockIssues {
+  /** A problem at `path` (`key`: at the mapping key, not its value). */
+  report(path: DocPath, message: string, key?: boolean): void;
+  /** Each key of `obj` not in `known`, as `unknown WHAT "k"` with "did you mean". */
+  unknownKeys(
+    obj: Readonly<Record<string, unknown>>,
+    known: readonly string[],
+    path: DocPath,
+    what: string,
+  ): void;
+}
+
+/**
+ * What the compiler needs of an executor kind: its name and how to check its
+ * `executor:` block. The run side (`ExecutorKind` in `../run/executor.ts`)
+ * adds how to create the executor of a run.
+ */
+export interface ExecutorDeclaration<S extends ExecutorSpec = ExecutorSpec> {
+  /** The name, e.g. `local` or `slurm`. */
+  readonly name: string;
+  /** One line for `--help`. */
+  readonly description: string;
+  /** Schema of its `executor:` block (a strict object whose `type` is the name). */
+  readonly spec: v.GenericSchema<unknown, S> & {
+    readonly entries: Readonly<Record<string, unknown>>;
+  };
+  /**
+   * Optional: checks of the block beyond its schema (e.g. flags envsmith
+   * sets itself), reported through `issues`; `kinds` are the registered
+   * node kinds' names.
+   */
+  check?(
+    block: Readonly<Record<string, unknown>>,
+    issues: BlockIssues,
+    kinds: readonly string[],
+  ): void;
 }

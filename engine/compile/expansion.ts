@@ -7,7 +7,7 @@
  * @module
  */
 import * as v from "valibot";
-import type { GraphNode } from "../experiment.ts";
+import type { GraphNode } from "./experiment.ts";
 import {
   getField,
   InputRef,
@@ -20,7 +20,7 @@ import {
 import type { Json, NodeKind } from "../types.ts";
 import { validateParams } from "./parameters.ts";
 import type { AxisDef, Compilation, PlainNode } from "./plain_node.ts";
-import type { DocPath } from "../source.ts";
+import type { DocPath } from "./source.ts";
 import { Broken } from "./references.ts";
 
 /** The plain nodes in a topological order, or null after reporting every cycle. */

@@ -5,8 +5,8 @@
  * @module
  */
 import * as v from "valibot";
-import { IdSchema, MatrixSchema } from "../experiment_schema.ts";
-import type { AxisValue } from "../experiment.ts";
+import { IdSchema, MatrixSchema } from "./experiment_schema.ts";
+import type { AxisValue } from "./experiment.ts";
 import type { Json } from "../types.ts";
 import { didYouMean } from "../suggest.ts";
 import { isRecord } from "./diagnostics.ts";

@@ -15,7 +15,7 @@ import {
   SeedRef,
   type Template,
 } from "../refs.ts";
-import type { DocPath } from "../source.ts";
+import type { DocPath } from "./source.ts";
 import { didYouMean } from "../suggest.ts";
 import type { NodeKind } from "../types.ts";
 import { Broken } from "./references.ts";

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import * as v from "valibot";
-import { compileExperiment } from "../experiment.ts";
+import { compileExperiment } from "./experiment.ts";
 import { ExperimentError } from "../errors.ts";
-import { exec } from "../exec_kind.ts";
+import { exec } from "../run/exec_kind.ts";
 import { kinds } from "../testdata/kinds.ts";
 import type { NodeKind } from "../types.ts";
 

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { compileExperiment } from "../experiment.ts";
+import { compileExperiment } from "./experiment.ts";
 import { ExperimentError } from "../errors.ts";
 import type { InputRef } from "../refs.ts";
 import { kinds } from "../testdata/kinds.ts";

@@ -18,7 +18,7 @@ import {
   SeedRef,
   type Template,
 } from "../refs.ts";
-import type { DocPath } from "../source.ts";
+import type { DocPath } from "./source.ts";
 import { didYouMean } from "../suggest.ts";
 import type { Json } from "../types.ts";
 import { isRecord } from "./diagnostics.ts";

@@ -10,8 +10,8 @@ import {
   IdSchema,
   PlainNodeSchema,
   StagesNodeSchema,
-} from "../experiment_schema.ts";
-import type { DocPath } from "../source.ts";
+} from "./experiment_schema.ts";
+import type { DocPath } from "./source.ts";
 import { didYouMean } from "../suggest.ts";
 import { isRecord } from "./diagnostics.ts";
 import { type Compilation, type PlainNode, RESERVED } from "./plain_node.ts";

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { runNodeCommand } from "../commands.ts";
+import { runNodeCommand } from "../cli/commands.ts";
 import { UserError } from "../errors.ts";
 import { kinds } from "./kinds.ts";
 

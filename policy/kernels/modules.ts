@@ -1,7 +1,7 @@
 /**
  * The compiled WebAssembly kernels. The `.wasm` files are read through
  * `new URL("./<name>.wasm", import.meta.url)`, which the engine's code
- * digest follows (engine/digest.ts), so their bytes enter the cache keys of
+ * digest follows (engine/cache/digest.ts), so their bytes enter the cache keys of
  * every node kind whose code loads them: a rebuilt kernel invalidates the
  * nodes it could change.
  *

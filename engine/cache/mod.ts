@@ -1,0 +1,51 @@
+/**
+ * The cache (`@envsmith/engine/cache`): content keys and code digests, the store of entries and blobs, locks, run manifests, bundles, garbage collection and verification.
+ *
+ * @module
+ */
+export {
+  computeKeys,
+  explainChange,
+  KEY_FORMAT,
+  type KeyComponents,
+  type NodeKey,
+  type PreviousKey,
+  seedOfKey,
+} from "./keys.ts";
+export {
+  clearDigestCache,
+  type CodeDigest,
+  codeDigest,
+  DigestError,
+  modulesDigest,
+  nodeCodeDigest,
+} from "./digest.ts";
+export {
+  blobsIn,
+  cacheDir,
+  DEFAULT_CACHE,
+  type Entry,
+  type ImportMark,
+  Store,
+  tmpName,
+  tmpOwner,
+} from "./store.ts";
+export {
+  latestManifest,
+  listManifests,
+  type Manifest,
+  type ManifestNode,
+  type NodeStatus,
+  readManifest,
+} from "./manifest.ts";
+export { EntryMap } from "./entry_map.ts";
+export {
+  BUNDLE_HEADER,
+  exportBundle,
+  type ExportOptions,
+  importBundle,
+  type ImportOptions,
+  type ImportResult,
+} from "./bundle.ts";
+export { gc, type GcResult, verifyCache, type VerifyResult } from "./gc.ts";
+export { Lock, type LockInfo, type LockOptions, tryLock } from "./lock.ts";

@@ -1,0 +1,127 @@
+/**
+ * The `cache` subcommands: `export`, `import`, `gc` and `verify`, over the
+ * cache's own operations in `../cache/`.
+ *
+ * @module
+ */
+import type { CommandContext } from "./commands.ts";
+import { load } from "./commands.ts";
+import {
+  exportBundle,
+  importBundle,
+  type ImportOptions,
+} from "../cache/bundle.ts";
+import { gc, verifyCache } from "../cache/gc.ts";
+import { computeKeys } from "../cache/keys.ts";
+import { Store } from "../cache/store.ts";
+import { matchesPattern } from "../compile/node_pattern.ts";
+
+/** `cache export FILE` */
+export async function cacheExportCommand(
+  ctx: CommandContext,
+  file: string,
+  options: {
+    jsonOnly?: boolean;
+    filter?: readonly string[];
+    experiments?: readonly string[];
+  },
+): Promise<number> {
+  const store = new Store(ctx.cache);
+  let keys: Set<string> | undefined;
+  if (options.experiments) {
+    keys = new Set();
+    for (const f of options.experiments) {
+      const exp = await load(ctx, f);
+      const ks = computeKeys(exp);
+      for (const n of exp.nodes) {
+        if (
+          options.filter && !options.filter.some((p) => matchesPattern(n, p))
+        ) continue;
+        const k = ks[n.index]!;
+        if (k.cacheable && store.hasEntry(k.key)) keys.add(k.key);
+      }
+    }
+  }
+  const r = exportBundle(store, file, {
+    jsonOnly: options.jsonOnly === true,
+    ...(options.filter && !options.experiments
+      ? { filter: options.filter }
+      : {}),
+    ...(keys ? { keys } : {}),
+  });
+  ctx.output.err(
+    `wrote ${file}: ${r.entries} entries, ${r.blobs} blobs, ${r.aux} aux files (${r.bytes} bytes)`,
+  );
+  return 0;
+}
+
+/** `cache import FILE [--trust]` */
+export function cacheImportCommand(
+  ctx: CommandContext,
+  file: string,
+  options: ImportOptions = {},
+): Promise<number> {
+  const store = new Store(ctx.cache);
+  const r = importBundle(store, file, options);
+  const notes: string[] = [];
+  if (r.marked > 0) {
+    notes.push(
+      `${r.marked} marked imported: tables and status show them as such, run computes them here${
+        r.resultsOnly ? ` (${r.resultsOnly} results only, without blobs)` : ""
+      }`,
+    );
+  }
+  if (r.skippedAux > 0) {
+    notes.push(
+      `${r.skippedAux} aux files (LLM reply caches) not imported: use --trust to replay them`,
+    );
+  }
+  ctx.output.err(
+    `imported ${file} into ${store.root}: ${r.entries} entries, ${r.blobs} blobs, ${r.aux} aux files (${r.kept} already present)${
+      notes.length ? `; ${notes.join("; ")}` : ""
+    }`,
+  );
+  return Promise.resolve(0);
+}
+
+/** `cache gc [--dry-run]` */
+export function cacheGcCommand(
+  ctx: CommandContext,
+  options: { dryRun?: boolean; keepRuns?: number },
+): Promise<number> {
+  const store = new Store(ctx.cache);
+  const r = gc(store, options);
+  const verb = options.dryRun ? "would remove" : "removed";
+  if (options.dryRun) {
+    for (const k of r.entries) ctx.output.out(`entry ${k}`);
+    for (const b of r.blobs) ctx.output.out(`blob  ${b}`);
+    for (const m of r.runs) ctx.output.out(`run   ${m}`);
+  }
+  ctx.output.err(
+    `${verb} ${r.entries.length} entries, ${r.blobs.length} blobs, ${r.runs.length} manifests (${
+      (r.bytes / 1e6).toFixed(2)
+    } MB)${
+      r.leftovers ? `, ${r.leftovers} leftovers of killed runs` : ""
+    } from ${store.root}`,
+  );
+  return Promise.resolve(0);
+}
+
+/** `cache verify`: exit 1 when anything was corrupt. */
+export function cacheVerifyCommand(ctx: CommandContext): Promise<number> {
+  const store = new Store(ctx.cache);
+  const r = verifyCache(store);
+  for (const c of r.corrupt) ctx.output.out(c);
+  ctx.output.err(
+    `verified ${r.entries} entries and ${r.blobs} blobs in ${store.root}: ` +
+      (r.corrupt.length === 0
+        ? "all intact"
+        : r.stuck.length === 0
+        ? `${r.corrupt.length} corrupt (moved to ${store.root}/corrupt; they will be recomputed)`
+        : `${r.corrupt.length} corrupt; ${r.stuck.length} could not be moved aside (is the cache read-only?): a run on a writable cache recomputes them`) +
+      (r.imported
+        ? ` (${r.imported} entries were imported from bundles: their files are intact, their values were computed elsewhere and cannot be checked here; tables marks them, run recomputes them)`
+        : ""),
+  );
+  return Promise.resolve(r.corrupt.length ? 1 : 0);
+}

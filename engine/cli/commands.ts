@@ -1,0 +1,653 @@
+/**
+ * The engine's command implementations (plan, run, status, run-node), shared
+ * by `cli.ts` and tests. Each returns an exit code and writes through the
+ * given output functions.
+ *
+ * @module
+ */
+import { dirname } from "node:path";
+import { loadExperiment } from "../compile/experiment.ts";
+import type { Experiment } from "../compile/experiment.ts";
+import { computeKeys } from "../cache/keys.ts";
+import { latestManifest, newRunId } from "../cache/manifest.ts";
+import {
+  checkExecutor,
+  chosenExecutor,
+  createExecutor,
+  type ExecutorKind,
+} from "../run/executor.ts";
+import { executors as builtinExecutors } from "../run/executors/builtin.ts";
+import { makePlan, type Plan, type PlanItem } from "../run/plan.ts";
+import {
+  defaultReporter,
+  formatDuration,
+  ProgressFileReporter,
+  type Reporter,
+} from "../run/progress.ts";
+import { executeJob, type NodeFailure } from "../run/job.ts";
+import { runOutline } from "../run/run_progress.ts";
+import { jobFromSpec } from "../run/job_spec.ts";
+import { displayParams, runPlan, type RunResult } from "../run/scheduler.ts";
+import { Store } from "../cache/store.ts";
+import type { NodeKind } from "../types.ts";
+import { UserError } from "../errors.ts";
+import { getField } from "../refs.ts";
+import { didYouMean } from "../suggest.ts";
+import type { Limits } from "../limits.ts";
+import { FileSystemError } from "../fs_errors.ts";
+import {
+  declaredPlugins,
+  type LoadedPlugin,
+  loadPlugins,
+  type PluginHandler,
+} from "../compile/plugins.ts";
+
+/** Where command output goes. */
+export interface Output {
+  /** Results (stdout). */
+  out(line: string): void;
+  /** Diagnostics and progress (stderr). */
+  err(line: string): void;
+}
+
+/** stdout/stderr output. */
+export const consoleOutput: Output = {
+  out: (l) => console.log(l),
+  err: (l) => console.error(l),
+};
+
+/** What every command needs. */
+export interface CommandContext {
+  /** Registered kinds. */
+  readonly kinds: readonly NodeKind[];
+  /** Cache directory. */
+  readonly cache: string;
+  /** Output. */
+  readonly output: Output;
+  /** Progress reporter for runs. @default defaultReporter() */
+  readonly reporter?: Reporter;
+  /** Cancels runs. */
+  readonly signal?: AbortSignal;
+  /** Environment lookup (requires_env). */
+  readonly env?: (name: string) => string | undefined;
+  /**
+   * Deno arguments that start this CLI elsewhere (without the binary and
+   * without `--cache`), e.g. `["run", "-A", "/repo/cli.ts", "--kinds",
+   * "x.ts"]`: what a remote executor (Slurm) runs with `--cache DIR
+   * run-node KEY` appended. Set by `cli.ts`.
+   */
+  readonly command?: readonly string[];
+  /**
+   * The registered executors (`--executor`, `executor:`): the built-in
+   * ones and those of plugin modules (`registerExecutors`); tests
+   * replace the Slurm commands here.
+   * @default builtinExecutors
+   */
+  // deno-lint-ignore no-explicit-any
+  readonly executors?: readonly ExecutorKind<any>[];
+  /**
+   * Resource limits of experiment files (`--limit NAME=N`), over the
+   * defaults of `limits.ts`.
+   */
+  readonly limits?: Partial<Limits>;
+  /**
+   * Called when a command enters a phase that stops cleanly when `signal`
+   * aborts (a run's scheduler: nodes are cancelled, locks released, the
+   * manifest written); returns the function that ends the phase. The CLI
+   * listens for SIGINT and SIGTERM only inside such phases: elsewhere
+   * (loading, planning, building tables, which run without yielding to the
+   * event loop) an interrupt ends the process at once, as its default
+   * action, which the cache survives like any kill.
+   */
+  readonly interruptible?: () => () => void;
+  /**
+   * Named exports of plugin modules the project registers (`engineers` in
+   * envsmith), for experiment files' `plugins:`. Set by `cli.ts`.
+   */
+  readonly pluginHandlers?: Readonly<Record<string, PluginHandler>>;
+  /** Plugin modules loaded from the command line (`--plugins`), shown by `plan`. */
+  readonly plugins?: readonly LoadedPlugin[];
+}
+
+/** The command that reruns `ids` of `file` (with `extra` flags, e.g. `--executor slurm`). */
+export function resumeCommand(
+  file: string,
+  ids?: readonly string[],
+  extra: readonly string[] = [],
+): string {
+  const q = (s: string) =>
+    /^[A-Za-z0-9_./=,:@-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
+  return `deno task run ${q(file)}${
+    ids && ids.length ? " --only " + ids.map(q).join(" ") : ""
+  }${extra.map((x) => " " + q(x)).join("")}`;
+}
+
+/** Loads an experiment with the context's kinds. */
+export function load(ctx: CommandContext, file: string): Promise<Experiment> {
+  return loadExperiment(file, {
+    kinds: ctx.kinds,
+    executors: ctx.executors ?? builtinExecutors,
+    ...(ctx.env ? { env: ctx.env } : {}),
+    ...(ctx.limits ? { limits: ctx.limits } : {}),
+    ...(ctx.pluginHandlers ? { pluginHandlers: ctx.pluginHandlers } : {}),
+  });
+}
+
+/** What a plugin module registered, in one line: `engineers: a, b; kinds: c`. */
+export function pluginSummary(p: LoadedPlugin): string {
+  return Object.entries(p.registered).map(([what, names]) =>
+    `${what}: ${names.join(", ")}`
+  ).join("; ");
+}
+
+/** Width of the id column: the longest id, between 4 and 48 (no spread: a plan may be large). */
+function _idWidth(items: readonly PlanItem[]): number {
+  let w = 4;
+  for (const it of items) if (it.node.id.length > w) w = it.node.id.length;
+  return Math.min(48, w);
+}
+
+function _counts(items: readonly PlanItem[]): string {
+  const c = { cached: 0, run: 0, blocked: 0, skipped: 0 };
+  for (const it of items) c[it.status]++;
+  return `${c.cached} cached, ${c.run} to run, ${c.blocked} blocked, ${c.skipped} skipped`;
+}
+
+function _pad(s: string, n: number): string {
+  return s.length >= n ? s : s + " ".repeat(n - s.length);
+}
+
+/** Options of {@linkcode planCommand}. */
+export interface PlanCommandOptions {
+  /** Restrict to these nodes (and their uncached inputs). */
+  readonly only?: readonly string[];
+  /** Print JSON instead of text. */
+  readonly json?: boolean;
+  /** Also list cached nodes. @default true */
+  readonly all?: boolean;
+  /** The executor a run would use (`--executor`), checked like `run` checks it. @default the experiment's, else local */
+  readonly executor?: string;
+}
+
+/** `plan FILE`: every node as cached / run / blocked / skipped, and why not cached. */
+export async function planCommand(
+  ctx: CommandContext,
+  file: string,
+  options: PlanCommandOptions = {},
+): Promise<number> {
+  const exp = await load(ctx, file);
+  const store = new Store(ctx.cache);
+  _checkExecutor(ctx, exp, store, options.executor, true);
+  const plan = makePlan(exp, store, options.only ? { only: options.only } : {});
+  for (const n of plan.notes) ctx.output.err(`warning: ${n}`);
+  if (options.json) {
+    ctx.output.out(JSON.stringify(
+      {
+        experiment: exp.name,
+        file: exp.file,
+        nodes: plan.items.map((it) => ({
+          id: it.node.id,
+          key: it.key.key,
+          kind: it.node.kind.name,
+          status: it.status,
+          cacheable: it.key.cacheable,
+          why: it.why,
+          waitingFor: it.waitingFor,
+        })),
+      },
+      null,
+      2,
+    ));
+    return 0;
+  }
+  ctx.output.out(
+    `plan ${exp.name} (${file}): ${plan.items.length} nodes: ${
+      _counts(plan.items)
+    }`,
+  );
+  for (const p of [...(ctx.plugins ?? []), ...(exp.plugins?.modules ?? [])]) {
+    ctx.output.out(`  plugin ${p.module}: ${pluginSummary(p)}`);
+  }
+  const width = _idWidth(plan.items);
+  for (const it of plan.items) {
+    if (it.status === "cached" && options.all === false) continue;
+    let why = it.why.join("; ");
+    if (it.status === "blocked") {
+      const w = it.waitingFor.slice(0, 3).join(", ") +
+        (it.waitingFor.length > 3
+          ? ` and ${it.waitingFor.length - 3} more`
+          : "");
+      why = `after ${w}` + (why ? `; ${why}` : "");
+    }
+    ctx.output.out(
+      `  ${_pad(it.status, 8)} ${_pad(it.node.id, width)}  ${
+        it.status === "cached" ? it.key.key.slice(0, 12) : why
+      }`,
+    );
+  }
+  return 0;
+}
+
+/**
+ * The node kinds of the `plugins:` of the experiment a job spec names (and
+ * the project's plugin exports, registered on the way), so `run-node KEY`
+ * runs a plugin's node in a process that never loaded the experiment.
+ */
+async function _specPluginKinds(
+  ctx: CommandContext,
+  store: Store,
+  key: string,
+): Promise<readonly NodeKind[]> {
+  let file: string;
+  let text: string;
+  try {
+    file = (JSON.parse(Deno.readTextFileSync(store.jobPath(key))) as {
+      file: string;
+    }).file;
+    text = Deno.readTextFileSync(file);
+  } catch {
+    return []; // jobFromSpec reports a missing spec
+  }
+  const modules = declaredPlugins(text);
+  if (modules.length === 0) return [];
+  const set = await loadPlugins(modules, {
+    from: `${file}: plugins:`,
+    baseDir: dirname(file),
+    kinds: ctx.kinds,
+    executors: ctx.executors ?? builtinExecutors,
+    ...(ctx.pluginHandlers ? { handlers: ctx.pluginHandlers } : {}),
+  });
+  return set.kinds;
+}
+
+/**
+ * The run's executor has what it declares it needs (else one line, exit 2,
+ * nothing run); an executor whose workers share the cache says so once.
+ */
+function _checkExecutor(
+  ctx: CommandContext,
+  exp: Experiment,
+  store: Store,
+  name: string | undefined,
+  note = false,
+): void {
+  const executors = ctx.executors ?? builtinExecutors;
+  checkExecutor(
+    executors,
+    exp,
+    name,
+    ...(ctx.env ? [ctx.env("PATH") ?? ""] : []),
+  );
+  const kind = chosenExecutor(executors, exp, name);
+  if (note && kind.capabilities?.sharedCache) {
+    ctx.output.err(
+      `executor ${kind.name}: nodes run elsewhere and read and write the cache ${store.root} directly, so it must be on a file system the workers share`,
+    );
+  }
+}
+
+/** Prints the failure block of each failed node (DESIGN §11). */
+export function printFailures(
+  ctx: CommandContext,
+  plan: Plan,
+  failures: readonly NodeFailure[],
+  resumeFlags: readonly string[] = [],
+): void {
+  const ids = (i: number) => plan.exp.nodes[i]!.id;
+  for (const f of failures) {
+    const idx = plan.exp.byId.get(f.id);
+    const node = idx === undefined ? undefined : plan.exp.nodes[idx];
+    const params = node ? JSON.stringify(displayParams(node, ids)) : "?";
+    ctx.output.err(
+      [
+        `✗ node    ${f.id}`,
+        `  key     ${f.key}`,
+        `  params  ${
+          params.length > 2000 ? params.slice(0, 2000) + " …" : params
+        }`,
+        `  error   ${f.message.split("\n").join("\n          ")}`,
+        ...Object.entries(f.details).map(([k, v]) =>
+          `  ${k.length < 8 ? _pad(k, 7) : k} ${v}`
+        ),
+        `  log     ${f.log}`,
+        `  resume  ${resumeCommand(plan.exp.file, [f.id], resumeFlags)}`,
+      ].join("\n"),
+    );
+  }
+}
+
+/** Options of {@linkcode runCommand}. */
+export interface RunCommandOptions {
+  /** Parallel nodes. @default cores */
+  readonly jobs?: number;
+  /** Restrict to these nodes (and their uncached inputs). */
+  readonly only?: readonly string[];
+  /** A registered executor's name. @default the experiment's `executor.type`, else the first registered (local) */
+  readonly executor?: string;
+}
+
+/** `run FILE`: runs what is not cached; returns 0, 1 (failures) or 130 (interrupted). */
+export async function runCommand(
+  ctx: CommandContext,
+  file: string,
+  options: RunCommandOptions = {},
+): Promise<{ code: number; result: RunResult; plan: Plan }> {
+  const exp = await load(ctx, file);
+  const store = new Store(ctx.cache);
+  _checkExecutor(ctx, exp, store, options.executor);
+  // A read-only, full or foreign cache stops here, before anything runs.
+  store.ensureWritable();
+  const reporter = ctx.reporter ?? defaultReporter();
+  // This host's leftovers only (another host's job may still be running).
+  const left = store.cleanLeftovers(Infinity);
+  if (left.removed > 0) {
+    reporter.info(
+      `removed ${left.removed} leftover${
+        left.removed > 1 ? "s" : ""
+      } of killed runs from ${store.root}/tmp (${
+        (left.bytes / 1e6).toFixed(1)
+      } MB)`,
+    );
+  }
+  const plan = makePlan(exp, store, options.only ? { only: options.only } : {});
+  for (const n of plan.notes) reporter.info(`warning: ${n}`);
+  reporter.info(
+    `run ${exp.name}: ${plan.items.length} nodes: ${_counts(plan.items)}`,
+  );
+  const t0 = performance.now();
+  const runId = newRunId();
+  const endInterruptible = ctx.interruptible?.() ?? (() => {});
+  let result: RunResult;
+  let resumeFlags: string[];
+  try {
+    const executor = createExecutor([
+      ...(ctx.executors ?? builtinExecutors),
+      // loadPlugins checked that each has `create`: they are executor kinds.
+      // deno-lint-ignore no-explicit-any
+      ...(exp.plugins?.executors ?? []) as readonly ExecutorKind<any>[],
+    ], {
+      exp,
+      store,
+      runId,
+      ...(options.jobs !== undefined ? { jobs: options.jobs } : {}),
+      ...(ctx.command ? { command: ctx.command } : {}),
+    }, options.executor);
+    if (executor.name !== "local") reporter.info(executor.describe());
+    resumeFlags = executor.name !==
+        (exp.executor?.type ?? (ctx.executors ?? builtinExecutors)[0]?.name)
+      ? ["--executor", executor.name]
+      : [];
+    reporter.begin?.(
+      runOutline(
+        plan,
+        store,
+        executor.jobs ?? navigator.hardwareConcurrency ?? 2,
+      ),
+    );
+    try {
+      result = await runPlan(plan, store, {
+        reporter,
+        ...(executor.jobs !== undefined ? { jobs: executor.jobs } : {}),
+        runId,
+        runner: executor.run,
+        executorName: executor.name,
+        ...(ctx.signal ? { signal: ctx.signal } : {}),
+      });
+    } finally {
+      await executor.close();
+    }
+  } finally {
+    endInterruptible();
+  }
+  const c = result.manifest.counts;
+  const summary =
+    `${exp.name}: ${c.done ?? 0} computed, ${c.cached ?? 0} cached, ${
+      c.failed ?? 0
+    } failed, ` +
+    `${c.blocked ?? 0} blocked, ${c.skipped ?? 0} skipped in ${
+      formatDuration(performance.now() - t0)
+    } (${
+      result.manifestError
+        ? "manifest not written"
+        : `manifest ${result.manifestPath}`
+    })`;
+  ctx.output.err(summary);
+  const fsFailed = result.failures.filter((f) =>
+    f.cause instanceof FileSystemError
+  );
+  const failures = result.failures.filter((f) => !fsFailed.includes(f));
+  if (failures.length > 0) printFailures(ctx, plan, failures, resumeFlags);
+  if (result.cacheError) {
+    // One line for the cause, not a failure block per node it stopped.
+    ctx.output.err(`error: ${result.cacheError.message}`);
+    if (fsFailed.length > 0) {
+      ctx.output.err(
+        `not stored: ${fsFailed.slice(0, 10).map((f) => f.id).join(", ")}${
+          fsFailed.length > 10 ? ` and ${fsFailed.length - 10} more` : ""
+        } (they run again next time)`,
+      );
+    }
+  }
+  if (result.failures.length > 0) {
+    ctx.output.err(
+      `${result.failures.length} node${
+        result.failures.length > 1 ? "s" : ""
+      } failed; finished nodes are cached. Resume with: ${
+        resumeCommand(file, [], resumeFlags)
+      }`,
+    );
+  }
+  const code = result.manifest.status === "interrupted"
+    ? 130
+    : result.failures.length > 0
+    ? 1
+    : 0;
+  return { code, result, plan };
+}
+
+/** `status FILE`: what the cache holds for each node, and what the last run did. */
+export async function statusCommand(
+  ctx: CommandContext,
+  file: string,
+): Promise<number> {
+  const exp = await load(ctx, file);
+  const store = new Store(ctx.cache);
+  const plan = makePlan(exp, store);
+  const last = latestManifest(store, exp.name);
+  const lastById = new Map((last?.nodes ?? []).map((n) => [n.id, n]));
+  ctx.output.out(`status ${exp.name} (${file}): ${_counts(plan.items)}`);
+  if (last) {
+    const c = last.counts;
+    ctx.output.out(
+      `last run ${last.run}: ${last.status}, started ${last.started}${
+        last.finished ? `, finished ${last.finished}` : " (did not finish)"
+      }; ` +
+        Object.entries(c).map(([k, n]) => `${n} ${k}`).join(", "),
+    );
+  } else ctx.output.out("no run recorded in this cache");
+  const width = _idWidth(plan.items);
+  for (const it of plan.items) {
+    const l = lastById.get(it.node.id);
+    let extra = "";
+    if (it.status === "cached") {
+      const e = store.readEntry(it.key.key);
+      extra = `computed in ${formatDuration(e?.ms ?? 0)} on ${
+        e?.created.slice(0, 19) ?? "?"
+      }`;
+    } else if (l?.status === "failed" && l.key === it.key.key) {
+      extra = `failed last run: ${l.error ?? "?"} (log ${store.root}/${
+        l.log ?? ""
+      })`;
+    } else extra = it.why.join("; ");
+    ctx.output.out(
+      `  ${_pad(it.status, 8)} ${_pad(it.node.id, width)}  ${extra}`,
+    );
+  }
+  return 0;
+}
+
+/** `run-node KEY` or `run-node FILE NODE_ID`: runs exactly one node whose inputs are cached. */
+export async function runNodeCommand(
+  ctx: CommandContext,
+  a: string,
+  b?: string,
+): Promise<number> {
+  const store = new Store(ctx.cache);
+  const progressFile = Deno.env.get("ENVSMITH_PROGRESS_FILE");
+  const reporter = progressFile
+    ? new ProgressFileReporter(ctx.reporter ?? defaultReporter(), progressFile)
+    : ctx.reporter ?? defaultReporter();
+  let job;
+  if (b === undefined) {
+    if (!/^[0-9a-f]{64}$/.test(a)) {
+      throw new UserError(
+        `run-node: "${a}" is not a key (64 hex digits); use run-node FILE NODE_ID`,
+      );
+    }
+    job = jobFromSpec(
+      store,
+      a,
+      new Map(
+        [...ctx.kinds, ...await _specPluginKinds(ctx, store, a)].map((k) => [
+          k.name,
+          k,
+        ]),
+      ),
+    );
+  } else {
+    const exp = await load(ctx, a);
+    const idx = exp.byId.get(b);
+    if (idx === undefined) {
+      const plain = exp.nodes.filter((n) => n.plain === b || n.group === b);
+      throw new UserError(
+        `run-node: ${a} has no node "${b}"` +
+          (plain.length
+            ? ` (it has ${plain.slice(0, 5).map((n) => n.id).join(", ")}${
+              plain.length > 5 ? ", …" : ""
+            })`
+            : ""),
+      );
+    }
+    const keys = computeKeys(exp);
+    const plan = makePlan(exp, store, { only: [b], exact: true, keys });
+    const it = plan.byIndex.get(idx)!;
+    if (it.status === "skipped") {
+      throw new UserError(`run-node: ${b} is skipped: ${it.why.join("; ")}`);
+    }
+    if (it.status === "cached") {
+      ctx.output.err(`${b} is cached (key ${it.key.key})`);
+      return 0;
+    }
+    const endInterruptible = ctx.interruptible?.() ?? (() => {});
+    let r;
+    try {
+      r = await runPlan(plan, store, {
+        reporter,
+        jobs: 1,
+        ...(ctx.signal ? { signal: ctx.signal } : {}),
+      });
+    } finally {
+      endInterruptible();
+    }
+    if (r.failures.length > 0) {
+      printFailures(ctx, plan, r.failures);
+      return 1;
+    }
+    return 0;
+  }
+  reporter.start(job.id);
+  const endInterruptible = ctx.interruptible?.() ?? (() => {});
+  try {
+    const r = await executeJob(job, store, {
+      reporter,
+      ...(ctx.signal ? { signal: ctx.signal } : {}),
+    });
+    reporter.end(job.id, r.status, r.ms);
+    reporter.close();
+    return 0;
+  } catch (e) {
+    reporter.end(job.id, "failed", 0, (e as Error).message);
+    reporter.close();
+    const f = e as NodeFailure;
+    ctx.output.err(
+      `✗ node ${job.id}\n  key     ${job.key}\n  error   ${f.message}\n  log     ${
+        f.log ?? "?"
+      }\n  resume  run-node ${job.key}`,
+    );
+    return 1;
+  } finally {
+    endInterruptible();
+  }
+}
+
+/** Options of {@linkcode showCommand}. */
+export interface ShowOptions {
+  /** A field path into the entry (`value.suites.base`, `report.rationale`); default: the value. */
+  path?: string;
+}
+
+/**
+ * `show FILE NODE [PATH]`: print what the cache holds for one node as JSON
+ * (its value by default; `report...` or `value...` paths select parts), e.g.
+ * which config a redesign chose and why. Never runs anything.
+ */
+export async function showCommand(
+  ctx: CommandContext,
+  file: string,
+  id: string,
+  options: ShowOptions = {},
+): Promise<number> {
+  const exp = await load(ctx, file);
+  const index = exp.nodes.findIndex((n) => n.id === id);
+  if (index < 0) {
+    throw new UserError(
+      `No node "${id}" in ${file}${
+        didYouMean(id, exp.nodes.map((n) => n.id))
+      } (\`deno task plan ${file}\` lists every node id)`,
+    );
+  }
+  const key = computeKeys(exp)[index]!;
+  const store = new Store(ctx.cache);
+  const entry = store.readEntry(key.key);
+  const mark = entry ? store.importMark(key.key) : null;
+  if (mark) {
+    ctx.output.err(
+      `${id}: imported from ${mark.bundle}${
+        mark.imported ? ` on ${mark.imported.slice(0, 10)}` : ""
+      }, not computed here (${resumeCommand(file, [id])} computes it)`,
+    );
+  }
+  if (!entry) {
+    ctx.output.err(
+      `${id} is not in the cache (${ctx.cache}); compute it with: ${
+        resumeCommand(file, [id])
+      }`,
+    );
+    return 1;
+  }
+  const path = (options.path ?? "value").split(".").filter((p) => p !== "");
+  const root = path[0];
+  if (root !== "value" && root !== "report") {
+    throw new UserError(
+      `A path starts at "value" or "report" (got "${options.path}"), e.g. value.suites or report.rationale.`,
+    );
+  }
+  const got = getField(
+    root === "value" ? entry.value : entry.report ?? null,
+    path.slice(1),
+  );
+  if (got === undefined) {
+    throw new UserError(
+      `${id} has no field ${path.join(".")}; fields here: ${
+        Object.keys(
+          (getField(
+            root === "value" ? entry.value : entry.report ?? null,
+            path.slice(1, -1),
+          ) ?? {}) as object,
+        ).join(", ") || "(none)"
+      }`,
+    );
+  }
+  ctx.output.out(JSON.stringify(got, null, 2));
+  return 0;
+}

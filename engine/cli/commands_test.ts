@@ -1,0 +1,97 @@
+import assert from "node:assert/strict";
+import { type CommandContext, showCommand } from "./commands.ts";
+import { tablesCommand } from "./tables_command.ts";
+import { UserError } from "../errors.ts";
+import { compile, runAll, tmpProject } from "../_test_util.ts";
+import { kinds } from "../testdata/kinds.ts";
+
+const YAML = `experiment: show
+seed: 1
+matrix:
+  k: [1, 2]
+nodes:
+  a: { kind: test.add, with: { a: 1, b: 2 } }
+  b: { kind: test.add, with: { a: $a.sum, b: $matrix.k } }
+`;
+
+function ctxFor(cache: string): CommandContext & { lines: string[] } {
+  const lines: string[] = [];
+  return {
+    kinds,
+    cache,
+    lines,
+    output: { out: (l) => lines.push(l), err: (l) => lines.push(`ERR ${l}`) },
+  };
+}
+
+Deno.test("show prints a cached node's value or a field of it, and says how to compute a missing one", async () => {
+  await using p = await tmpProject(YAML);
+  const ctx = ctxFor(p.cache);
+  assert.equal(await showCommand(ctx, p.file, "b[k=2]"), 1);
+  assert.match(
+    ctx.lines.pop()!,
+    /^ERR b\[k=2\] is not in the cache .*deno task run .* --only 'b\[k=2\]'/,
+  );
+
+  const exp = compile(p.file, YAML);
+  await runAll(exp, p.store);
+  assert.equal(
+    await showCommand(ctx, p.file, "b[k=2]", { path: "value.sum" }),
+    0,
+  );
+  assert.equal(ctx.lines.pop(), "5");
+  assert.equal(await showCommand(ctx, p.file, "a"), 0);
+  assert.equal(JSON.parse(ctx.lines.pop()!).sum, 3);
+
+  await assert.rejects(
+    () => showCommand(ctx, p.file, "b[k=3]"),
+    (e) => e instanceof UserError && /did you mean "b\[k=1\]"/.test(e.message),
+  );
+  await assert.rejects(
+    () => showCommand(ctx, p.file, "a", { path: "value.nope" }),
+    (e) =>
+      e instanceof UserError &&
+      /no field value\.nope; fields here: .*sum/.test(e.message),
+  );
+  await assert.rejects(
+    () => showCommand(ctx, p.file, "a", { path: "sum" }),
+    (e) =>
+      e instanceof UserError && /starts at "value" or "report"/.test(e.message),
+  );
+});
+
+Deno.test("tables: a few missing nodes get a command naming them; many get the whole file (a run computes only what is missing)", async () => {
+  const few =
+    `experiment: few\nseed: 1\nmatrix:\n  k: [1, 2, 3]\nnodes:\n  a: { kind: test.add, with: { a: $matrix.k } }\ntables:\n  - { name: few, node: a, rows: k, columns: value.sum }\n`;
+  await using p = await tmpProject(few);
+  const ctx = ctxFor(p.cache);
+  assert.equal(
+    await tablesCommand(ctx, [p.file], { out: `${p.dir}/t` }),
+    1,
+  );
+  assert.match(
+    ctx.lines.join("\n"),
+    /Compute them with: `deno task run \S+ --only a`/,
+  );
+
+  // 14 variants, one of them computed (through an experiment of its own:
+  // keys are content, so a[k=1] is the same node in both files).
+  const many = (ks: string) =>
+    `experiment: many\nseed: 1\nmatrix:\n  k: [${ks}]\nnodes:\n  a: { kind: test.add, with: { a: $matrix.k } }\ntables:\n  - { name: many, node: a, rows: k, columns: value.sum }\n`;
+  await using q = await tmpProject(many("1"));
+  await runAll(compile(q.file, many("1")), q.store);
+  await Deno.writeTextFile(
+    q.file,
+    many(Array.from({ length: 14 }, (_, i) => i + 1).join(", ")),
+  );
+  const ctx2 = ctxFor(q.cache);
+  assert.equal(
+    await tablesCommand(ctx2, [q.file], { out: `${q.dir}/t` }),
+    1,
+  );
+  const out = ctx2.lines.join("\n");
+  assert.match(out, /\| 1 \| 1\.000 \|/);
+  assert.match(out, /Incomplete: 13 nodes are not in the cache/);
+  assert.match(out, /Compute them with: `deno task run \S+exp\.yaml`/);
+  assert.doesNotMatch(out, /--only/);
+});

@@ -1,0 +1,35 @@
+/**
+ * The engine's commands (`@envsmith/engine/cli`): plan, run, status, show, run-node, tables, cache maintenance, and loading plugin modules; a project's command line wires them up.
+ *
+ * @module
+ */
+export {
+  type CommandContext,
+  consoleOutput,
+  load,
+  type Output,
+  planCommand,
+  type PlanCommandOptions,
+  pluginSummary,
+  printFailures,
+  resumeCommand,
+  runCommand,
+  type RunCommandOptions,
+  runNodeCommand,
+  showCommand,
+  type ShowOptions,
+  statusCommand,
+} from "./commands.ts";
+export {
+  buildTables,
+  DEFAULT_TABLES_DIR,
+  experimentsWithTables,
+  importResultsBundle,
+  tablesCommand,
+} from "./tables_command.ts";
+export {
+  cacheExportCommand,
+  cacheGcCommand,
+  cacheImportCommand,
+  cacheVerifyCommand,
+} from "./cache_commands.ts";

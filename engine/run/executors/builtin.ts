@@ -1,0 +1,13 @@
+/**
+ * The executors built into the engine, exported the way a plugin module
+ * exports its own: `local` (first: the default) and `slurm`.
+ *
+ * @module
+ */
+import type { ExecutorKind } from "../executor.ts";
+import { local } from "./local.ts";
+import { slurm } from "./slurm.ts";
+
+/** The built-in executors: `local` (the default) and `slurm`. */
+// deno-lint-ignore no-explicit-any
+export const executors: readonly ExecutorKind<any>[] = [local, slurm];

@@ -1,0 +1,675 @@
+/**
+ * Tables: a table is a query over the cache. For a node of an experiment it
+ * lays out one matrix axis as rows and either another axis or field paths of
+ * the node's result as columns, aggregates an `over` axis (usually `seed`) as
+ * mean ± std (n), and can add a mean column. Built from cached entries only;
+ * what is missing is listed with the command that computes it.
+ *
+ * @module
+ */
+import type { TableSpec } from "../compile/experiment_schema.ts";
+import type { Experiment, GraphNode } from "../compile/experiment.ts";
+import { getField } from "../refs.ts";
+import { columnPlains } from "../compile/table_spec.ts";
+import {
+  compareRows,
+  type Comparison,
+  comparisonMarkdown,
+} from "./table_compare.ts";
+import type { Json } from "../types.ts";
+
+/** What the cache has for one node (`imported`: its entry came from a bundle, not computed here). */
+export type Lookup = (node: GraphNode) =>
+  | { status: "ok"; value: Json; report?: Json; imported?: boolean }
+  | { status: "missing"; why?: string }
+  | { status: "skipped"; why: string };
+
+/** One sample of a cell: the value for one `over` value. */
+export interface Sample {
+  /** Label of the `over` axis value (or `""` without `over`). */
+  readonly over: string;
+  /** The node id. */
+  readonly id: string;
+  /** The number, when available. */
+  readonly value: number | null;
+  /** The value comes from an entry imported from a bundle (not computed here). */
+  readonly imported?: true;
+}
+
+/** One cell. */
+export interface Cell {
+  /** Row label. */
+  readonly row: string;
+  /** Column label. */
+  readonly column: string;
+  /** Mean of the available samples (null when none). */
+  readonly mean: number | null;
+  /** Sample standard deviation (n-1; 0 when n = 1; null when none). */
+  readonly std: number | null;
+  /** Number of samples. */
+  readonly n: number;
+  /** The samples. */
+  readonly samples: readonly Sample[];
+  /** Node ids whose entries are missing. */
+  readonly missing: readonly string[];
+  /** Some of its samples come from entries imported from a bundle (not computed here; which: `samples[].imported`); shown marked. Absent otherwise. */
+  readonly imported?: boolean;
+  /** Why not run, when every node is skipped (e.g. `OPENAI_API_KEY not set`). */
+  readonly skipped?: string;
+  /** Problems (e.g. a field that is not a number). */
+  readonly notes: readonly string[];
+}
+
+/** A built table. */
+export interface Table {
+  /** `name`. */
+  readonly name: string;
+  /** `title` (or the name). */
+  readonly title: string;
+  /** Experiment name. */
+  readonly experiment: string;
+  /** Experiment file. */
+  readonly file: string;
+  /** Rows axis name. */
+  readonly rowsAxis: string;
+  /** Row labels. */
+  readonly rows: readonly string[];
+  /** Column labels (the aggregate column last, if any). */
+  readonly columns: readonly string[];
+  /** The aggregate column's label, if any. */
+  readonly aggregate?: string;
+  /** The `over` axis and its labels. */
+  readonly over?: { readonly axis: string; readonly values: readonly string[] };
+  /** Cells, row-major. */
+  readonly cells: readonly Cell[];
+  /** Ids of nodes whose entries are missing. */
+  readonly missing: readonly string[];
+  /** The command that computes the missing nodes. */
+  readonly command?: string;
+  /** Digits after the point. */
+  readonly digits: number;
+  /** Paired comparisons against a baseline row (`compare:`). */
+  readonly comparison?: Comparison;
+  /** Columns read from another node: label -> the node as written (e.g. `curriculum.*.config`). */
+  readonly sources?: Readonly<Record<string, string>>;
+}
+
+function _split(path: string): string[] {
+  return path.split(".");
+}
+
+function _num(x: Json | undefined): number | null | undefined {
+  if (typeof x === "number" && Number.isFinite(x)) return x;
+  if (typeof x === "boolean") return x ? 1 : 0;
+  if (x === undefined) return undefined;
+  return null;
+}
+
+function _stats(
+  xs: readonly number[],
+): { mean: number | null; std: number | null } {
+  if (xs.length === 0) return { mean: null, std: null };
+  const mean = xs.reduce((a, b) => a + b, 0) / xs.length;
+  if (xs.length === 1) return { mean, std: 0 };
+  const v = xs.reduce((a, b) => a + (b - mean) ** 2, 0) / (xs.length - 1);
+  return { mean, std: Math.sqrt(v) };
+}
+
+/** Like getField, but a null on the way (e.g. `report.llm: null`) is null: "not applicable". */
+function _fieldOrNull(value: Json, path: readonly string[]): Json | undefined {
+  for (let i = 0; i < path.length; i++) {
+    const at = getField(value, path.slice(0, i));
+    if (at === null) return null;
+  }
+  return getField(value, path);
+}
+
+function _labelOf(path: string): string {
+  return path.replace(/^(value|report)\./, "");
+}
+
+/** A column of a table: its label and the field path of its value. */
+interface _Column {
+  readonly label: string;
+  readonly path: string[];
+  /** The value of the columns axis, for axis columns. */
+  readonly axisValue: string | null;
+  /** The plain nodes the column reads instead of the table's node (`node:`). */
+  readonly plains?: readonly string[];
+}
+
+/** What building one table needs. */
+interface _Build {
+  readonly exp: Experiment;
+  readonly spec: TableSpec;
+  /** The table node's variants (filtered by `where`). */
+  readonly nodes: readonly GraphNode[];
+  readonly isAxisColumns: boolean;
+  /** The lookup, memoised per node. */
+  readonly look: (n: GraphNode) => ReturnType<Lookup>;
+  /** Labels of an axis that the nodes have, in axis order. */
+  readonly present: (axis: string) => string[];
+  /** Indices of the nodes a node depends on, directly or not. */
+  readonly ancestors: (n: GraphNode) => ReadonlySet<number>;
+}
+
+/**
+ * Builds one table of `exp` from what `lookup` finds; `runCommand` gives
+ * the command that computes missing nodes.
+ */
+export function buildTable(
+  exp: Experiment,
+  spec: TableSpec,
+  lookup: Lookup,
+  runCommand: (ids: string[]) => string,
+): Table {
+  const b = _build(exp, spec, lookup);
+  const rows = b.present(spec.rows);
+  const overValues = spec.over ? b.present(spec.over) : [""];
+  const columns = _columns(b);
+  const cells: Cell[] = [];
+  const missing: string[] = [];
+  const aggLabel = spec.aggregate === undefined
+    ? undefined
+    : spec.aggregate === "mean"
+    ? "mean"
+    : spec.aggregate.label;
+  // Every missing node of the table is listed, also when no column could be
+  // laid out (a `*` column whose nodes are all missing has no keys yet).
+  for (const n of b.nodes) {
+    if (
+      rows.includes(n.variant[spec.rows]!) && b.look(n).status === "missing"
+    ) missing.push(n.id);
+  }
+  for (const row of rows) {
+    const perOver = new Map<string, (number | null)[]>();
+    for (const col of columns) {
+      cells.push(_cell(b, row, col, overValues, perOver, missing));
+    }
+    if (aggLabel !== undefined) {
+      const rowNodes = b.nodes.filter((n) => n.variant[spec.rows] === row);
+      cells.push(
+        _aggregateCell(
+          row,
+          aggLabel,
+          columns.filter((c) => !c.plains).length,
+          overValues,
+          perOver,
+          cells,
+          {
+            missing: rowNodes.filter((n) => b.look(n).status === "missing")
+              .map((n) => n.id),
+            skipped: rowNodes.length > 0 &&
+                rowNodes.every((n) => b.look(n).status === "skipped")
+              ? (b.look(rowNodes[0]!) as { why: string }).why
+              : undefined,
+          },
+        ),
+      );
+    }
+  }
+  const columnLabels = [
+    ...columns.map((c) => c.label),
+    ...(aggLabel !== undefined ? [aggLabel] : []),
+  ];
+  const comparison = spec.compare && spec.over
+    ? compareRows(
+      exp,
+      {
+        rows,
+        // columns read from other nodes (e.g. fallback rates) are not compared
+        columns: columnLabels.filter((l) =>
+          !columns.some((c) => c.plains && c.label === l)
+        ),
+        ...(aggLabel !== undefined ? { aggregate: aggLabel } : {}),
+        cells,
+      },
+      spec.compare,
+      spec.over,
+      (n) => {
+        const r = b.look(n);
+        return r.status === "ok" ? r.value : undefined;
+      },
+    )
+    : undefined;
+  return {
+    name: spec.name,
+    title: spec.title ?? spec.name,
+    experiment: exp.name,
+    file: exp.file,
+    rowsAxis: spec.rows,
+    rows,
+    columns: columnLabels,
+    ...(aggLabel !== undefined ? { aggregate: aggLabel } : {}),
+    ...(spec.over ? { over: { axis: spec.over, values: overValues } } : {}),
+    cells,
+    missing,
+    ...(missing.length ? { command: runCommand(missing) } : {}),
+    digits: spec.digits ?? 3,
+    ...(columns.some((c) => c.plains) ? { sources: _sources(spec) } : {}),
+    ...(comparison ? { comparison } : {}),
+  };
+}
+
+/** The `node:` of each column that reads another node, by label. */
+function _sources(spec: TableSpec): Record<string, string> {
+  return Object.fromEntries(
+    (Array.isArray(spec.columns) ? spec.columns : []).flatMap((c) =>
+      typeof c !== "string" && c.node !== undefined ? [[c.label, c.node]] : []
+    ),
+  );
+}
+
+function _build(exp: Experiment, spec: TableSpec, lookup: Lookup): _Build {
+  const plain = exp.names.get(spec.node)!;
+  const axisLabels = (name: string) =>
+    exp.axes.find((a) => a.name === name)?.values.map((v) => v.label) ?? [];
+  let nodes = exp.nodes.filter((n) => n.plain === plain);
+  for (const [a, val] of Object.entries(spec.where ?? {})) {
+    const keep = (Array.isArray(val) ? val : [val]).map(String);
+    nodes = nodes.filter((n) => keep.includes(n.variant[a]!));
+  }
+  const results = new Map<string, ReturnType<Lookup>>();
+  const ups = new Map<number, Set<number>>();
+  return {
+    exp,
+    spec,
+    nodes,
+    isAxisColumns: typeof spec.columns === "string" &&
+      exp.axes.some((a) => a.name === spec.columns),
+    look: (n) => {
+      let r = results.get(n.id);
+      if (!r) {
+        r = lookup(n);
+        results.set(n.id, r);
+      }
+      return r;
+    },
+    present: (axis) => {
+      const have = new Set(nodes.map((n) => n.variant[axis]));
+      return axisLabels(axis).filter((l) => have.has(l));
+    },
+    ancestors: (n) => {
+      let set = ups.get(n.index);
+      if (set === undefined) {
+        set = new Set<number>();
+        const stack = [...n.deps];
+        while (stack.length > 0) {
+          const i = stack.pop()!;
+          if (set.has(i)) continue;
+          set.add(i);
+          stack.push(...exp.nodes[i]!.deps);
+        }
+        ups.set(n.index, set);
+      }
+      return set;
+    },
+  };
+}
+
+/** The columns: the values of the columns axis, or the field paths (a `*` expanded over the keys found). */
+function _columns(b: _Build): _Column[] {
+  const { spec } = b;
+  if (b.isAxisColumns) {
+    return b.present(spec.columns as string).map((l) => ({
+      label: l,
+      path: _split(spec.value ?? "value"),
+      axisValue: l,
+    }));
+  }
+  const columns: _Column[] = [];
+  const list = typeof spec.columns === "string" ? [spec.columns] : spec.columns;
+  for (const c of list) {
+    const path = typeof c === "string" ? c : c.path;
+    const label = typeof c === "string" ? undefined : c.label;
+    const segs = _split(path);
+    const star = segs.indexOf("*");
+    if (typeof c !== "string" && c.node !== undefined) {
+      columns.push({
+        label: label ?? _labelOf(path),
+        path: segs,
+        axisValue: null,
+        plains: columnPlains(
+          b.exp.nodes.map((n) => n.plain),
+          b.exp.names,
+          c.node,
+        ),
+      });
+      continue;
+    }
+    if (star < 0) {
+      columns.push({
+        label: label ?? _labelOf(path),
+        path: segs,
+        axisValue: null,
+      });
+      continue;
+    }
+    for (const k of _starKeys(b, segs.slice(0, star))) {
+      columns.push({
+        label: k,
+        path: [...segs.slice(0, star), k, ...segs.slice(star + 1)],
+        axisValue: null,
+      });
+    }
+  }
+  return columns;
+}
+
+/** The keys of the object at `prefix` in any available result, in the order found. */
+function _starKeys(b: _Build, prefix: string[]): string[] {
+  const keys: string[] = [];
+  for (const n of b.nodes) {
+    const r = b.look(n);
+    if (r.status !== "ok") continue;
+    const obj = getField({ value: r.value, report: r.report ?? null }, prefix);
+    if (obj && typeof obj === "object" && !Array.isArray(obj)) {
+      for (const k of Object.keys(obj)) if (!keys.includes(k)) keys.push(k);
+    }
+  }
+  return keys;
+}
+
+/** One cell: its samples over the `over` values; records per-`over` values for the aggregate and missing ids. */
+function _cell(
+  b: _Build,
+  row: string,
+  col: _Column,
+  overValues: readonly string[],
+  perOver: Map<string, (number | null)[]>,
+  missing: string[],
+): Cell {
+  const { spec } = b;
+  const samples: Sample[] = [];
+  const miss: string[] = [];
+  const notes: string[] = [];
+  let skipped: string | undefined;
+  for (const over of overValues) {
+    const n = b.nodes.find((x) =>
+      x.variant[spec.rows] === row &&
+      (col.axisValue === null || !b.isAxisColumns ||
+        x.variant[spec.columns as string] === col.axisValue) &&
+      (!spec.over || x.variant[spec.over] === over)
+    );
+    if (!n) continue;
+    const reads = _reads(b, n, col);
+    const results = reads.map((m) => ({ m, r: b.look(m) }));
+    const skip = results.find((x) => x.r.status === "skipped");
+    if (skip !== undefined && skip.r.status === "skipped") {
+      skipped = skip.r.why;
+      continue;
+    }
+    const absent = results.filter((x) => x.r.status === "missing");
+    if (absent.length > 0 || reads.length === 0) {
+      for (const { m } of absent) {
+        miss.push(m.id);
+        if (!missing.includes(m.id)) missing.push(m.id);
+      }
+      samples.push({ over, id: n.id, value: null });
+      continue;
+    }
+    const x = _meanOf(results, col.path, notes);
+    const imported = results.some((y) => y.r.status === "ok" && y.r.imported);
+    samples.push({
+      over,
+      id: n.id,
+      value: x,
+      ...(imported ? { imported: true as const } : {}),
+    });
+    if (col.plains !== undefined) continue; // not part of the aggregate
+    const list = perOver.get(over) ?? [];
+    list.push(x);
+    perOver.set(over, list);
+  }
+  const xs = samples.map((s) => s.value).filter((x): x is number => x !== null);
+  const allSkipped = skipped !== undefined && samples.length === 0;
+  return {
+    row,
+    column: col.label,
+    ..._stats(xs),
+    n: xs.length,
+    samples,
+    missing: miss,
+    ...(samples.some((s) => s.imported) ? { imported: true } : {}),
+    ...(allSkipped && skipped ? { skipped } : {}),
+    notes,
+  };
+}
+
+/**
+ * The node(s) a column reads for the table's node `n`: `n` itself, or the
+ * column's own node(s) of the same variant; for a stage wildcard, the stages
+ * `n` depends on (a score depends on the redesigns that shaped its policy,
+ * not on the last, unused one).
+ */
+function _reads(b: _Build, n: GraphNode, col: _Column): GraphNode[] {
+  if (col.plains === undefined) return [n];
+  const reads = col.plains.map((p) =>
+    b.exp.nodes.find((m) =>
+      m.plain === p &&
+      Object.entries(m.variant).every(([a, l]) => n.variant[a] === l)
+    )
+  ).filter((m): m is GraphNode => m !== undefined);
+  if (col.plains.length <= 1) return reads;
+  const up = b.ancestors(n);
+  const used = reads.filter((m) => up.has(m.index));
+  return used.length > 0 ? used : reads;
+}
+
+/** The mean of a field over results (null when any is absent or not a number; an explicit null means "not applicable" and is not noted). */
+function _meanOf(
+  results: readonly { m: GraphNode; r: ReturnType<Lookup> }[],
+  path: readonly string[],
+  notes: string[],
+): number | null {
+  const values: number[] = [];
+  let bad = false;
+  for (const { m, r } of results) {
+    if (r.status !== "ok") continue;
+    const raw = _fieldOrNull(
+      { value: r.value, report: r.report ?? null },
+      path,
+    );
+    const x = _num(raw);
+    if (x === undefined) {
+      notes.push(`${m.id} has no ${path.join(".")}`);
+      bad = true;
+    } else if (x === null) {
+      if (raw !== null) {
+        notes.push(`${m.id}: ${path.join(".")} is not a number`);
+      }
+      bad = true;
+    } else values.push(x);
+  }
+  return bad || values.length === 0
+    ? null
+    : values.reduce((a, b) => a + b, 0) / values.length;
+}
+
+/** The aggregate cell of a row: per `over` value the mean over the columns (complete rows only), then mean ± std. */
+function _aggregateCell(
+  row: string,
+  label: string,
+  columnCount: number,
+  overValues: readonly string[],
+  perOver: ReadonlyMap<string, (number | null)[]>,
+  cells: readonly Cell[],
+  rowState: { missing: readonly string[]; skipped: string | undefined },
+): Cell {
+  const samples: Sample[] = [];
+  for (const over of overValues) {
+    const list = perOver.get(over);
+    if (
+      !list || list.length !== columnCount || list.some((x) => x === null)
+    ) continue;
+    samples.push({
+      over,
+      id: "",
+      value: (list as number[]).reduce((a, b) => a + b, 0) / list.length,
+    });
+  }
+  const xs = samples.map((s) => s.value as number);
+  const rowCells = cells.filter((c) => c.row === row);
+  // With no column laid out yet (a `*` column whose nodes are all missing or
+  // skipped), the row's own nodes say whether it is missing or not run.
+  const skipped = rowCells.length > 0
+    ? rowCells.every((c) => c.skipped) ? rowCells[0]!.skipped : undefined
+    : rowState.skipped;
+  return {
+    row,
+    column: label,
+    ..._stats(xs),
+    n: xs.length,
+    samples,
+    missing: xs.length < overValues.length && !skipped
+      ? [...rowState.missing]
+      : [],
+    ...(rowCells.some((c) => c.imported) ? { imported: true } : {}),
+    ...(skipped ? { skipped } : {}),
+    notes: [],
+  };
+}
+
+/** `0.812 ± 0.031`, with ` (n=2)` when fewer samples than `over` values. */
+export function formatCell(t: Table, c: Cell): string {
+  if (c.skipped) return `not run: ${c.skipped}`;
+  if (c.mean === null) return c.missing.length ? "missing" : "—";
+  const d = t.digits;
+  const expected = t.over?.values.length ?? 1;
+  let s = c.mean.toFixed(d);
+  if (t.over) s += ` ± ${(c.std ?? 0).toFixed(d)}`;
+  if (c.n < expected) s += ` (n=${c.n})`;
+  return s;
+}
+
+/** What a table's numbers are: the aggregation over `over` and the aggregate column. */
+export function tableNotes(t: Table): string[] {
+  const notes: string[] = [];
+  if (t.over) {
+    notes.push(
+      `mean ± std over ${t.over.axis} (n=${t.over.values.length}: ${
+        t.over.values.join(", ")
+      })`,
+    );
+  }
+  const bySource = new Map<string, string[]>();
+  for (const [label, node] of Object.entries(t.sources ?? {})) {
+    bySource.set(node, [...(bySource.get(node) ?? []), label]);
+  }
+  for (const [node, labels] of bySource) {
+    notes.push(
+      `${labels.join(", ")}: from ${node}${
+        node.includes("*") ? ", mean over the stages the row depends on" : ""
+      }`,
+    );
+  }
+  if (t.aggregate) {
+    notes.push(
+      `${t.aggregate}: mean over the columns per ${
+        t.over?.axis ?? "run"
+      }, then aggregated`,
+    );
+  }
+  return notes;
+}
+
+/** The table as markdown (title, table, a note on aggregation and on what is missing). */
+export function tableMarkdown(t: Table): string {
+  const esc = (s: string) => s.replace(/\|/g, "\\|");
+  const lines = [`### ${t.title}`, ""];
+  lines.push(`| ${esc(t.rowsAxis)} | ${t.columns.map(esc).join(" | ")} |`);
+  lines.push(`|${["---", ...t.columns.map(() => "---:")].join("|")}|`);
+  for (const r of t.rows) {
+    const row = t.columns.map((col) =>
+      t.cells.find((x) => x.row === r && x.column === col)
+    );
+    // a row not run at all says so once, not in every column
+    const why = row[0]?.skipped;
+    const cells = why && row.every((c) => c?.skipped === why)
+      ? [esc(formatCell(t, row[0]!)), ...row.slice(1).map(() => "")]
+      : row.map((c) =>
+        c ? esc(formatCell(t, c)) + (c.imported ? " (imported)" : "") : "—"
+      );
+    lines.push(`| ${esc(r)} | ${cells.join(" | ")} |`);
+  }
+  lines.push("");
+  const notes = tableNotes(t);
+  if (notes.length) {
+    lines.push(
+      `_${notes.join("; ")}. Experiment ${t.experiment} (${t.file})._`,
+      "",
+    );
+  }
+  if (t.comparison) {
+    lines.push(
+      comparisonMarkdown(
+        t.comparison,
+        t.columns.filter((col) =>
+          t.comparison!.cells.some((c) => c.column === col)
+        ),
+        t.rowsAxis,
+        t.digits,
+      ),
+    );
+  }
+  if (t.missing.length) {
+    const shown = t.missing.slice(0, 20);
+    lines.push(
+      `**Incomplete: ${t.missing.length} node${
+        t.missing.length > 1 ? "s are" : " is"
+      } not in the cache:** ${shown.join(", ")}${
+        t.missing.length > 20 ? ", …" : ""
+      }`,
+      "",
+      `Compute ${t.missing.length > 1 ? "them" : "it"} with: \`${t.command}\``,
+      "",
+    );
+  }
+  const imported = new Set(
+    t.cells.flatMap((c) =>
+      c.samples.filter((x) => x.imported).map((x) => x.id)
+    ),
+  );
+  if (imported.size) {
+    lines.push(
+      `(imported): from a bundle (cache import), not computed here: ${imported.size} node${
+        imported.size > 1 ? "s" : ""
+      }; \`deno task run ${t.file}\` computes ${
+        imported.size > 1 ? "them" : "it"
+      } here.`,
+      "",
+    );
+  }
+  const probs = t.cells.flatMap((c) => c.notes);
+  if (probs.length) {
+    lines.push(`Problems: ${[...new Set(probs)].slice(0, 10).join("; ")}`, "");
+  }
+  return lines.join("\n");
+}
+
+function _csv(s: string | number | null): string {
+  if (s === null) return "";
+  const str = String(s);
+  return /[",\n]/.test(str) ? `"${str.replace(/"/g, '""')}"` : str;
+}
+
+/** Long-form CSV: one line per cell. */
+export function tableCsv(t: Table): string {
+  const lines = ["row,column,mean,std,n,missing,skipped,samples,imported"];
+  for (const c of t.cells) {
+    lines.push(
+      [
+        c.row,
+        c.column,
+        c.mean,
+        c.std,
+        c.n,
+        c.missing.join(" "),
+        c.skipped ?? "",
+        c.samples.map((s) => `${s.over}=${s.value ?? ""}`).join(" "),
+        c.samples.filter((x) => x.imported).map((x) => x.id).join(" "),
+      ].map((x) => _csv(x as string | number | null)).join(","),
+    );
+  }
+  return lines.join("\n") + "\n";
+}
