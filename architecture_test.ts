@@ -15,6 +15,7 @@ import { fileURLToPath } from "node:url";
 import { codeDigest, nodeCodeDigest } from "@envsmith/engine/cache";
 import { allKinds } from "./mod.ts";
 import { builtinEngineers } from "./engineer/builtins.ts";
+import { policyEngineers } from "./nodes/engineers.ts";
 
 const ROOT = dirname(fileURLToPath(import.meta.url));
 
@@ -260,6 +261,8 @@ const DIGEST_FILES: Record<string, readonly string[]> = {
     "mapf/suites.ts",
     "nodes/_values.ts",
     "nodes/generate.ts",
+    "nodes/level_set.ts",
+    "nodes/level_set_io.ts",
     "schemas/env_config.ts",
   ],
   "policy.init": [
@@ -293,6 +296,7 @@ const DIGEST_FILES: Record<string, readonly string[]> = {
     "mapf/rng.ts",
     "nodes/_values.ts",
     "nodes/policy_io.ts",
+    "nodes/reward_params.ts",
     "nodes/train.ts",
     "nodes/train_warning.ts",
     "policy/adam.ts",
@@ -339,6 +343,7 @@ const DIGEST_FILES: Record<string, readonly string[]> = {
     "engineer/diff.ts",
     "engineer/engineer_kind.ts",
     "engineer/registry.ts",
+    "nodes/level_set.ts",
     "nodes/redesign.ts",
     "schemas/env_config.ts",
     "schemas/findings.ts",
@@ -426,6 +431,45 @@ const ENGINEER_FILES: Record<string, readonly string[]> = {
     "schemas/env_config.ts",
     "schemas/llm.ts",
   ],
+  "dr": [
+    "engineer/config_ops.ts",
+    "engineer/dr.ts",
+    "mapf/rng.ts",
+    "schemas/env_config.ts",
+  ],
+  "band": [
+    "engineer/band.ts",
+    "engineer/config_ops.ts",
+    "engineer/engineer_kind.ts",
+    "schemas/env_config.ts",
+  ],
+};
+
+/**
+ * The engineers registered from `nodes/` because they roll a policy out:
+ * each one's digest has the scoring rollouts (`policy/level_scores.ts`) and
+ * its own algorithm, and no other engineer's file (`plr` never `accel`'s,
+ * `probe` never the level buffer's).
+ */
+const POLICY_ENGINEER_OWN: Record<string, readonly string[]> = {
+  "probe": ["engineer/probe.ts", "nodes/probe_engineer.ts"],
+  "probe-base": ["engineer/probe.ts", "nodes/probe_engineer.ts"],
+  // new levels are drawn from dr's box
+  "plr": [
+    "engineer/dr.ts",
+    "engineer/plr.ts",
+    "nodes/level_set_io.ts",
+    "nodes/plr_engineer.ts",
+  ],
+  "accel": [
+    "engineer/accel.ts",
+    "engineer/dr.ts",
+    "engineer/plr.ts",
+    "nodes/level_set_io.ts",
+    "mapf/solve.ts",
+    "nodes/accel_engineer.ts",
+    "nodes/plr_engineer.ts",
+  ],
 };
 
 /** Kinds that train or evaluate policies: the ones whose cache is expensive. */
@@ -467,6 +511,26 @@ Deno.test("digest coverage: each engineer's digest covers its own files only; a 
     for (const other of builtinEngineers) {
       if (other.name === e.name) continue;
       const path = relative(ROOT, fileURLToPath(other.module));
+      assert.ok(!files.includes(path), `${e.name} digest has ${path}`);
+    }
+  }
+});
+
+Deno.test("digest coverage: the engineers that roll a policy out cover the scoring rollouts and their own files, no other engineer's", () => {
+  const own = new Set(Object.values(POLICY_ENGINEER_OWN).flat());
+  for (const e of policyEngineers) {
+    const files = Object.keys(codeDigest(e.module).files);
+    for (const f of POLICY_ENGINEER_OWN[e.name]!) {
+      assert.ok(files.includes(f), `${e.name} digest lacks ${f}`);
+    }
+    assert.ok(files.includes("policy/level_scores.ts"), e.name);
+    for (const f of own) {
+      if (POLICY_ENGINEER_OWN[e.name]!.includes(f)) continue;
+      assert.ok(!files.includes(f), `${e.name} digest has ${f}`);
+    }
+    for (const other of builtinEngineers) {
+      const path = relative(ROOT, fileURLToPath(other.module));
+      if (POLICY_ENGINEER_OWN[e.name]!.includes(path)) continue;
       assert.ok(!files.includes(path), `${e.name} digest has ${path}`);
     }
   }

@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { main } from "./cli.ts";
+import { engineers as builtinEngineers } from "./nodes/engineers.ts";
 import { SilentReporter } from "@envsmith/engine/run";
 
 async function cli(args: string[]) {
@@ -140,7 +141,13 @@ Deno.test("plugins: a TypeScript engineer, kind and executor from a file outside
       schemaFile,
     ]);
     assert.equal(schema.code, 0, schema.err);
-    assert.match(schema.err, /9 node kinds, 9 engineers/);
+    // the built-in engineers and the plugin's one
+    assert.match(
+      schema.err,
+      new RegExp(
+        `9 node kinds, ${builtinEngineers.names().length + 1} engineers`,
+      ),
+    );
     const text = await Deno.readTextFile(schemaFile);
     assert.match(text, /"agentsplus: adds agents to a plain config"/);
     assert.match(text, /"agents added per stage"/);

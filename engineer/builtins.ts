@@ -26,6 +26,8 @@ import { engineer as llm } from "./llm.ts";
 import { engineer as scripted } from "./scripted.ts";
 import { engineer as blind } from "./blind.ts";
 import { engineer as exec } from "./exec.ts";
+import { engineer as dr } from "./dr.ts";
+import { engineer as band } from "./band.ts";
 
 /** Every built-in engineer kind, in the order `--help` lists them. */
 export const builtinEngineers: readonly EngineerKind[] = [
@@ -37,6 +39,8 @@ export const builtinEngineers: readonly EngineerKind[] = [
   llm,
   scripted,
   blind,
+  dr,
+  band,
   exec,
 ];
 

@@ -8,6 +8,7 @@
  */
 import type { AnyEnvConfig } from "../schemas/env_config.ts";
 import type { BuiltContext } from "./context.ts";
+import type { EngineerCost, LevelSetProposal } from "./levels.ts";
 
 /** Something notable that happened while proposing (for the redesign report). */
 export interface EngineerEvent {
@@ -19,7 +20,9 @@ export interface EngineerEvent {
    * `truncated` (a reply was cut off at `max_tokens` before its JSON was
    * complete), `format_rejected` (the server refused the `response_format`
    * and was asked without it), `program_error` (an `exec` engineer's
-   * program timed out, crashed, flooded its output or could not start).
+   * program timed out, crashed, flooded its output or could not start),
+   * `choice` (a baseline engineer's decision and the numbers it rests on:
+   * scores, probabilities, candidates).
    */
   type:
     | "rule"
@@ -31,7 +34,8 @@ export interface EngineerEvent {
     | "http_retry"
     | "truncated"
     | "format_rejected"
-    | "program_error";
+    | "program_error"
+    | "choice";
   /** What happened, in one line. */
   detail: string;
 }
@@ -95,6 +99,23 @@ export interface Proposal {
    * engineer: `prompt`, `prompt_digest`, `model`).
    */
   report?: Record<string, unknown>;
+  /**
+   * Rollouts the engineer ran with no learning (`probe`, `plr`, `accel`):
+   * engineer cost, reported beside the training experience, never in it.
+   */
+  cost?: EngineerCost;
+  /**
+   * The level buffer of an instance-level engineer (`plr`, `accel`): the
+   * next stage trains on levels drawn from it by `replay`; `config` is then
+   * the configuration new levels come from. The engineer kind stores it and
+   * gives it as `value`.
+   */
+  levels?: LevelSetProposal;
+  /**
+   * The redesign node's value when it is not `config` (JSON): the stored
+   * level set of `plr` and `accel`, which the next `generate` draws from.
+   */
+  value?: unknown;
 }
 
 /** An environment engineer. */

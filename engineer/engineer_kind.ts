@@ -78,6 +78,24 @@ export interface EngineerEnv {
    * processes another way.
    */
   readonly runProgram?: ProgramRunner;
+  /**
+   * Reads a blob of the cache (a policy's ONNX checkpoint, a generate
+   * node's instances): given inside a run, for engineers that consult a
+   * policy (`probe`, `plr`, `accel`).
+   */
+  readonly readBlob?: (ref: { readonly $blob: string }) => Promise<Uint8Array>;
+  /** Writes a blob into the cache (the level set of `plr` and `accel`); given inside a run. */
+  readonly writeBlob?: (
+    bytes: Uint8Array,
+    media: string,
+  ) => Promise<
+    { readonly $blob: string; readonly size: number; readonly media: string }
+  >;
+  /**
+   * The `config` parameter as given when it is a level set (the buffer a
+   * `plr` or `accel` redesign handed to this stage); absent otherwise.
+   */
+  readonly levelSet?: unknown;
 }
 
 /** How a program is run (a subset of the engine's child-process options). */

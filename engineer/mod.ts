@@ -100,3 +100,36 @@ export {
   step,
   stepsAlong,
 } from "./config_ops.ts";
+export {
+  type BoxDim,
+  boxProblem,
+  DEFAULT_BOX,
+  type DrBox,
+  drEngineer,
+  sampleBox,
+} from "./dr.ts";
+export { bandEngineer, bandMove, DEFAULT_BAND_ORDER } from "./band.ts";
+export {
+  type ProbeCriterion,
+  probeEngineer,
+  type Prober,
+  type ProbeScore,
+} from "./probe.ts";
+export {
+  type LevelIo,
+  PLR_DEFAULTS,
+  plrEngineer,
+  plrReplayProbabilities,
+} from "./plr.ts";
+export {
+  ACCEL_DEFAULTS,
+  accelEngineer,
+  EDIT_KINDS,
+  editLevel,
+} from "./accel.ts";
+export type {
+  EngineerCost,
+  Level,
+  LevelSetProposal,
+  MeasuredLevel,
+} from "./levels.ts";

@@ -33,6 +33,8 @@ Deno.test("engineer registry: the built-ins, in order, each with the parameters 
     "llm",
     "scripted",
     "blind",
+    "dr",
+    "band",
     "exec",
   ]);
   const params = Object.fromEntries(
@@ -47,9 +49,11 @@ Deno.test("engineer registry: the built-ins, in order, each with the parameters 
     scripted: ["script"],
     blind: ["pace"],
     exec: ["command", "timeout", "reasks", "inputs", "env"],
+    dr: ["box", "draws"],
+    band: ["lo", "hi", "order"],
   });
   // every built-in module is its own file
-  assert.equal(new Set(r.list().map((e) => e.module)).size, 8);
+  assert.equal(new Set(r.list().map((e) => e.module)).size, 10);
 });
 
 Deno.test("engineer registry: refuses a taken name, no parameter schema, no create, no module, a reserved name; the same kind twice is a no-op", () => {

@@ -10,7 +10,10 @@
  * Parameters (exactly one of `config` and `suites`):
  * - `config`: a configuration in input form (a preset reference with
  *   overrides, a full component, or a mixture; see schemas/env_config.ts),
- *   e.g. the value of a `redesign` node; with `count` (default 256).
+ *   e.g. the value of a `redesign` node; with `count` (default 256). A
+ *   level set (the value of a `plr` or `accel` redesign, see level_set.ts)
+ *   is accepted too: the `count` instances are then drawn from its buffer by
+ *   its replay probabilities (seeded by `seed` and `stream`), not generated.
  * - `suites`: suite names (see mapf/suites.ts); with `split` (required:
  *   `validation` for anything designed or tuned, `test` for reported
  *   results; disjoint seed spaces) and `per_suite` (default: each suite's
@@ -28,7 +31,8 @@
  * when the JSON exceeds 64 KiB, otherwise the list itself (read either with
  * {@linkcode loadGenerated}); `config` is the resolved configuration (config
  * runs); `suites` maps suite names to their configurations (suite runs);
- * `summary` has accepted/attempted draws and mean reference cost.
+ * `summary` has accepted/attempted draws and mean reference cost. A draw
+ * from a level set has no `config`; it names the set's `level_source`.
  * Report: the full generation report(s), with rejection counts per reason
  * and per mixture component (per suite for suite runs).
  *
@@ -54,7 +58,9 @@ import {
 } from "../mapf/instance.ts";
 import { mix32 } from "../mapf/rng.ts";
 import { getSuite, SUITE_NAMES } from "../mapf/suites.ts";
-import { EnvConfigSpecSchema, parseEnvConfig } from "../schemas/env_config.ts";
+import { parseEnvConfig } from "../schemas/env_config.ts";
+import { ConfigOrLevelSetSchema, isLevelSet } from "./level_set.ts";
+import { drawLevels, readLevelSet } from "./level_set_io.ts";
 
 /** Media type of instance blobs. */
 export const INSTANCES_MEDIA = "application/x-ndjson";
@@ -72,8 +78,8 @@ const _int = (name: string, min: number, max: number) =>
 /** Parameters of the generate kind. */
 export const GenerateParamsSchema = v.pipe(
   v.strictObject({
-    /** Configuration (input form). */
-    config: v.optional(EnvConfigSpecSchema),
+    /** Configuration (input form), or a level set (see level_set.ts). */
+    config: v.optional(ConfigOrLevelSetSchema),
     /** Suite names. */
     suites: v.optional(
       v.pipe(
@@ -235,6 +241,43 @@ export const GENERATE_PARAM_DOCS: Readonly<Record<string, string>> = {
     "draws per instance before giving up when draws are unsolvable within the horizon",
 };
 
+/** A stage's training set drawn from a level set's buffer. */
+async function _replayLevels(p: GenerateParams, ctx: NodeContext) {
+  const set = await readLevelSet(
+    p.config as Parameters<typeof readLevelSet>[0],
+    ctx.readBlob,
+  );
+  const count = p.count ?? 256;
+  const instances = drawLevels(
+    set.levels,
+    set.replay,
+    count,
+    streamSeed(p.seed ?? 0, p.stream),
+  );
+  const lines = instancesToJsonLines(instances);
+  const ref = await ctx.writeBlob(
+    new TextEncoder().encode(lines),
+    INSTANCES_MEDIA,
+  );
+  const distinct = new Set(instances.map((i) => i.id)).size;
+  const origins: Record<string, number> = { start: 0, new: 0, edit: 0 };
+  const byId = new Map(set.levels.map((l) => [l.id, l]));
+  for (const i of instances) origins[byId.get(i.id)!.origin]!++;
+  ctx.log(
+    `${count} instances replayed from a buffer of ${set.levels.length} levels (${distinct} distinct)`,
+  );
+  return {
+    value: {
+      instances: { $blob: ref.$blob, size: ref.size, media: ref.media },
+      count,
+      // no `config`: the levels come from many stages' configurations
+      level_source: set.source as unknown as Json,
+      summary: { count, distinct, buffer: set.levels.length, origins },
+    },
+    report: { replay: { count, distinct, buffer: set.levels.length, origins } },
+  };
+}
+
 /** The generate kind. */
 export const kind: NodeKind<GenerateParams> = {
   name: "generate",
@@ -245,6 +288,7 @@ export const kind: NodeKind<GenerateParams> = {
   module: import.meta.url,
   heavy: true,
   async run(p: GenerateParams, ctx: NodeContext) {
+    if (isLevelSet(p.config)) return await _replayLevels(p, ctx);
     const { instances, reports } = runGenerate(p, {
       signal: ctx.signal,
       onProgress: (done, total) => {

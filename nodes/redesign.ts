@@ -49,13 +49,9 @@
 import * as v from "valibot";
 import { didYouMean } from "@envsmith/engine/suggest";
 import { UserError } from "@envsmith/engine/errors";
-import type { Json, NodeKind } from "@envsmith/engine/kind";
+import type { BlobRef, Json, NodeKind } from "@envsmith/engine/kind";
 import { runChild } from "@envsmith/engine/run";
-import {
-  type AnyEnvConfig,
-  EnvConfigSpecSchema,
-  parseEnvConfig,
-} from "../schemas/env_config.ts";
+import { type AnyEnvConfig, parseEnvConfig } from "../schemas/env_config.ts";
 import { type Findings, parseFindings } from "../schemas/findings.ts";
 import {
   buildContext,
@@ -73,6 +69,7 @@ import {
   type EngineerRegistry,
   requiredParams,
 } from "../engineer/registry.ts";
+import { configOf, ConfigOrLevelSetSchema, isLevelSet } from "./level_set.ts";
 
 const _Context = v.picklist(
   CONTEXT_TYPES,
@@ -88,10 +85,12 @@ const _nodeEntries = {
       "what the engineer sees: none, stats, failures, behavior or full (default)",
     ),
   )),
-  /** The current configuration. */
+  /** The current configuration (or the level set a plr/accel redesign made). */
   config: v.pipe(
-    EnvConfigSpecSchema,
-    v.description("the current configuration (usually $prev.config)"),
+    ConfigOrLevelSetSchema,
+    v.description(
+      "the current configuration (usually $prev.config), or a plr/accel level set",
+    ),
   ),
   /** This stage's findings (null/absent: nothing to see). */
   findings: v.optional(v.pipe(
@@ -317,16 +316,22 @@ export interface RedesignOptions {
   log?: (line: string) => void;
   /** Aborted when the run is cancelled. */
   signal?: AbortSignal;
+  /** Reads a cache blob (engineers that consult a policy: probe, plr, accel). */
+  readBlob?: (ref: BlobRef) => Promise<Uint8Array>;
+  /** Writes a cache blob (the level set of plr and accel). */
+  writeBlob?: (bytes: Uint8Array, media: string) => Promise<BlobRef>;
 }
 
 /** The result of {@linkcode redesign}: the next config and a JSON report. */
 export interface RedesignResult {
-  /** The next configuration. */
+  /** The next configuration (a level set's source for plr and accel). */
   config: AnyEnvConfig;
   /** Rationale. */
   rationale: string;
   /** Report (JSON). */
   report: { [key: string]: Json };
+  /** The node's value when it is not `config`: a plr/accel level set. */
+  value?: Json;
 }
 
 /**
@@ -348,7 +353,7 @@ export async function redesign(
       }`,
     );
   }
-  const current = parseEnvConfig(params.config);
+  const current = configOf(params.config);
   const findings: Findings | null =
     params.findings === undefined || params.findings === null
       ? null
@@ -377,6 +382,15 @@ export async function redesign(
       ? {}
       : { onEndpointError: options.onEndpointError }),
     ...(options.signal === undefined ? {} : { signal: options.signal }),
+    ...(options.readBlob === undefined ? {} : {
+      readBlob: options.readBlob as (
+        ref: { $blob: string },
+      ) => Promise<Uint8Array>,
+    }),
+    ...(options.writeBlob === undefined
+      ? {}
+      : { writeBlob: options.writeBlob }),
+    ...(isLevelSet(params.config) ? { levelSet: params.config } : {}),
   });
   const proposal = await engineer.propose({ context, config: current, seed });
   const next = parseEnvConfig(proposal.config);
@@ -401,8 +415,20 @@ export async function redesign(
     prompt: null,
     prompt_digest: null,
     model: null,
+    engineer_cost: proposal.cost === undefined ? null : {
+      episodes: proposal.cost.episodes,
+      agent_steps: proposal.cost.agentSteps,
+    },
     ...(proposal.report as { [key: string]: Json } | undefined),
   };
+  if (proposal.value !== undefined) {
+    return {
+      config: next,
+      rationale: proposal.rationale,
+      report,
+      value: proposal.value as Json,
+    };
+  }
   return { config: next, rationale: proposal.rationale, report };
 }
 
@@ -471,6 +497,8 @@ export function redesignKind(
         baseDir: ctx.baseDir,
         log: (line) => ctx.log(line),
         signal: ctx.signal,
+        readBlob: (ref) => ctx.readBlob(ref),
+        writeBlob: (bytes, media) => ctx.writeBlob(bytes, media),
       });
       ctx.log(result.rationale);
       for (
@@ -478,7 +506,10 @@ export function redesignKind(
       ) {
         ctx.log(`event ${e.type}: ${e.detail}`);
       }
-      return { value: result.config as unknown as Json, report: result.report };
+      return {
+        value: result.value ?? result.config as unknown as Json,
+        report: result.report,
+      };
     },
   };
 }

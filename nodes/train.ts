@@ -25,7 +25,11 @@
  *   TypeScript reference maths: slower, and a different run of the same
  *   seed since float rounding differs).
  *
- * Value: the new policy value. Report: the training curve, one point per
+ * Value: the new policy value, with `level_scores`: per training instance
+ * (in the order of `envs`) the ended `episodes`, their `successes`, the
+ * acting agent-steps (`steps`) and `pvl`, the positive value loss (mean
+ * positive GAE advantage per agent-step; see `Trainer.levelScores`), which
+ * the `plr` and `accel` engineers rank levels by. Report: the training curve, one point per
  * update (`update`, `samples`, `seconds`, `episodes`, `success` of the
  * training episodes that ended in that update, `reward` per agent-step,
  * `entropy`, `approx_kl`, `clip_frac`, `value_loss`) and its last point.
@@ -49,6 +53,7 @@ import {
   readInstances,
   writePolicy,
 } from "./policy_io.ts";
+import { RewardParamsSchema } from "./reward_params.ts";
 import { trainingWarning } from "./train_warning.ts";
 
 const int = (min: number, max: number) =>
@@ -56,17 +61,7 @@ const int = (min: number, max: number) =>
 const num = (min: number, max: number) =>
   v.pipe(v.number(), v.minValue(min), v.maxValue(max));
 
-/** Reward coefficients accepted by `train` (each optional). */
-export const RewardParamsSchema = v.strictObject({
-  goal: v.optional(num(-100, 100)),
-  progress: v.optional(num(-100, 100)),
-  hole: v.optional(num(-100, 100)),
-  collision: v.optional(num(-100, 100)),
-  blocked: v.optional(num(-100, 100)),
-  step: v.optional(num(-100, 100)),
-  success: v.optional(num(-100, 100)),
-  failure: v.optional(num(-100, 100)),
-});
+export { RewardParamsSchema };
 
 /** Training hyper-parameters shared by `train` and the `train` command. */
 export const TrainOptionsSchema = v.object({
@@ -229,6 +224,15 @@ export const kind: NodeKind<TrainParams, PolicyValue> = {
       );
     }
     const value = await writePolicy(trainer.checkpoint(), ctx);
+    // per-instance scores for level-replay engineers (plr, accel), aligned
+    // with the order of `envs`
+    const lv = trainer.levelScores();
+    value.level_scores = {
+      episodes: Array.from(lv.episodes),
+      successes: Array.from(lv.successes),
+      steps: Array.from(lv.steps),
+      pvl: Array.from(lv.pvl, (x) => Math.round(x * 1e6) / 1e6),
+    };
     const last = curve[curve.length - 1] ?? null;
     ctx.log(
       `trained ${done} updates, ${

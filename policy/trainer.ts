@@ -132,6 +132,14 @@ export class Trainer {
   // GRPO per-row slot and per-slot returns
   #rowSlot = new Int32Array(0);
   #epRet = new Float32Array(0);
+  // per-instance scores (see levelScores): pool instance of each PPO sample,
+  // and per pool instance the sum of positive advantages, agent-steps,
+  // ended episodes and successes
+  #inst = new Int32Array(0);
+  #lvlPos = new Float64Array(0);
+  #lvlSteps = new Float64Array(0);
+  #lvlEpisodes = new Float64Array(0);
+  #lvlSuccesses = new Float64Array(0);
 
   /** A trainer for `ck` on `pool`. Resumes the optimiser state the checkpoint carries. */
   constructor(
@@ -229,7 +237,12 @@ export class Trainer {
     this.#valTmp = new Float32Array(S);
     this.#rewTmp = new Float32Array(S);
     this.#doneTmp = new Uint8Array(S);
+    this.#lvlPos = new Float64Array(pool.count);
+    this.#lvlSteps = new Float64Array(pool.count);
+    this.#lvlEpisodes = new Float64Array(pool.count);
+    this.#lvlSuccesses = new Float64Array(pool.count);
     if (algo === "ppo") {
+      this.#inst = new Int32Array(T * S);
       this.#rew = new Float32Array(T * S);
       this.#val = new Float32Array(T * S);
       this.#done = new Uint8Array(T * S);
@@ -285,6 +298,35 @@ export class Trainer {
   /** The checkpoint with the current weights, normaliser, optimiser state and counters. */
   checkpoint(): Checkpoint {
     return this.ck;
+  }
+
+  /**
+   * Per pool instance, what training saw of it since this trainer started:
+   * ended `episodes` and their `successes`, the acting agent-steps taken on
+   * it (`steps`, PPO) and `pvl`, the positive value loss of Jiang et al.
+   * 2021: the mean over those agent-steps of `max(A_t, 0)` with `A_t` the
+   * GAE advantage before normalisation (0 without steps; GRPO has no critic
+   * and leaves `steps` and `pvl` at 0). Level-replay engineers rank
+   * instances by it; `policy/level_scores.ts` measures the same quantity in
+   * a rollout without learning.
+   */
+  levelScores(): {
+    episodes: Float64Array;
+    successes: Float64Array;
+    steps: Float64Array;
+    pvl: Float64Array;
+  } {
+    const pvl = new Float64Array(this.#lvlPos.length);
+    for (let i = 0; i < pvl.length; i++) {
+      const n = this.#lvlSteps[i]!;
+      pvl[i] = n > 0 ? this.#lvlPos[i]! / n : 0;
+    }
+    return {
+      episodes: this.#lvlEpisodes.slice(),
+      successes: this.#lvlSuccesses.slice(),
+      steps: this.#lvlSteps.slice(),
+      pvl,
+    };
   }
 
   /** Collect the acting agents (running env, real agent, not yet arrived) into `#slots`. */
@@ -356,6 +398,11 @@ export class Trainer {
       const oc = env.outcome[e]!;
       tally.episodes++;
       if (oc === SUCCESS) tally.success++;
+      const inst = env.instance[e]!;
+      this.#lvlEpisodes[inst] = this.#lvlEpisodes[inst]! + 1;
+      if (oc === SUCCESS) {
+        this.#lvlSuccesses[inst] = this.#lvlSuccesses[inst]! + 1;
+      }
       const name = OUTCOME_NAMES[oc]!;
       tally.outcomes[name] = (tally.outcomes[name] ?? 0) + 1;
     }
@@ -387,6 +434,7 @@ export class Trainer {
         this.#done[idx] = this.#doneTmp[i]!;
         this.#val[idx] = buf.values[row0 + i]! * vs + vm;
         this.#row[idx] = row0 + i;
+        this.#inst[idx] = env.instance[(this.#slots[i]! / env.maxAgents) | 0]!;
         tally.reward += this.#rewTmp[i]!;
       }
       this.#tallyEnded(tally);
@@ -425,6 +473,11 @@ export class Trainer {
       const r = this.#row[idx]!;
       buf.advantages[r] = this.#adv[idx]!;
       buf.returns[r] = this.#ret[idx]!;
+      const inst = this.#inst[idx]!;
+      this.#lvlSteps[inst] = this.#lvlSteps[inst]! + 1;
+      if (this.#adv[idx]! > 0) {
+        this.#lvlPos[inst] = this.#lvlPos[inst]! + this.#adv[idx]!;
+      }
     }
   }
 

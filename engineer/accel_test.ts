@@ -1,0 +1,84 @@
+import assert from "node:assert/strict";
+import { generate } from "../mapf/generator.ts";
+import { instanceToJson, validateInstance } from "../mapf/instance.ts";
+import { Rng } from "../mapf/rng.ts";
+import { solve } from "../mapf/solve.ts";
+import { accelProblem, applyEdit, EDIT_KINDS, editLevel } from "./accel.ts";
+
+const parents = [
+  ...generate({ preset: "easy" }, { count: 12, seed: 3 }).instances,
+  ...generate({ preset: "medium" }, { count: 8, seed: 4 }).instances,
+];
+const opts = { steps: 2, maxAgents: 6, tries: 20 };
+
+Deno.test("accel: every edited level is valid, solvable within its horizon, and carries its reference cost", () => {
+  let made = 0;
+  for (const [i, parent] of parents.entries()) {
+    for (let s = 0; s < 5; s++) {
+      const r = editLevel(parent, `e-${i}-${s}`, new Rng(s, i), opts);
+      if (r === null) continue;
+      made++;
+      const e = r.instance;
+      validateInstance(JSON.parse(instanceToJson(e)));
+      assert.ok(
+        e.starts.length <= Math.max(parent.starts.length, opts.maxAgents),
+      );
+      const sol = solve(e, { cbsMaxAgents: 4 });
+      assert.ok(sol !== null, `${e.id} unsolvable`);
+      assert.ok(e.reference!.makespan <= e.horizon, `${e.id} horizon`);
+      assert.equal(e.reference!.soc, sol!.soc);
+      assert.equal(r.edits.length, opts.steps);
+      assert.notEqual(
+        instanceToJson(e),
+        instanceToJson({ ...parent, id: e.id }),
+      );
+    }
+  }
+  assert.ok(made >= 90, `only ${made} of 100 edits succeeded`);
+});
+
+Deno.test("accel: edits are deterministic for a seed and differ across seeds", () => {
+  const p = parents[0]!;
+  const a = editLevel(p, "x", new Rng(7, 1), opts)!;
+  const b = editLevel(p, "x", new Rng(7, 1), opts)!;
+  assert.equal(instanceToJson(a.instance), instanceToJson(b.instance));
+  assert.deepEqual(a.edits, b.edits);
+  const others = new Set<string>();
+  for (let s = 0; s < 10; s++) {
+    const r = editLevel(p, "x", new Rng(s, 1), opts);
+    if (r) others.add(instanceToJson(r.instance));
+  }
+  assert.ok(others.size >= 8, `${others.size} distinct edits from 10 seeds`);
+});
+
+Deno.test("accel: each edit kind does what it says", () => {
+  const p = parents[0]!;
+  const count = (rows: readonly string[], ch: string) =>
+    rows.join("").split(ch).length - 1;
+  const rng = new Rng(1);
+  const add = applyEdit(p, "add_hole", rng, 8)!;
+  assert.equal(count(add.cells, "H"), count(p.cells, "H") + 1);
+  const rm = applyEdit(add, "remove_hole", rng, 8)!;
+  assert.equal(count(rm.cells, "H"), count(p.cells, "H"));
+  const agent = applyEdit(p, "add_agent", rng, 8)!;
+  assert.equal(agent.starts.length, p.starts.length + 1);
+  assert.equal(applyEdit(agent, "add_agent", rng, agent.starts.length), null);
+  const ms = applyEdit(p, "move_start", rng, 8)!;
+  assert.deepEqual(ms.goals, p.goals);
+  assert.equal(
+    ms.starts.filter((s, a) =>
+      s[0] !== p.starts[a]![0] || s[1] !== p.starts[a]![1]
+    ).length,
+    1,
+  );
+  assert.equal(EDIT_KINDS.length, 5);
+});
+
+Deno.test("accel: agents above the cells can never keep a level solvable: refused in one line", () => {
+  assert.match(
+    accelProblem(8, 2, 40, 64)!,
+    /max_agents 40 can never keep a level solvable/,
+  );
+  assert.equal(accelProblem(8, 2, 32, 64), null);
+  assert.match(accelProblem(8, 0, 4, 64)!, /edit_steps must be at least 1/);
+});

@@ -1,0 +1,99 @@
+import assert from "node:assert/strict";
+import { configId, parseEnvConfig, PRESETS } from "../schemas/env_config.ts";
+import type { EnvConfig } from "../schemas/env_config.ts";
+import { progress, step } from "./config_ops.ts";
+import {
+  bandEngineer,
+  bandMove,
+  bandProblem,
+  DEFAULT_BAND_ORDER,
+} from "./band.ts";
+
+const easy = PRESETS.easy;
+const opts = { lo: 0.5, hi: 0.8, order: DEFAULT_BAND_ORDER };
+
+Deno.test("band: above hi one step harder along the least developed dimension of the order", () => {
+  const m = bandMove(easy, 0.9, opts);
+  assert.equal(m.direction, "up");
+  // every dimension is at the easy preset: the first of the order moves
+  assert.equal(m.dim, "agents");
+  assert.deepEqual(m.config, step(easy, "agents", 1));
+  // with agents developed, the next dimension of the order moves
+  const m2 = bandMove(m.config, 0.95, opts);
+  assert.equal(m2.dim, "interaction");
+  assert.ok(progress(m2.config, "interaction") > 0);
+  assert.equal(m2.config.agents, m.config.agents, "one step at a time");
+});
+
+Deno.test("band: below lo one step easier along the most developed dimension, never below easy", () => {
+  const c: EnvConfig = step(
+    step(step(easy, "agents", 1), "agents", 1),
+    "slip",
+    1,
+  );
+  const m = bandMove(c, 0.2, opts);
+  assert.equal(m.direction, "down");
+  assert.equal(m.dim, "agents"); // agents progress 4/6 > slip's 0.5
+  assert.equal(m.config.agents, c.agents - 2);
+  // at the easy preset nothing eases further: kept
+  const k = bandMove(easy, 0.0, opts);
+  assert.equal(k.direction, "keep");
+  assert.equal(configId(k.config), configId(easy));
+  for (const d of DEFAULT_BAND_ORDER) {
+    assert.ok(progress(k.config, d) >= -1e-9, d);
+  }
+});
+
+Deno.test("band: inside the band (edges included) it keeps the configuration", () => {
+  for (const s of [0.5, 0.65, 0.8]) {
+    const m = bandMove(PRESETS.medium, s, opts);
+    assert.equal(m.direction, "keep", String(s));
+    assert.equal(configId(m.config), configId(PRESETS.medium));
+  }
+});
+
+Deno.test("band: a run of stages walks up and down and stays inside the configuration bounds", async () => {
+  const e = bandEngineer({ lo: 0.4, hi: 0.7 });
+  let c: EnvConfig = easy;
+  // success falls as difficulty grows: a stand-in learner
+  for (let stage = 0; stage < 30; stage++) {
+    const dev = DEFAULT_BAND_ORDER.reduce(
+      (s, d) => s + Math.max(0, progress(c, d)),
+      0,
+    );
+    const success = Math.max(0, 1 - dev / 2.5);
+    const ctx = {
+      json: { stage, stats: { success_rate: success } },
+      text: "",
+    } as unknown as Parameters<typeof e.propose>[0]["context"];
+    const p = await e.propose({ context: ctx, config: c, seed: 1 });
+    const next = p.config as EnvConfig;
+    parseEnvConfig(next);
+    const devNext = DEFAULT_BAND_ORDER.reduce(
+      (s, d) => s + Math.max(0, progress(next, d)),
+      0,
+    );
+    if (success > 0.7) assert.ok(devNext > dev, `stage ${stage}: up`);
+    else if (success < 0.4) assert.ok(devNext < dev, `stage ${stage}: down`);
+    else assert.equal(configId(next), configId(c), `stage ${stage}: keep`);
+    assert.deepEqual(p.reads, ["stats.success_rate"]);
+    c = next;
+  }
+  // the stand-in's success settles inside the band
+  const dev = DEFAULT_BAND_ORDER.reduce(
+    (s, d) => s + Math.max(0, progress(c, d)),
+    0,
+  );
+  const s = 1 - dev / 2.5;
+  assert.ok(s >= 0.25 && s <= 0.85, `settled at ${s}`);
+});
+
+Deno.test("band: lo > hi, an empty order or an unknown dimension is refused in one line", () => {
+  assert.match(bandProblem(0.9, 0.2, DEFAULT_BAND_ORDER)!, /lo 0.9 > hi 0.2/);
+  assert.match(bandProblem(0.2, 0.9, [])!, /order must name/);
+  assert.match(
+    bandProblem(0.2, 0.9, ["speed"])!,
+    /"speed" is not a curriculum dimension/,
+  );
+  assert.throws(() => bandEngineer({ lo: 0.9, hi: 0.1 }), /the band is empty/);
+});

@@ -1,0 +1,196 @@
+/**
+ * Per-instance scores of a policy, measured by rolling it out with no
+ * learning: what level-replay engineers rank levels by and what a probing
+ * engineer picks a configuration by.
+ *
+ * Every instance is played `episodes` times to the end (actions sampled,
+ * seeded). For every episode and agent the rewards (the trainer's reward
+ * spec) and the value head's estimates (denormalised by the checkpoint's
+ * value normaliser) give GAE(`gamma`, `lambda`) advantages, as the PPO
+ * trainer computes them; an episode's end is terminal (no bootstrap).
+ *
+ * - `pvl`: positive value loss (Jiang et al. 2021), the mean over the
+ *   instance's agent-steps of `max(A_t, 0)`.
+ * - `successes` / `episodes`, and `agentSteps`: the cost, every acting
+ *   agent's step counted once.
+ *
+ * The same `pvl` is what the trainer accumulates per instance during
+ * training ({@linkcode Trainer.levelScores}), so a level's score means the
+ * same whether it was last seen in training or in a scoring rollout.
+ *
+ * @module
+ */
+import { BatchEnv } from "../mapf/batch_env.ts";
+import type { Instance } from "../mapf/instance.ts";
+import { SUCCESS } from "../mapf/outcome.ts";
+import { InstancePool } from "../mapf/pool.ts";
+import { mix32, Rng } from "../mapf/rng.ts";
+import type { Checkpoint } from "./checkpoint.ts";
+import { MlpWorkspace } from "./mlp.ts";
+import { ObservationEncoder } from "./observation_encoder.ts";
+import { agentRewards, type RewardSpec, rewardSpec } from "./reward.ts";
+
+/** Scores of one instance. */
+export interface LevelScore {
+  /** Episodes played. */
+  episodes: number;
+  /** Of which successful. */
+  successes: number;
+  /** Agent-steps taken (acting agents only). */
+  agentSteps: number;
+  /** Mean positive GAE advantage per agent-step (0 when no step was taken). */
+  pvl: number;
+}
+
+/** Options of {@linkcode scoreLevels}. */
+export interface ScoreLevelsOptions {
+  /** Episodes per instance. @default 1 */
+  episodes?: number;
+  /** Seed of actions and slip. @default 0 */
+  seed?: number;
+  /** Reward coefficients (as the trainer's). */
+  reward?: Partial<RewardSpec>;
+  /** Discount. @default 0.99 */
+  gamma?: number;
+  /** GAE lambda. @default 0.95 */
+  lambda?: number;
+  /** Parallel environments. @default 128 */
+  envs?: number;
+}
+
+/**
+ * Roll `ck` out on `instances` with no learning and score every instance.
+ *
+ * @example
+ * ```ts ignore
+ * const scores = scoreLevels(ck, instances, { episodes: 2, seed: 1 });
+ * ```
+ */
+export function scoreLevels(
+  ck: Checkpoint,
+  instances: readonly Instance[],
+  options: ScoreLevelsOptions = {},
+): LevelScore[] {
+  const per = options.episodes ?? 1;
+  if (!Number.isInteger(per) || per < 1) {
+    throw new RangeError(`episodes must be a positive integer (got ${per})`);
+  }
+  const out: LevelScore[] = instances.map(() => ({
+    episodes: 0,
+    successes: 0,
+    agentSteps: 0,
+    pvl: 0,
+  }));
+  const total = instances.length * per;
+  if (total === 0) return out;
+  const seed = (options.seed ?? 0) >>> 0;
+  const gamma = options.gamma ?? 0.99, lambda = options.lambda ?? 0.95;
+  const spec = rewardSpec(options.reward);
+  const pool = InstancePool.from([...instances]);
+  const envs = Math.max(1, Math.min(options.envs ?? 128, total));
+  const env = new BatchEnv(pool, { envs, seed });
+  const enc = new ObservationEncoder(ck.obs, env);
+  const net = ck.net;
+  if (enc.size !== net.spec.inputSize) {
+    throw new RangeError(
+      `The policy reads ${net.spec.inputSize} values per agent but observation ${
+        JSON.stringify(ck.obs)
+      } has ${enc.size}`,
+    );
+  }
+  const m = env.maxAgents, S = envs * m;
+  const ws = new MlpWorkspace(net.spec, S);
+  const rng = new Rng(mix32(seed ^ 0x5c0e1e7a));
+  const vm = ck.valueNorm.mean, vs = ck.valueNorm.std;
+  const slots = new Int32Array(S);
+  const act = new Uint8Array(S);
+  const rew = new Float32Array(S), done = new Uint8Array(S);
+  // per slot: the episode's rewards, values and terminal flags so far
+  const rs: number[][] = Array.from({ length: S }, () => []);
+  const vals: number[][] = Array.from({ length: S }, () => []);
+  const ds: number[][] = Array.from({ length: S }, () => []);
+  const pos = new Float64Array(instances.length);
+  const job = new Int32Array(envs);
+  let next = 0, finished = 0;
+  const start = (e: number) => {
+    const j = next++;
+    job[e] = j;
+    env.reset(e, Math.floor(j / per), mix32(seed ^ mix32(j + 1)));
+    for (let a = 0; a < m; a++) {
+      rs[e * m + a]!.length = 0;
+      vals[e * m + a]!.length = 0;
+      ds[e * m + a]!.length = 0;
+    }
+  };
+  const finish = (e: number) => {
+    const inst = Math.floor(job[e]! / per);
+    const sc = out[inst]!;
+    sc.episodes++;
+    if (env.outcome[e] === SUCCESS) sc.successes++;
+    for (let a = 0; a < env.agentCount[e]!; a++) {
+      const s = e * m + a, r = rs[s]!, v = vals[s]!, d = ds[s]!;
+      let adv = 0;
+      for (let t = r.length - 1; t >= 0; t--) {
+        const notDone = d[t] ? 0 : 1;
+        const vNext = t + 1 < v.length ? v[t + 1]! : 0;
+        const delta = r[t]! + gamma * vNext * notDone - v[t]!;
+        adv = delta + gamma * lambda * notDone * adv;
+        if (adv > 0) pos[inst] = pos[inst]! + adv;
+      }
+      sc.agentSteps += r.length;
+    }
+  };
+  for (let e = 0; e < envs; e++) start(e);
+  while (finished < total) {
+    let n = 0;
+    for (let e = 0; e < envs; e++) {
+      if (env.done[e]) continue;
+      const na = env.agentCount[e]!;
+      for (let a = 0; a < na; a++) {
+        if (!env.arrived[e * m + a]) slots[n++] = e * m + a;
+      }
+    }
+    act.fill(0);
+    if (n > 0) {
+      const obs = enc.encode(slots, n);
+      net.forward(obs, n, ws);
+      const o = ws.out, stride = ws.stride, A = net.spec.actions;
+      for (let i = 0; i < n; i++) {
+        const b = i * stride;
+        let mx = -Infinity;
+        for (let k = 0; k < A; k++) mx = Math.max(mx, o[b + k]!);
+        let se = 0;
+        for (let k = 0; k < A; k++) se += Math.exp(o[b + k]! - mx);
+        let u = rng.float() * se, a = A - 1;
+        for (let k = 0; k < A; k++) {
+          u -= Math.exp(o[b + k]! - mx);
+          if (u < 0) {
+            a = k;
+            break;
+          }
+        }
+        act[slots[i]!] = a;
+        vals[slots[i]!]!.push(o[b + A]! * vs + vm);
+      }
+    }
+    env.step(act);
+    if (n > 0) {
+      agentRewards(env, slots, n, spec, rew, done);
+      for (let i = 0; i < n; i++) {
+        rs[slots[i]!]!.push(rew[i]!);
+        ds[slots[i]!]!.push(done[i]!);
+      }
+    }
+    for (let e = 0; e < envs; e++) {
+      if (!env.ended[e]) continue;
+      finish(e);
+      finished++;
+      if (next < total) start(e);
+    }
+  }
+  for (let i = 0; i < out.length; i++) {
+    const sc = out[i]!;
+    sc.pvl = sc.agentSteps > 0 ? pos[i]! / sc.agentSteps : 0;
+  }
+  return out;
+}
