@@ -242,11 +242,10 @@ const ROLLOUT_FILES: readonly string[] = [
 const DIGEST_FILES: Record<string, readonly string[]> = {
   "exec": [
     "engine/canonical.ts",
-    "engine/child_process.ts",
     "engine/errors.ts",
+    "engine/regular_file.ts",
     "engine/run/child_process.ts",
     "engine/run/exec_kind.ts",
-    "engine/regular_file.ts",
   ],
   "generate": [
     "mapf/generator.ts",

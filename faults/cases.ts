@@ -687,9 +687,9 @@ export const CASES: readonly FaultCase[] = [
     setup: async (dir) => {
       await Deno.writeFile(join(dir, "m.gguf"), _gguf(2n ** 63n - 1n, 0n));
       await _yaml(
-        `nodes:\n  c: { kind: redesign, with: { engineer: llm, context: none, config: { preset: easy }, findings: null, llm: { gguf: ${
+        `nodes:\n  c: { kind: redesign, with: { engineer: { name: llm, llm: { gguf: ${
           join(dir, "m.gguf")
-        } } } }\n`,
+        } } }, context: none, config: { preset: easy }, findings: null } }\n`,
       )(dir);
     },
     args: _run,

@@ -43,7 +43,7 @@ Deno.test("a JSON-only bundle carries the blobs of the chosen nodes only (--blob
   // Every entry, and one blob: the first variant's.
   assert.match(out.at(-1)!, /: 6 entries, 1 blobs, 0 aux files/);
   const other = new Store(join(p.dir, "other"));
-  importBundle(other, bundle);
+  await importBundle(other, bundle);
   const blobOf = (id: string) =>
     (other.readEntry(keyOf(id))!.value as { blob: { $blob: string } }).blob;
   assert.equal(other.readBlob(blobOf("roll[size=3000]")).length, 3000);
