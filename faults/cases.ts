@@ -734,10 +734,10 @@ export const CASES: readonly FaultCase[] = [
   },
   // Planning cost.
   {
-    name: "3,000 stages whose exec input lists $earlier.config (plan)",
+    name: "1,000 stages whose exec input lists $earlier.config (plan)",
     item: 17,
     setup: _yaml(
-      'nodes:\n  s:\n    kind: stages\n    count: 3000\n    from: { config: 1 }\n    each:\n      config: { kind: exec, with: { command: "true", input: { all: $earlier.config } } }\n',
+      'nodes:\n  s:\n    kind: stages\n    count: 1000\n    from: { config: 1 }\n    each:\n      config: { kind: exec, with: { command: "true", input: { all: $earlier.config } } }\n',
     ),
     args: _plan,
     code: 2,
