@@ -111,16 +111,12 @@ Deno.test("ajv (draft-07) and Ajv2020 (2020-12) compile the schema (strict) and 
   }
 });
 
-/** Kinds whose parameters are described elsewhere (the redesign kind's come with its engineers). */
-const UNDESCRIBED_KINDS = new Set(["redesign"]);
-
 Deno.test("every parameter of every node kind has a description in the schema", () => {
   const schema = JSON.parse(Deno.readTextFileSync(SCHEMA_URL)) as {
     definitions: Record<string, { properties: { with: unknown } }>;
   };
   let described = 0;
   for (const kind of allKinds) {
-    if (UNDESCRIBED_KINDS.has(kind.name)) continue;
     const def = schema.definitions[
       `kind_${kind.name.replace(/[^A-Za-z0-9_]/g, "_")}`
     ]!;

@@ -126,6 +126,22 @@ const _nodeEntries = {
   )),
 };
 
+/** One line per parameter of the redesign kind, for editors (the JSON Schema's descriptions). */
+export const REDESIGN_PARAM_DOCS: Readonly<Record<string, string>> = {
+  engineer:
+    "which engineer: a name, or { name, ...its parameters } (its context wins over the node's)",
+  context:
+    "what the engineer sees: none, stats, failures, behavior or full (default)",
+  config:
+    "the current configuration (usually $prev.config), or a plr/accel level set",
+  findings: "this stage's diagnosis (null: nothing to see)",
+  history:
+    "earlier stages' findings, or { findings, config }, oldest first (read by full)",
+  stage: "stage index",
+  seed: "seed of engineers that draw random numbers (default: the node's seed)",
+  budget: "character budget of the context text; default 6000",
+};
+
 /** An engineer block: `{ name, context?, ...the engineer's parameters }`. */
 export interface EngineerBlock {
   /** The engineer's name. */
@@ -473,6 +489,7 @@ export function redesignKind(
       }
       return built.schema as NodeKind<RedesignParams, Json>["params"];
     },
+    paramDocs: REDESIGN_PARAM_DOCS,
     module: import.meta.url,
     codeModules(literal) {
       return [kindOf(literal).module];
