@@ -19,7 +19,7 @@ import { missingFileMessage } from "@envsmith/engine/suggest";
 import { UserError } from "@envsmith/engine/errors";
 import { parseLimits } from "@envsmith/engine/limits";
 import type { NodeKind } from "@envsmith/engine/kind";
-import { loadKindModules, loadPlugins } from "@envsmith/engine/compile";
+import { loadPlugins } from "@envsmith/engine/compile";
 import { cacheDir } from "@envsmith/engine/cache";
 import { builtinKinds } from "@envsmith/engine/run";
 import {
