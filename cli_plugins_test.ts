@@ -21,6 +21,7 @@ async function cli(args: string[]) {
 
 /** A plugin a user writes: it imports only valibot and the engine's door. */
 const PLUGIN = `import * as v from "valibot";
+import { builtinExecutors } from "@envsmith/engine/executor";
 
 export const engineers = [{
   name: "agentsplus",
