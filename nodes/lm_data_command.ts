@@ -49,6 +49,10 @@ export function lmDataCommand(io: MapfCliIo = mapfIo) {
       )
         .choices(["pp", "cbs", "auto"] as const).default("auto" as const),
     )
+    .addHelpText(
+      "after",
+      "\nExample:\n  deno task cli generate --config lm/configs/micro.yaml --count 100 --seed 1 | deno task cli lm-data --prompt bare > sft.jsonl",
+    )
     .action(async (file, o) => {
       const instances = await readInstanceInput(io, file);
       let unsolved = 0;
