@@ -305,7 +305,12 @@ Deno.test("an LLM policy with prompt: bare sends the benchmark prompt without th
     );
     assert.equal(prompts.length, 4);
     const insts = envs.instances as unknown as Instance[];
-    assert.equal(prompts[0], renderPrompt(insts[0]!, { instructions: false }));
+    // requests run concurrently: compare the two prompts of each run as sets
+    assert.deepEqual(
+      prompts.slice(0, 2).sort(),
+      insts.slice(0, 2).map((i) => renderPrompt(i, { instructions: false }))
+        .sort(),
+    );
     assert.ok(!prompts[0]!.includes("Rules:"));
     assert.ok(prompts[2]!.includes("Rules:"));
     await assert.rejects(
