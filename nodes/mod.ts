@@ -26,6 +26,8 @@ import { generateCommand } from "./generate_command.ts";
 import { importCommand } from "./import_command.ts";
 import { renderCommand } from "./render_command.ts";
 import { solveCommand } from "./solve_command.ts";
+import { rewardCommand } from "./reward_command.ts";
+import { lmDataCommand } from "./lm_data_command.ts";
 import { trainCommand } from "./train_command.ts";
 import { evaluateCommand } from "./evaluate_command.ts";
 import { reportCommand } from "./report_command.ts";
@@ -65,6 +67,8 @@ export const commands: readonly ((output?: Output) => _AnyCommand)[] = [
   () => generateCommand(),
   () => renderCommand(),
   () => solveCommand(),
+  () => rewardCommand(),
+  () => lmDataCommand(),
   () => trainCommand(),
   () => evaluateCommand(),
   () => importCommand(),

@@ -22,6 +22,7 @@ import { loadRollouts } from "./diagnose.ts";
 import { policyFingerprint } from "./policy_io.ts";
 import * as v from "valibot";
 import { startStubServer } from "../llm/mod.ts";
+import { renderPrompt } from "../mapf/render_text.ts";
 
 /** An in-memory NodeContext. */
 function fakeCtx(
@@ -283,6 +284,43 @@ Deno.test("rollout and evaluate run an LLM policy against an OpenAI-compatible e
     await assert.rejects(
       () => run(evaluate, { policy: { llm: { model: "x" } }, envs: few }, c),
       /policy\.llm: /,
+    );
+  } finally {
+    await Deno.remove(aux, { recursive: true });
+  }
+});
+
+Deno.test("an LLM policy with prompt: bare sends the benchmark prompt without the rules block", async () => {
+  await using stub = startStubServer(() => ({ reply: "no plan" }));
+  const aux = await Deno.makeTempDir();
+  try {
+    const { ctx } = fakeCtx(new Map());
+    const c = { ...ctx, auxDir: aux };
+    const few = {
+      instances: (envs.instances as unknown as Instance[]).slice(
+        0,
+        2,
+      ) as unknown as Json,
+    };
+    const llm = { base_url: stub.baseURL, model: "stub", max_retries: 0 };
+    await run(evaluate, { policy: { llm, prompt: "bare" }, envs: few }, c);
+    await run(evaluate, { policy: { llm }, envs: few }, c);
+    const prompts = stub.requests.map((r) =>
+      (r.body as { messages: { content: string }[] }).messages[1]!.content
+    );
+    assert.equal(prompts.length, 4);
+    const insts = envs.instances as unknown as Instance[];
+    // requests run concurrently: compare the two prompts of each run as sets
+    assert.deepEqual(
+      prompts.slice(0, 2).sort(),
+      insts.slice(0, 2).map((i) => renderPrompt(i, { instructions: false }))
+        .sort(),
+    );
+    assert.ok(!prompts[0]!.includes("Rules:"));
+    assert.ok(prompts[2]!.includes("Rules:"));
+    await assert.rejects(
+      () => run(evaluate, { policy: { llm, prompt: "short" }, envs: few }, c),
+      /prompt must be "full" or "bare"/,
     );
   } finally {
     await Deno.remove(aux, { recursive: true });

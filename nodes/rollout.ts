@@ -74,6 +74,7 @@ export async function runRollout(
       episodes: p.episodes ?? 1,
       seed: p.seed ?? ctx.seed,
       concurrency: llm.concurrency,
+      prompt: llm.prompt,
       record,
       signal: ctx.signal,
       onProgress: (done, total) => ctx.progress(done, total),
@@ -108,11 +109,18 @@ export async function runRollout(
   }
 }
 
-/** Schema of an LLM policy: `policy: { llm: <endpoint>, concurrency?: n }`. */
+/**
+ * Schema of an LLM policy: `policy: { llm: <endpoint>, concurrency?: n,
+ * prompt?: full | bare }` (`bare`: the public benchmark's prompt without our
+ * rules block, as the micro LM policies are trained on).
+ */
 export const LlmPolicySchema = v.strictObject({
   llm: LlmEndpointSpecSchema,
   concurrency: v.optional(
     v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(64)),
+  ),
+  prompt: v.optional(
+    v.picklist(["full", "bare"], 'prompt must be "full" or "bare"'),
   ),
 });
 
@@ -124,7 +132,11 @@ export const LlmPolicySchema = v.strictObject({
 export function llmPolicyParams(
   x: unknown,
   baseDir?: string,
-): { endpoint: LlmEndpoint; concurrency: number } | undefined {
+): {
+  endpoint: LlmEndpoint;
+  concurrency: number;
+  prompt: "full" | "bare";
+} | undefined {
   if (typeof x !== "object" || x === null || !("llm" in x)) return undefined;
   const r = v.safeParse(LlmPolicySchema, x);
   if (!r.success) {
@@ -138,6 +150,7 @@ export function llmPolicyParams(
   return {
     endpoint: resolveLlmEndpoint(r.output.llm, undefined, baseDir),
     concurrency: r.output.concurrency ?? 4,
+    prompt: r.output.prompt ?? "full",
   };
 }
 

@@ -54,6 +54,12 @@ export interface LlmRolloutOptions {
   concurrency?: number;
   /** System message. @default a one-line role statement */
   system?: string;
+  /**
+   * The user message: `full` (the benchmark prompt with our rules and
+   * answer format) or `bare` (the public benchmark's prompt alone, as the
+   * micro LM policies are trained on). @default "full"
+   */
+  prompt?: PromptStyle;
   /** Record trajectories. @default true */
   record?: boolean;
   /** Called after each finished episode. */
@@ -62,9 +68,35 @@ export interface LlmRolloutOptions {
   signal?: AbortSignal;
 }
 
+/** Which user message the LLM policy sends (see {@linkcode llmPolicyMessages}). */
+export type PromptStyle = "full" | "bare";
+
 /** Default system message. */
 export const LLM_SYSTEM =
   "You plan paths for agents on a grid. Follow the answer format exactly.";
+
+/**
+ * The messages the LLM policy sends for an instance: the system message and
+ * the benchmark prompt (`full`: with our rules and answer format; `bare`:
+ * the public benchmark's prompt alone). LM trainers train on exactly these
+ * (`deno task cli lm-data`).
+ */
+export function llmPolicyMessages(
+  inst: Instance,
+  prompt: PromptStyle = "full",
+  system: string = LLM_SYSTEM,
+): [ChatMessage, ChatMessage] {
+  return [
+    { role: "system", content: system },
+    {
+      role: "user",
+      content: renderPrompt(
+        inst,
+        prompt === "bare" ? { instructions: false } : {},
+      ),
+    },
+  ];
+}
 
 /** Extra information per episode of an LLM rollout. */
 export interface LlmEpisodeInfo {
@@ -173,10 +205,11 @@ export async function llmRollout(
     let p = replies.get(i);
     if (!p) {
       const inst = instances[i]!;
-      const messages: ChatMessage[] = [
-        { role: "system", content: options.system ?? LLM_SYSTEM },
-        { role: "user", content: renderPrompt(inst) },
-      ];
+      const messages: ChatMessage[] = llmPolicyMessages(
+        inst,
+        options.prompt ?? "full",
+        options.system ?? LLM_SYSTEM,
+      );
       p = client.chat(messages);
       replies.set(i, p);
     }

@@ -1,0 +1,89 @@
+/**
+ * `deno task cli lm-data`: instances as language-model training data, in
+ * the exact messages the LLM policy sends, with solver plans as reference
+ * answers (for supervised fine-tuning) and the instance ids the reward
+ * process answers to (for RL).
+ *
+ * ```sh
+ * deno task cli generate --config lm/configs/micro.yaml --count 4000 --seed 1 > train.jsonl
+ * deno task cli lm-data train.jsonl --prompt bare > sft.jsonl
+ * ```
+ *
+ * One JSON object per instance:
+ * `{id, agents, system, prompt, plan, solver, soc, makespan}`, where
+ * `system` and `prompt` are the LLM policy's system and user messages and
+ * `plan` is the reference answer (`Agent 0: R R D` lines, from CBS/PP,
+ * replayed through the dynamics before it is written), or `null` when no
+ * solver solves the instance within its horizon. `--prompt bare` is the
+ * public benchmark's prompt without our rules block (the LLM policy's
+ * `prompt: bare`); `full` (default) adds the rules and answer format.
+ *
+ * @module
+ */
+import { Command, Option } from "@commander-js/extra-typings";
+import { ACTION_LETTERS } from "../mapf/grid.ts";
+import { compileInstance } from "../mapf/instance.ts";
+import { pathsToPlan, replayPlan } from "../mapf/replay.ts";
+import { solve, type SolverName } from "../mapf/solve.ts";
+import { llmPolicyMessages, type PromptStyle } from "../policy/llm_policy.ts";
+import { type MapfCliIo, mapfIo, readInstanceInput } from "./_mapf_cli.ts";
+
+/** The `lm-data` subcommand. */
+export function lmDataCommand(io: MapfCliIo = mapfIo) {
+  return new Command("lm-data")
+    .description(
+      "Instances as LM training data: the LLM policy's messages plus a solver's reference plan (JSON lines)",
+    )
+    .argument("[file]", "instances as JSON lines (default: stdin)")
+    .addOption(
+      new Option(
+        "--prompt <style>",
+        "full (rules and answer format) or bare (the benchmark's prompt alone)",
+      )
+        .choices(["full", "bare"] as const).default("full" as const),
+    )
+    .addOption(
+      new Option(
+        "--solver <name>",
+        "pp, cbs (optimal SoC) or auto (pp, then cbs)",
+      )
+        .choices(["pp", "cbs", "auto"] as const).default("auto" as const),
+    )
+    .addHelpText(
+      "after",
+      "\nExample:\n  deno task cli generate --config lm/configs/micro.yaml --count 100 --seed 1 | deno task cli lm-data --prompt bare > sft.jsonl",
+    )
+    .action(async (file, o) => {
+      const instances = await readInstanceInput(io, file);
+      let unsolved = 0;
+      for (const inst of instances) {
+        const compiled = compileInstance(inst);
+        const sol = solve(compiled, { solver: o.solver as SolverName });
+        let plan: string | null = null;
+        if (sol && sol.makespan <= inst.horizon) {
+          const acts = pathsToPlan(sol.paths, inst.width);
+          const ep = replayPlan(compiled, acts, { noSlip: true });
+          if (ep.outcome === "success") {
+            plan = acts.map((a, k) =>
+              `Agent ${k}: ${a.map((x) => ACTION_LETTERS[x]).join(" ")}`
+            ).join("\n");
+          }
+        }
+        if (plan === null) unsolved++;
+        const [system, user] = llmPolicyMessages(inst, o.prompt as PromptStyle);
+        io.out(JSON.stringify({
+          id: inst.id,
+          agents: inst.starts.length,
+          system: system.content,
+          prompt: user.content,
+          plan,
+          solver: plan === null ? null : sol!.solver,
+          soc: plan === null ? null : sol!.soc,
+          makespan: plan === null ? null : sol!.makespan,
+        }));
+      }
+      io.err(
+        `lm-data: ${instances.length} instances, ${unsolved} without a reference plan`,
+      );
+    });
+}

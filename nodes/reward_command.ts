@@ -1,0 +1,182 @@
+/**
+ * `deno task cli reward --instances FILE`: envsmith's dynamics as a reward
+ * process for language-model trainers in any language.
+ *
+ * A long-lived process. It loads the instances (JSON lines, as `generate`
+ * writes them), then reads requests on stdin, one JSON object per line:
+ *
+ * ```json
+ * {"id": "base-3", "completion": "Agent 0: R R D\nAgent 1: S L", "seed": 0}
+ * ```
+ *
+ * and answers each on stdout, in order, one JSON object per line:
+ *
+ * ```json
+ * {"id": "base-3", "reward": 1, "outcome": "success", "on_goal": 2, "steps": 3}
+ * ```
+ *
+ * The completion is parsed exactly as the LLM policy parses a reply and
+ * executed with the dynamics (`policy/plan_reward.ts`; `seed` draws the slip,
+ * default 0). A completion that is not a plan is the outcome `invalid_plan`
+ * with reward 0 and a `parse_error`. A request that is not a request (not
+ * JSON, no `id` or `completion`, an id not in FILE) is answered with
+ * `{"id": ..., "error": "..."}` and the process goes on. Answers are flushed
+ * after every chunk read, so a trainer may send one line and wait, or
+ * stream thousands.
+ *
+ * ```sh
+ * deno task cli generate --preset easy --count 100 > inst.jsonl
+ * echo '{"id":"...","completion":"Agent 0: R"}' | deno task cli reward --instances inst.jsonl
+ * ```
+ *
+ * @module
+ */
+import { Command } from "@commander-js/extra-typings";
+import { UserError } from "@envsmith/engine";
+import {
+  type CompletionScore,
+  scoreCompletion,
+  type ScoringInstance,
+  scoringInstance,
+} from "../policy/plan_reward.ts";
+import { type MapfCliIo, mapfIo, readInstanceInput } from "./_mapf_cli.ts";
+
+/** Streams of the reward process (tests replace them). */
+export interface RewardIo {
+  /** Chunks of standard input as they arrive. */
+  input(): AsyncIterable<Uint8Array>;
+  /** Write (and flush) text to standard output. */
+  write(text: string): Promise<void>;
+  /** A line on standard error. */
+  err(text: string): void;
+  /** Reads the instances file. */
+  files: MapfCliIo;
+}
+
+/** Standard streams. */
+export const rewardIo: RewardIo = {
+  input: () => Deno.stdin.readable,
+  write: async (text) => {
+    const bytes = new TextEncoder().encode(text);
+    let off = 0;
+    while (off < bytes.length) {
+      off += await Deno.stdout.write(bytes.subarray(off));
+    }
+  },
+  err: (t) => console.error(t),
+  files: mapfIo,
+};
+
+/** Counts of one reward session. */
+export interface RewardSessionStats {
+  /** Requests answered with a reward. */
+  scored: number;
+  /** Lines answered with an error. */
+  errors: number;
+}
+
+/** The answer line of one request line (no trailing newline). */
+export function answerRewardLine(
+  line: string,
+  instances: ReadonlyMap<string, ScoringInstance>,
+): { text: string; ok: boolean } {
+  let req: unknown;
+  try {
+    req = JSON.parse(line);
+  } catch (e) {
+    return _error(null, `not JSON (${(e as Error).message})`);
+  }
+  if (typeof req !== "object" || req === null || Array.isArray(req)) {
+    return _error(null, 'expected an object {"id": ..., "completion": ...}');
+  }
+  const r = req as Record<string, unknown>;
+  const id = typeof r.id === "string" ? r.id : null;
+  if (id === null) return _error(r.id ?? null, '"id" must be a string');
+  if (typeof r.completion !== "string") {
+    return _error(id, '"completion" must be a string');
+  }
+  const seed = r.seed ?? 0;
+  if (
+    typeof seed !== "number" || !Number.isInteger(seed) || seed < 0 ||
+    seed > 0xffffffff
+  ) {
+    return _error(id, '"seed" must be an integer in 0..4294967295');
+  }
+  const inst = instances.get(id);
+  if (inst === undefined) {
+    return _error(id, "no instance with this id in --instances");
+  }
+  const s: CompletionScore & { id: string } = {
+    id,
+    ...scoreCompletion(inst, r.completion, seed),
+  };
+  return { text: JSON.stringify(s), ok: true };
+}
+
+function _error(id: unknown, error: string): { text: string; ok: boolean } {
+  return { text: JSON.stringify({ id, error }), ok: false };
+}
+
+/**
+ * Serve rewards: read request lines from `io.input()` until it ends, answer
+ * each on `io.write`, flushed per chunk read.
+ */
+export async function serveRewards(
+  instances: ReadonlyMap<string, ScoringInstance>,
+  io: Pick<RewardIo, "input" | "write">,
+): Promise<RewardSessionStats> {
+  const decoder = new TextDecoder();
+  const stats: RewardSessionStats = { scored: 0, errors: 0 };
+  let rest = "";
+  const answer = (line: string, out: string[]) => {
+    if (line.trim() === "") return;
+    const a = answerRewardLine(line, instances);
+    if (a.ok) stats.scored++;
+    else stats.errors++;
+    out.push(a.text);
+  };
+  for await (const chunk of io.input()) {
+    const text = rest + decoder.decode(chunk, { stream: true });
+    const lines = text.split("\n");
+    rest = lines.pop()!;
+    const out: string[] = [];
+    for (const line of lines) answer(line, out);
+    if (out.length > 0) await io.write(out.join("\n") + "\n");
+  }
+  const out: string[] = [];
+  answer(rest + decoder.decode(), out);
+  if (out.length > 0) await io.write(out.join("\n") + "\n");
+  return stats;
+}
+
+/** The `reward` subcommand. */
+export function rewardCommand(io: RewardIo = rewardIo) {
+  return new Command("reward")
+    .description(
+      "Serve rewards to an LM trainer: JSON lines {id, completion} on stdin -> {id, reward, outcome, parse_error?} on stdout",
+    )
+    .requiredOption(
+      "--instances <file>",
+      "the instances completions answer (JSON lines, as `generate` writes)",
+    )
+    .addHelpText(
+      "after",
+      '\nExample:\n  echo \'{"id":"ID","completion":"Agent 0: R D"}\' | deno task cli reward --instances inst.jsonl',
+    )
+    .action(async (o) => {
+      const list = await readInstanceInput(io.files, o.instances);
+      const map = new Map<string, ScoringInstance>();
+      for (const inst of list) {
+        if (map.has(inst.id)) {
+          throw new UserError(
+            `${o.instances}: the id "${inst.id}" appears twice; reward requests name instances by id, so ids must be unique`,
+          );
+        }
+        map.set(inst.id, scoringInstance(inst));
+      }
+      const stats = await serveRewards(map, io);
+      io.err(
+        `reward: ${stats.scored} completions scored, ${stats.errors} bad requests`,
+      );
+    });
+}
