@@ -42,11 +42,10 @@
  * @module
  */
 import { join, resolve } from "node:path";
-import type * as v from "valibot";
 import type {
-  BlockIssues,
   Executor,
   ExecutorCapabilities,
+  ExecutorDeclaration,
   ExecutorKind,
   ExecutorRun,
 } from "../executor.ts";
@@ -842,21 +841,9 @@ export interface RemoteRun<S> {
 export interface RemoteExecutorDefinition<
   S extends RemoteExecutorSpec,
   R = unknown,
-> {
-  /** The name (`executor: {type: NAME}`, `--executor NAME`). */
-  readonly name: string;
-  /** One line for `--help`. */
-  readonly description: string;
-  /** Schema of its block: a strict object with `type: v.literal(NAME)` and `...remoteSpecEntries`. */
-  readonly spec: v.GenericSchema<unknown, S> & {
-    readonly entries: Readonly<Record<string, unknown>>;
-  };
-  /** Optional checks of the block beyond its schema (see {@linkcode ExecutorKind.check}). */
-  check?(
-    block: Readonly<Record<string, unknown>>,
-    issues: BlockIssues,
-    kinds: readonly string[],
-  ): void;
+> extends ExecutorDeclaration<S> {
+  // name, description, spec (a strict object with `type: v.literal(NAME)`
+  // and `...remoteSpecEntries`) and check, as every executor declares them
   /**
    * Programs this machine needs (e.g. `["qsub", "qstat", "qdel"]`: names are
    * looked up on PATH, paths must be executable files), or a function of the
