@@ -498,7 +498,7 @@ function _addInspectCommands(
     )
     .addHelpText(
       "after",
-      "\nExamples:\n  deno task cli engineers\n  deno task cli engineers --plugins examples/engineers/keep_engineer.ts",
+      "\nExamples:\n  deno task cli engineers\n  deno task cli engineers --plugins examples/engineers/crowd.ts",
     )
     .action(async (_o, cmd) => {
       const ctx = await ctxOf(cmd as unknown as Command);

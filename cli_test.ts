@@ -512,6 +512,7 @@ Deno.test("cli: every subcommand has --help with an example, and the files its h
       "import",
       "diagnose",
       "redesign",
+      "engineers",
     ]
   ) {
     assert.ok(paths.some((p) => p[0] === name), name);
@@ -533,7 +534,7 @@ Deno.test("cli: every subcommand has --help with an example, and the files its h
     // Shipped files a help text names are real (results/tables.esb.gz, not .esb).
     for (
       const m of r.out.matchAll(
-        /\b((?:results|experiments|schemas)\/[\w.-]+\.[a-z]+)\b/g,
+        /\b((?:results|experiments|schemas|examples\/\w+)\/[\w.-]+\.[a-z]+)\b/g,
       )
     ) {
       if (m[1]!.includes("<")) continue;
