@@ -71,30 +71,43 @@ export function checkVariantCount(c: Compilation): boolean {
 }
 
 /**
- * Whether expanding `order` over `variants` stays within the nodes limit
- * (each plain node is copied once per combination of the axes it depends
- * on, at most once per variant); reports at `nodes` when not, naming the
- * plain nodes that expand most.
+ * How many copies of each plain node expanding `order` over `variants` makes
+ * (one per combination of the axes it depends on, at most one per variant),
+ * each weighted by `weight`: the total and the three largest, as text.
  */
-export function checkNodeCount(
+function _expanded(
   c: Compilation,
   order: readonly PlainNode[],
   variants: readonly Readonly<Record<string, string>>[],
-): boolean {
+  weight: (p: PlainNode) => number,
+): { total: number; top: string } {
   const sizes = new Map(c.axes.map((a) => [a.name, a.values.length]));
   const counts: [string, number][] = [];
   let total = 0;
   for (const p of order) {
     let n = 1;
     for (const a of p.axes) n *= sizes.get(a) ?? 1;
-    n = Math.min(n, variants.length);
+    n = Math.min(n, variants.length) * weight(p);
     counts.push([p.id, n]);
     total += n;
   }
-  if (total <= c.limits.nodes) return true;
   const top = counts.sort((a, b) => b[1] - a[1]).slice(0, 3).map(([id, n]) =>
     `${id}: ${_n(n)}`
   ).join(", ");
+  return { total, top };
+}
+
+/**
+ * Whether expanding `order` over `variants` stays within the nodes limit;
+ * reports at `nodes` when not, naming the plain nodes that expand most.
+ */
+export function checkNodeCount(
+  c: Compilation,
+  order: readonly PlainNode[],
+  variants: readonly Readonly<Record<string, string>>[],
+): boolean {
+  const { total, top } = _expanded(c, order, variants, () => 1);
+  if (total <= c.limits.nodes) return true;
   c.diags.report(
     "limit",
     ["nodes"],
@@ -119,20 +132,8 @@ export function checkReferenceCount(
   variants: readonly Readonly<Record<string, string>>[],
   referencesOf: (p: PlainNode) => number,
 ): boolean {
-  const sizes = new Map(c.axes.map((a) => [a.name, a.values.length]));
-  const counts: [string, number][] = [];
-  let total = 0;
-  for (const p of order) {
-    let n = 1;
-    for (const a of p.axes) n *= sizes.get(a) ?? 1;
-    n = Math.min(n, variants.length) * referencesOf(p);
-    counts.push([p.id, n]);
-    total += n;
-  }
+  const { total, top } = _expanded(c, order, variants, referencesOf);
   if (total <= c.limits.references) return true;
-  const top = counts.sort((a, b) => b[1] - a[1]).slice(0, 3).map(([id, n]) =>
-    `${id}: ${_n(n)}`
-  ).join(", ");
   c.diags.report(
     "limit",
     ["nodes"],
