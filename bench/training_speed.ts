@@ -34,7 +34,7 @@ const SECONDS = Number(arg("seconds", "1.5"));
 const ONLY = arg("only", "");
 if (!BASE) {
   console.error(
-    "usage: deno run -A bench/training_speed.ts --base DIR [--python PY] (DIR: a tree of the project to compare against, e.g. `git worktree add /tmp/base COMMIT`)",
+    "usage: deno run -A bench/training_speed.ts --base DIR [--python PY] (DIR: a tree of the project to compare against, e.g. `git worktree add ../envsmith-base COMMIT`)",
   );
   Deno.exit(2);
 }
