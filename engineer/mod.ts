@@ -68,7 +68,14 @@ export {
   builtinEngineers,
   createEngineer,
 } from "./builtins.ts";
-export { decideRules, RULE_THRESHOLDS, RULES, type RuleSpec } from "./rules.ts";
+export {
+  decideRules,
+  RULE_THRESHOLDS,
+  RULES,
+  type RuleSpec,
+  type RulesSettings,
+  scaledThresholds,
+} from "./rules.ts";
 export { REPLAY_PARAMS } from "./replay.ts";
 export { scriptedEngineer } from "./scripted.ts";
 export { blindEngineer, type Pace } from "./blind.ts";

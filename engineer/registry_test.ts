@@ -43,7 +43,7 @@ Deno.test("engineer registry: the built-ins, in order, each with the parameters 
   assert.deepEqual(params, {
     fixed: [],
     random: [],
-    rules: [],
+    rules: ["thresholds", "steps"],
     replay: [],
     llm: ["llm", "prompt", "reasks"],
     scripted: ["script"],
@@ -109,7 +109,7 @@ Deno.test("engineer registry: create validates parameters and names what is miss
   assert.throws(
     () => createEngineer("rules", { x: 1 }),
     new EngineerConfigError(
-      'engineer rules: unknown parameter "x" (the rules engineer takes none)',
+      'engineer rules: unknown parameter "x" (the rules engineer takes thresholds, steps)',
     ),
   );
   assert.throws(

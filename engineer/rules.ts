@@ -230,7 +230,46 @@ export const RULES: readonly RuleSpec[] = [
   },
 ];
 
-const T = RULE_THRESHOLDS;
+/** The thresholds of {@linkcode RULE_THRESHOLDS}, as the rules read them. */
+export type RuleThresholds = {
+  -readonly [K in keyof typeof RULE_THRESHOLDS]: number;
+};
+
+/** The weights among {@linkcode RULE_THRESHOLDS}: mixture weights, not thresholds, never scaled. */
+const _WEIGHTS = new Set([
+  "retentionWeight",
+  "keepWithoutStats",
+  "isolateWeight",
+]);
+
+/** Thresholds that are not shares or success rates (a count, a ratio): not capped at 1. */
+const _UNBOUNDED = new Set(["crowd", "detour"]);
+
+/**
+ * The rules engineer's own settings, for sensitivity checks: every threshold
+ * and every step along a dimension scaled by a factor (1 is the shipped rules).
+ */
+export interface RulesSettings {
+  /**
+   * Factor on every threshold of {@linkcode RULE_THRESHOLDS} (not on the
+   * mixture weights); shares and success rates are capped at 1. @default 1
+   */
+  readonly thresholds?: number;
+  /** Factor on every step along a curriculum dimension. @default 1 */
+  readonly steps?: number;
+}
+
+/** The thresholds scaled by `factor` (shares and success rates capped at 1). */
+export function scaledThresholds(factor = 1): RuleThresholds {
+  const out = { ...RULE_THRESHOLDS } as RuleThresholds;
+  if (factor === 1) return out;
+  for (const k of Object.keys(out) as (keyof RuleThresholds)[]) {
+    if (_WEIGHTS.has(k)) continue;
+    const x = RULE_THRESHOLDS[k] * factor;
+    out[k] = _UNBOUNDED.has(k) ? x : Math.min(1, x);
+  }
+  return out;
+}
 
 /** Dimension of each failure type. */
 const TYPE_DIM: Readonly<Record<string, CurriculumDim>> = {
@@ -288,7 +327,11 @@ function _pct(x: number): string {
   return `${Math.round(x * 1000) / 10}%`;
 }
 
-function _evidenceFromFailures(ctx: EngineerContext, tr: _Trace): void {
+function _evidenceFromFailures(
+  ctx: EngineerContext,
+  tr: _Trace,
+  T: RuleThresholds,
+): void {
   const f = ctx.failures;
   if (f === undefined) return;
   tr.reads.add("failures.failure_count");
@@ -362,7 +405,11 @@ function _evidenceFromFailures(ctx: EngineerContext, tr: _Trace): void {
   }
 }
 
-function _evidenceFromBehavior(ctx: EngineerContext, tr: _Trace): void {
+function _evidenceFromBehavior(
+  ctx: EngineerContext,
+  tr: _Trace,
+  T: RuleThresholds,
+): void {
   const b = ctx.behavior;
   if (b === undefined) return;
   tr.reads.add("behavior");
@@ -398,7 +445,11 @@ function _evidenceFromBehavior(ctx: EngineerContext, tr: _Trace): void {
   }
 }
 
-function _evidenceFromStats(ctx: EngineerContext, tr: _Trace): void {
+function _evidenceFromStats(
+  ctx: EngineerContext,
+  tr: _Trace,
+  T: RuleThresholds,
+): void {
   const s = ctx.stats;
   if (s === undefined) return;
   let best: { dim: CurriculumDim; spread: number; name: string } | undefined;
@@ -452,6 +503,7 @@ function _retained(
   total: number,
   potential: boolean,
   tr: _Trace,
+  T: RuleThresholds,
 ): MixtureComponent[] {
   const keep = comps.filter((c) =>
     c.success === undefined || c.success >= T.keepComponent
@@ -533,15 +585,18 @@ export interface RulesDecision {
 export function decideRules(
   ctx: EngineerContext,
   config: AnyEnvConfig,
+  settings: RulesSettings = {},
 ): RulesDecision {
+  const T = scaledThresholds(settings.thresholds ?? 1);
+  const unit = settings.steps ?? 1;
   const tr = new _Trace();
   // Where the curriculum stands: its most developed component (older, easier
   // components are kept for retention and are not where it moves on from).
   const base = frontier(config);
-  if (ctx.type === "none") return _blindSchedule(base, tr);
-  _evidenceFromFailures(ctx, tr);
-  _evidenceFromBehavior(ctx, tr);
-  _evidenceFromStats(ctx, tr);
+  if (ctx.type === "none") return _blindSchedule(base, tr, unit);
+  _evidenceFromFailures(ctx, tr, T);
+  _evidenceFromBehavior(ctx, tr, T);
+  _evidenceFromStats(ctx, tr, T);
   const d: _Deciding = {
     ctx,
     config,
@@ -550,6 +605,8 @@ export function decideRules(
     tr,
     target: tr.target(),
     extra: [],
+    T,
+    unit,
   };
   const { level, s } = _historyRules(d, _level(d));
   const plan = level === "mastered"
@@ -589,6 +646,10 @@ interface _Deciding {
   readonly target: CurriculumDim | undefined;
   /** Components restored from the history (regression). */
   readonly extra: MixtureComponent[];
+  /** The thresholds in force. */
+  readonly T: RuleThresholds;
+  /** The size of one step along a dimension (1: the shipped step). */
+  readonly unit: number;
 }
 
 /** The next mixture's parts and target dimension, or "keep" (the config stays). */
@@ -599,9 +660,13 @@ type _Plan =
 type _Level = "mastered" | "struggling" | "zone" | "unknown";
 
 /** Context `none`: develop the least developed dimension by one step. */
-function _blindSchedule(base: EnvConfig, tr: _Trace): RulesDecision {
+function _blindSchedule(
+  base: EnvConfig,
+  tr: _Trace,
+  unit: number,
+): RulesDecision {
   const dim = leastDeveloped(base);
-  const next = step(base, dim, +1);
+  const next = step(base, dim, +unit);
   tr.fire(
     "blind-schedule",
     `no diagnosis: develop ${dim} (progress ${
@@ -619,6 +684,7 @@ function _blindSchedule(base: EnvConfig, tr: _Trace): RulesDecision {
 
 /** The level of the success rate, when the context has stats. */
 function _level(d: _Deciding): { level: _Level; s: number | undefined } {
+  const { T } = d;
   const stats = d.ctx.stats;
   if (stats === undefined) return { level: "unknown", s: undefined };
   d.tr.reads.add("stats.success_rate");
@@ -636,6 +702,7 @@ function _historyRules(
   d: _Deciding,
   { level, s }: { level: _Level; s: number | undefined },
 ): { level: _Level; s: number | undefined } {
+  const { T } = d;
   const hist = d.ctx.history?.entries;
   if (hist === undefined || hist.length === 0 || s === undefined) {
     return { level, s };
@@ -683,7 +750,7 @@ function _historyRules(
 
 /** Mastered: harden from the most developed component that works. */
 function _harden(d: _Deciding, s: number): _Plan {
-  const { comps, tr } = d;
+  const { comps, tr, T } = d;
   const working = comps.filter((c) =>
     c.success !== undefined && c.success >= T.keepComponent
   );
@@ -693,8 +760,12 @@ function _harden(d: _Deciding, s: number): _Plan {
     )
     : d.base;
   const steps = s >= T.strong ? 2 : 1;
-  let { dim, next } = _effectiveStep(src, d.target ?? leastDeveloped(src), +1);
-  if (steps === 2) next = _effectiveStep(next, dim, +1).next;
+  let { dim, next } = _effectiveStep(
+    src,
+    d.target ?? leastDeveloped(src),
+    +d.unit,
+  );
+  if (steps === 2) next = _effectiveStep(next, dim, +d.unit).next;
   tr.fire(
     "harden-mastered",
     `success ${_pct(s)} >= ${_pct(T.mastered)}: new component with ${dim} ${
@@ -704,7 +775,7 @@ function _harden(d: _Deciding, s: number): _Plan {
     }`,
   );
   return {
-    parts: [..._retained(comps, T.retentionWeight, true, tr), {
+    parts: [..._retained(comps, T.retentionWeight, true, tr, T), {
       weight: 1 - T.retentionWeight,
       config: next,
     }],
@@ -714,10 +785,14 @@ function _harden(d: _Deciding, s: number): _Plan {
 
 /** Struggling: ease the weakest component by one step. */
 function _ease(d: _Deciding, s: number): _Plan {
-  const { comps, tr, extra } = d;
+  const { comps, tr, extra, T } = d;
   const src = comps.filter((c) => c.success !== undefined)
     .sort((a, b) => a.success! - b.success!)[0]?.config ?? d.base;
-  const { dim, next } = _effectiveStep(src, d.target ?? mostDeveloped(src), -1);
+  const { dim, next } = _effectiveStep(
+    src,
+    d.target ?? mostDeveloped(src),
+    -d.unit,
+  );
   tr.fire(
     "ease-struggling",
     `success ${_pct(s)} < ${
@@ -729,6 +804,7 @@ function _ease(d: _Deciding, s: number): _Plan {
     T.retentionWeight,
     true,
     tr,
+    T,
   );
   return {
     parts: [...keep, ...extra, {
@@ -741,7 +817,7 @@ function _ease(d: _Deciding, s: number): _Plan {
 
 /** In the learning zone: isolate the failing dimension, or keep the config (reweighted by learning potential). */
 function _inZone(d: _Deciding, s: number): _Plan {
-  const { comps, tr, target } = d;
+  const { comps, tr, target, T } = d;
   if (target !== undefined) {
     tr.fire(
       "target-failure",
@@ -756,6 +832,7 @@ function _inZone(d: _Deciding, s: number): _Plan {
           1 - T.isolateWeight,
           false,
           tr,
+          T,
         ),
         { weight: T.isolateWeight, config: isolate(d.base, target) },
       ],
@@ -783,7 +860,7 @@ function _inZone(d: _Deciding, s: number): _Plan {
 
 /** No stats: evidence only. */
 function _withoutStats(d: _Deciding): _Plan {
-  const { ctx, comps, tr, target, base } = d;
+  const { ctx, comps, tr, target, base, T } = d;
   const total = comps.reduce((a, b) => a + b.weight, 0);
   if (target !== undefined) {
     tr.fire(
@@ -798,7 +875,7 @@ function _withoutStats(d: _Deciding): _Plan {
         })),
         {
           weight: 1 - T.keepWithoutStats,
-          config: step(isolate(base, target), target, +1),
+          config: step(isolate(base, target), target, +d.unit),
         },
       ],
       target,
@@ -828,14 +905,14 @@ function _withoutStats(d: _Deciding): _Plan {
         weight: T.retentionWeight * c.weight / total,
         config: c.config,
       })),
-      { weight: 1 - T.retentionWeight, config: step(base, dim, +1) },
+      { weight: 1 - T.retentionWeight, config: step(base, dim, +d.unit) },
     ],
     target: dim,
   };
 }
 
 /**
- * The rules engineer.
+ * The rules engineer, with its shipped settings unless `settings` scales them.
  *
  * @example
  * ```ts
@@ -844,11 +921,11 @@ function _withoutStats(d: _Deciding): _Plan {
  * assert.equal(rulesEngineer().name, "rules");
  * ```
  */
-export function rulesEngineer(): Engineer {
+export function rulesEngineer(settings: RulesSettings = {}): Engineer {
   return {
     name: "rules",
     propose(input: ProposeInput): Promise<Proposal> {
-      const d = decideRules(input.context.json, input.config);
+      const d = decideRules(input.context.json, input.config, settings);
       const events: EngineerEvent[] = d.fired.map((id) => ({
         type: "rule",
         detail: id,
@@ -865,12 +942,45 @@ export function rulesEngineer(): Engineer {
   };
 }
 
-/** The `rules` engineer kind (no parameters: {@linkcode RULE_THRESHOLDS} are fixed). */
-export const engineer: EngineerKind<Record<string, never>> = {
+function _factor(name: string, lo: number, hi: number, what: string) {
+  return v.optional(v.pipe(
+    v.number(`${name} must be a number`),
+    v.minValue(lo, `${name} must be >= ${lo}`),
+    v.maxValue(hi, `${name} must be <= ${hi}`),
+    v.description(what),
+  ));
+}
+
+/**
+ * The `rules` engineer kind. Its parameters only scale the shipped settings
+ * ({@linkcode RULE_THRESHOLDS} and the step sizes) for sensitivity checks.
+ */
+export const engineer: EngineerKind<
+  { [K in keyof RulesSettings]?: RulesSettings[K] | undefined }
+> = {
   name: "rules",
   description:
     "a transparent rule-based curriculum: named rules read the context's statistics, failures and behaviour",
-  params: v.strictObject({}),
+  params: v.strictObject({
+    thresholds: _factor(
+      "thresholds",
+      0.5,
+      1.5,
+      "factor on every threshold of the rules (success levels, failure shares, behaviour rates; not the mixture weights), shares capped at 1; default 1, e.g. 0.75 or 1.25 for a sensitivity check",
+    ),
+    steps: _factor(
+      "steps",
+      0.5,
+      2,
+      "factor on every step along a curriculum dimension (agents, holes, size, ...); default 1",
+    ),
+  }),
   module: import.meta.url,
-  create: () => rulesEngineer(),
+  create: (params) =>
+    rulesEngineer({
+      ...(params.thresholds === undefined
+        ? {}
+        : { thresholds: params.thresholds }),
+      ...(params.steps === undefined ? {} : { steps: params.steps }),
+    }),
 };

@@ -13,7 +13,15 @@ import {
   CONTEXT_TYPES,
   type EngineerContext,
 } from "./context.ts";
-import { decideRules, RULES, rulesEngineer } from "./rules.ts";
+import * as v from "valibot";
+import {
+  decideRules,
+  engineer,
+  RULE_THRESHOLDS,
+  RULES,
+  rulesEngineer,
+  scaledThresholds,
+} from "./rules.ts";
 import { diagnose } from "./diagnose.ts";
 import {
   corridorCollisionEpisode,
@@ -482,4 +490,56 @@ Deno.test("ease-struggling eases the evidence target, even below the easy preset
   assert.deepEqual(d.fired, ["failure-type", "ease-struggling"]);
   assert.equal(d.target, "hole_density");
   assert.equal(only(d.config).hole_density, 0.05);
+});
+
+Deno.test("settings: factor 1 is the shipped rules; thresholds scale, shares cap at 1, weights stay", () => {
+  for (const type of CONTEXT_TYPES) {
+    const c = ctx(type, { success: 0.9, types: { hole: 0.6 } });
+    assert.deepEqual(
+      decideRules(c, easy, { thresholds: 1, steps: 1 }),
+      decideRules(c, easy),
+    );
+  }
+  const up = scaledThresholds(1.25);
+  assert.equal(up.mastered, 1); // 0.8 x 1.25
+  assert.equal(up.strong, 1); // 0.95 x 1.25, capped
+  assert.ok(Math.abs(up.struggling - 0.375) < 1e-12);
+  assert.equal(up.crowd, 3.75); // a count: not capped
+  assert.equal(up.retentionWeight, RULE_THRESHOLDS.retentionWeight);
+  assert.equal(scaledThresholds(0.75).mastered, 0.6000000000000001);
+});
+
+Deno.test("settings: a higher mastery threshold keeps training where the shipped rules harden", () => {
+  const c = ctx("stats", { success: 0.9 });
+  assert.deepEqual(decideRules(c, easy).fired, ["harden-mastered"]);
+  // 0.9 < 0.8 x 1.25: in the learning zone, no evidence: the config stays
+  const d = decideRules(c, easy, { thresholds: 1.25 });
+  assert.deepEqual(d.fired, ["keep-learning"]);
+  assert.equal(configId(d.config), configId(easy));
+  // 0.9 >= 0.95 x 0.75: strong mastery, two steps
+  const lo = decideRules(c, easy, { thresholds: 0.75 });
+  assert.equal(comps(lo.config)[1]!.config.agents, 6);
+});
+
+Deno.test("settings: the step factor scales every move along a dimension", () => {
+  // agents: 2 a step, 2 x 1.5 = 3; interaction: 0.2 a step, 0.2 x 1.5 = 0.3
+  const d = decideRules(ctx("none"), easy, { steps: 1.5 });
+  assert.equal(only(d.config).agents, 5);
+  const d2 = decideRules(ctx("none", {}, d.config), d.config, { steps: 1.5 });
+  assert.equal(only(d2.config).interaction, 0.3);
+  const eased = decideRules(ctx("stats", { success: 0.1 }), d2.config, {
+    steps: 0.5,
+  });
+  assert.deepEqual(eased.fired, ["ease-struggling"]);
+  assert.equal(comps(eased.config).at(-1)!.config.agents, 4); // 5 - 1
+});
+
+Deno.test("settings: the engineer kind checks its factors", () => {
+  const ok = v.safeParse(engineer.params, { thresholds: 1.25, steps: 0.75 });
+  assert.ok(ok.success);
+  const bad = v.safeParse(engineer.params, { thresholds: 3 });
+  assert.ok(!bad.success);
+  assert.equal(bad.issues[0].message, "thresholds must be <= 1.5");
+  const typo = v.safeParse(engineer.params, { threshold: 1.25 });
+  assert.ok(!typo.success);
 });
