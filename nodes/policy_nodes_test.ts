@@ -326,3 +326,33 @@ Deno.test("an LLM policy with prompt: bare sends the benchmark prompt without th
     await Deno.remove(aux, { recursive: true });
   }
 });
+
+Deno.test("train: null is no budget of that kind, and one budget must remain", async () => {
+  const blobs = new Map<string, Uint8Array>();
+  const { ctx } = fakeCtx(blobs);
+  const init = await run(policyInit, { hidden: [16], seed: 2 }, ctx);
+  const base = {
+    policy: init.value,
+    envs,
+    parallel: 8,
+    steps: 8,
+    minibatch: 64,
+  };
+  // an agent-step budget far below 2 updates' worth would stop after 1
+  const t = await run(train, { ...base, samples: null, updates: 2 }, ctx);
+  assert.equal((t.report as { updates: number }).updates, 2);
+  // 8 envs x 8 steps x 2 agents: 128 agent-steps an update, the second cut short
+  const s = await run(train, { ...base, samples: 200, updates: null }, ctx);
+  const rep = s.report as { updates: number; samples: number };
+  assert.equal(rep.updates, 2);
+  // met to within one step of the 8 x 2 acting agents
+  assert.ok(rep.samples >= 200 && rep.samples < 216, `${rep.samples}`);
+  assert.throws(
+    () => v.parse(train.params, { ...base, samples: null, updates: null }),
+    /samples: null \(no agent-step budget\) needs an updates budget|updates: null \(no update budget\) needs a samples budget/,
+  );
+  assert.throws(
+    () => v.parse(train.params, { ...base, samples: null }),
+    /samples: null \(no agent-step budget\) needs an updates budget/,
+  );
+});

@@ -10,7 +10,9 @@
  *   envsmith ONNX file; training resumes its optimiser state and counters.
  * - `envs` (required): the training instances (a generate node's value).
  * - Budget: `updates` (default 40 when `samples` is not given) and/or
- *   `samples` (agent-steps); training stops at the first one reached. A
+ *   `samples` (agent-steps); training stops at the first one reached; `null`
+ *   is no budget of that kind (`samples: null, updates: 58`: equal updates,
+ *   whatever the experience). A
  *   `samples` budget is met to within one environment step of the acting
  *   agents (PPO's last rollout stops early), so runs whose configurations
  *   have different agent counts get the same experience; GRPO's granularity
@@ -83,14 +85,26 @@ export const TrainOptionsSchema = v.object({
 });
 
 /** Parameters of `train`. */
-export const TrainParamsSchema = v.strictObject({
-  policy: v.unknown(),
-  envs: v.unknown(),
-  updates: v.optional(int(1, 1_000_000)),
-  samples: v.optional(int(1, 1e12)),
-  seed: v.optional(int(0, 0xffffffff)),
-  ...TrainOptionsSchema.entries,
-});
+export const TrainParamsSchema = v.pipe(
+  v.strictObject({
+    policy: v.unknown(),
+    envs: v.unknown(),
+    updates: v.optional(v.nullable(int(1, 1_000_000))),
+    samples: v.optional(v.nullable(int(1, 1e12))),
+    seed: v.optional(int(0, 0xffffffff)),
+    ...TrainOptionsSchema.entries,
+  }),
+  v.check(
+    (p) =>
+      p.updates !== null || (p.samples !== null && p.samples !== undefined),
+    "updates: null (no update budget) needs a samples budget",
+  ),
+  v.check(
+    (p) =>
+      p.samples !== null || (p.updates !== null && p.updates !== undefined),
+    "samples: null (no agent-step budget) needs an updates budget",
+  ),
+);
 
 /** Parameters of `train`. */
 export type TrainParams = v.InferOutput<typeof TrainParamsSchema>;
@@ -151,9 +165,9 @@ export const TRAIN_PARAM_DOCS: Readonly<Record<string, string>> = {
     "the policy to train further: a policy.init or train node ($prev.policy), or an envsmith ONNX file",
   envs: "the training instances: a generate node",
   updates:
-    "budget in PPO/GRPO updates (default 40 when samples is not given); training stops at the first budget reached",
+    "budget in PPO/GRPO updates (default 40 when samples is not given; null: none, with a samples budget); training stops at the first budget reached",
   samples:
-    "budget in agent-steps (equal experience whatever the agent count); training stops at the first budget reached",
+    "budget in agent-steps (equal experience whatever the agent count; null: none, with an updates budget); training stops at the first budget reached",
   seed: "seed of the training run (default: the node's seed)",
   algo: "ppo (default) or grpo",
   group: "GRPO: replays per instance (default 8)",
@@ -194,7 +208,10 @@ export const kind: NodeKind<TrainParams, PolicyValue> = {
       pool,
       trainerOptions(p, p.seed ?? ctx.seed),
     );
-    const maxUpdates = p.updates ?? (p.samples === undefined ? 40 : Infinity);
+    // a budget left out or null is no limit, except updates (40) when
+    // samples is left out too
+    const maxUpdates = p.updates ??
+      (p.updates === undefined && p.samples === undefined ? 40 : Infinity);
     const maxSamples = p.samples ?? Infinity;
     const startSamples = ck.counters.samples;
     const curve: Json[] = [];
