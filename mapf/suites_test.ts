@@ -91,14 +91,19 @@ Deno.test("validation and test splits are disjoint, fixed and keep validation as
       test,
     );
     assert.deepEqual(test.map((i) => i.id).slice(0, 2), [
-      `${name}-test-0`,
-      `${name}-test-1`,
+      `${name}-test2-0`,
+      `${name}-test2-1`,
     ]);
     assert.ok(test.every((i) => i.suite === name));
-    const seen = new Set(validation.map(key));
+    const validation2 =
+      generateSuite(name, { count: 60, split: "validation-2" }).instances;
+    assert.equal(validation2[0]!.id, `${name}-val2-0`);
+    const seen = new Set([...validation, ...validation2].map(key));
     const shared = test.filter((i) => seen.has(key(i))).length;
     // tiny maps could coincide by chance; these suites never do in 60 draws
     assert.equal(shared, 0, `${name}: ${shared} test instances in validation`);
+    const v1 = new Set(validation.map(key));
+    assert.equal(validation2.filter((i) => v1.has(key(i))).length, 0);
     // same generator: the same config statistics within sampling noise
     const mean = (xs: Instance[]) =>
       xs.reduce((s, i) => s + i.reference!.soc, 0) / xs.length;
@@ -110,4 +115,26 @@ Deno.test("validation and test splits are disjoint, fixed and keep validation as
       generate(getSuite("base").config, { count: 1, seed: 0, split: "test" }),
     /split applies to suite runs only/,
   );
+});
+
+Deno.test("validation-2 is the first test split: the same instances, new ids", async () => {
+  // sha256 of [cells, starts, goals] of base's first 3 test instances as the
+  // first test split drew them (ids base-test-0..2 then)
+  const r = generateSuite("base", { count: 3, split: "validation-2" });
+  const data = new TextEncoder().encode(
+    JSON.stringify(r.instances.map((i) => [i.cells, i.starts, i.goals])),
+  );
+  const hex = Array.from(
+    new Uint8Array(await crypto.subtle.digest("SHA-256", data)),
+    (b) => b.toString(16).padStart(2, "0"),
+  ).join("");
+  assert.equal(
+    hex,
+    "95e302dd3580ae70ca8175f861e94f7f63c5b9da64b39244b8214eeb26fcbe6e",
+  );
+  assert.deepEqual(r.instances.map((i) => i.id), [
+    "base-val2-0",
+    "base-val2-1",
+    "base-val2-2",
+  ]);
 });

@@ -1,6 +1,7 @@
 // Shared helpers of the diagnose/redesign subcommands (private to nodes/).
 import { parse as parseYaml } from "yaml";
 import { UserError } from "@envsmith/engine/errors";
+import { SUITE_SPLITS, type SuiteSplit } from "../mapf/generator.ts";
 import { cacheDir } from "@envsmith/engine/cache";
 import {
   type AnyEnvConfig,
@@ -110,9 +111,9 @@ export function intFlag(name: string, min: number) {
 }
 
 /** Parse `--split validation|test` (a benchmark suite's split). */
-export function splitFlag(v: string): "validation" | "test" {
-  if (v === "validation" || v === "test") return v;
+export function splitFlag(v: string): SuiteSplit {
+  if ((SUITE_SPLITS as readonly string[]).includes(v)) return v as SuiteSplit;
   throw new UserError(
-    `--split must be validation (designing, tuning) or test (reported results), got "${v}"`,
+    `--split must be validation or validation-2 (designing, tuning) or test (reported results), got "${v}"`,
   );
 }

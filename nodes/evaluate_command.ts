@@ -30,6 +30,7 @@ import * as v from "valibot";
 import { UserError } from "@envsmith/engine/errors";
 import { LlmEndpointSchema } from "../schemas/llm.ts";
 import type { Instance } from "../mapf/instance.ts";
+import type { SuiteSplit } from "../mapf/generator.ts";
 import { PolicyContractError } from "../policy/errors.ts";
 import { llmRollout } from "../policy/llm_policy.ts";
 import { obsSize } from "../policy/observation.ts";
@@ -135,7 +136,7 @@ interface _EvalFlags {
   readonly concurrency: number;
   readonly offline?: true | undefined;
   readonly suite?: string | undefined;
-  readonly split: "validation" | "test";
+  readonly split: SuiteSplit;
   readonly preset?: string | undefined;
   readonly config?: string | undefined;
   readonly instances?: string | undefined;

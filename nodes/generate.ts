@@ -50,7 +50,11 @@ import type {
   NodeKind,
 } from "@envsmith/engine/kind";
 import { isBlobRef } from "./_values.ts";
-import { generate, type GenerationReport } from "../mapf/generator.ts";
+import {
+  generate,
+  type GenerationReport,
+  SUITE_SPLITS,
+} from "../mapf/generator.ts";
 import {
   type Instance,
   instancesToJsonLines,
@@ -95,8 +99,8 @@ export const GenerateParamsSchema = v.pipe(
     /** Suite split (with `suites`). */
     split: v.optional(
       v.picklist(
-        ["validation", "test"],
-        "split must be `validation` (tuning) or `test` (reported results)",
+        SUITE_SPLITS,
+        "split must be `validation` or `validation-2` (designing, tuning) or `test` (reported results)",
       ),
     ),
     /** Instances of a config run. */

@@ -117,8 +117,8 @@ Deno.test("generate node: large runs go to a JSON-lines blob; suites use their s
   );
   const tv = t.value as unknown as { instances: { id: string }[] };
   assert.deepEqual(tv.instances.map((i) => i.id), [
-    "base-test-0",
-    "base-test-1",
+    "base-test2-0",
+    "base-test2-1",
   ]);
 });
 
