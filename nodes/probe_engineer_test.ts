@@ -107,5 +107,8 @@ Deno.test("paper.yaml: the baseline rows are wired as documented, on the same se
   // one train node for all rows: equal agent-step budgets, paired seeds
   assert.equal(doc.nodes.curriculum.each.policy.with.samples, 250000);
   assert.equal(doc.nodes.last.with.samples, 250000);
-  assert.deepEqual(doc.matrix.seed, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+  assert.deepEqual(
+    doc.matrix.seed,
+    Array.from({ length: 20 }, (_, i) => i + 1),
+  );
 });
