@@ -20,8 +20,7 @@
 import { join } from "node:path";
 import * as v from "valibot";
 import type { Json, NodeKind } from "@envsmith/engine/kind";
-import { readInstances } from "./policy_io.ts";
-import { lmRow } from "./lm_rows.ts";
+import { lmRow, readLmInstances } from "./lm_rows.ts";
 import { checkLmEnvironment, runTrainer } from "./lm_trainer.ts";
 import { LM_FILES, storeLmResult } from "./lm_result.ts";
 
@@ -79,7 +78,7 @@ export const kind: NodeKind<LmInitParams, Json> = {
   },
   async run(p, ctx) {
     const threads = p.threads ?? 1;
-    const instances = await readInstances(p.data, ctx, "data");
+    const instances = await readLmInstances(p.data, ctx, "data");
     const rows = instances.map((i) => lmRow(i, p.prompt ?? "bare", "auto"));
     const rowsFile = join(ctx.workDir, "rows.jsonl");
     await Deno.writeTextFile(

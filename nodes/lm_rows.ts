@@ -8,10 +8,16 @@
  * @module
  */
 import { ACTION_LETTERS } from "../mapf/grid.ts";
-import { compileInstance, type Instance } from "../mapf/instance.ts";
+import {
+  compileInstance,
+  type Instance,
+  parseInstanceLines,
+} from "../mapf/instance.ts";
 import { pathsToPlan, replayPlan } from "../mapf/replay.ts";
 import { solve, type SolverName } from "../mapf/solve.ts";
 import { llmPolicyMessages, type PromptStyle } from "../policy/llm_policy.ts";
+import type { NodeContext } from "@envsmith/engine/kind";
+import { field, isBlobRef } from "./_values.ts";
 
 /** One training row. */
 export interface LmRow {
@@ -66,4 +72,26 @@ export function lmRow(
     soc: plan === null ? null : sol!.soc,
     makespan: plan === null ? null : sol!.makespan,
   };
+}
+
+/**
+ * The instances of a `generate` node's value (a list, or a blob of JSON
+ * lines), for the LM kinds (which need no policy machinery to read them).
+ */
+export async function readLmInstances(
+  x: unknown,
+  ctx: Pick<NodeContext, "readBlob">,
+  what: string,
+): Promise<Instance[]> {
+  if (Array.isArray(x)) {
+    return parseInstanceLines(x.map((i) => JSON.stringify(i)).join("\n"));
+  }
+  if (isBlobRef(x)) {
+    return parseInstanceLines(new TextDecoder().decode(await ctx.readBlob(x)));
+  }
+  const inner = field(x, "instances");
+  if (inner !== undefined) return await readLmInstances(inner, ctx, what);
+  throw new TypeError(
+    `${what}: expected the value of a generate node ({ instances: ... })`,
+  );
 }

@@ -33,8 +33,7 @@
 import { join } from "node:path";
 import * as v from "valibot";
 import type { Json, NodeKind } from "@envsmith/engine/kind";
-import { readInstances } from "./policy_io.ts";
-import { lmRow } from "./lm_rows.ts";
+import { lmRow, readLmInstances } from "./lm_rows.ts";
 import {
   checkLmEnvironment,
   rewardCommandLine,
@@ -116,7 +115,7 @@ export const kind: NodeKind<TrainLmParams, Json> = {
     const rl = p.rl ?? {};
     const batch = Math.min(rl.batch ?? 4, p.budget.prompts);
     const steps = Math.ceil(p.budget.prompts / batch);
-    const instances = await readInstances(p.envs, ctx);
+    const instances = await readLmInstances(p.envs, ctx, "envs");
     if (instances.length === 0) throw new TypeError("envs: no instances");
     const instFile = join(ctx.workDir, "instances.jsonl");
     const rowsFile = join(ctx.workDir, "rows.jsonl");

@@ -16,7 +16,7 @@ import { UserError } from "@envsmith/engine";
 import type { NodeContext } from "@envsmith/engine/kind";
 import { describeExit, runChild } from "@envsmith/engine/run";
 import { LM_DIR, lmPython, lmVenvDir, SETUP_LM_COMMAND } from "./lm_env.ts";
-import { rewardCommand } from "./reward_command.ts";
+import { scoreCompletion } from "../policy/plan_reward.ts";
 
 /** The trainer's files (in every LM kind's code digest). */
 export const LM_TRAINER_FILES: readonly URL[] = [
@@ -97,13 +97,16 @@ export function checkLmEnvironment(
   }
 }
 
+/**
+ * The reward the trainer's reward process (`cli reward`) computes per
+ * completion: imported here so that its code (and the dynamics it replays)
+ * is in the LM kinds' code digest.
+ */
+export const LM_REWARD: typeof scoreCompletion = scoreCompletion;
+
 /** The command the trainer starts the reward process with (`... reward --instances F`). */
 export function rewardCommandLine(): string {
   const cli = join(dirname(LM_DIR), "cli.ts");
-  // rewardCommand names the subcommand; its module (the reward and the
-  // dynamics it replays) is in this module's graph, hence in the key.
-  const sub = rewardCommand().name();
-  if (sub !== "reward") throw new Error(`unexpected reward command ${sub}`);
   return `${Deno.execPath()} run -A ${cli}`;
 }
 
