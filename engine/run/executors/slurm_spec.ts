@@ -164,7 +164,6 @@ const _SBATCH_FIELDS: Record<string, string> = {
   c: "cpus",
   mem: "mem",
   time: "time",
-  gres: "gres",
   t: "time",
 };
 
