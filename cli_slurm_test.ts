@@ -288,6 +288,11 @@ Deno.test("docs/cluster.md: its executor block is valid with the registered kind
   );
   assert.equal(exp.executor?.type, "slurm");
   const spec = exp.executor as SlurmExecutorSpec;
-  assert.deepEqual(Object.keys(spec.kinds ?? {}), ["train", "evaluate"]);
+  assert.deepEqual(Object.keys(spec.kinds ?? {}), [
+    "train",
+    "evaluate",
+    "train.lm",
+  ]);
+  assert.equal(spec.kinds?.["train.lm"]?.gres, "gpu:1");
   assert.equal(spec.resources?.time, "0:30:00");
 });

@@ -103,6 +103,17 @@ export interface NodeKind<P = unknown, V extends Json = Json> {
   /** CPU-heavy kinds run off the main thread. */
   readonly heavy?: boolean;
   /**
+   * Optional: the fields of this kind's value that are files (each a
+   * {@linkcode BlobRef} in the value), with one line on what each is, e.g.
+   * `{ gguf: "the model as a GGUF file" }`. A reference to one of them
+   * (`$node.gguf`) is a file reference: the reading node gets the path of
+   * the hash-verified file in the store, its key reads the producing node's
+   * key, and its `fingerprint` and `codeModules` do not see the parameter
+   * (there is no file before the producer ran). A reference to such a field
+   * name on a node whose kind does not declare it is refused at plan.
+   */
+  readonly files?: Readonly<Record<string, string>>;
+  /**
    * Optional: extra content hashed into the key, computed before anything
    * runs from the literal parameters (references still unresolved, shown as
    * their `$...` strings). The `exec` kind returns the digests of its

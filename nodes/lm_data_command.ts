@@ -21,11 +21,9 @@
  * @module
  */
 import { Command, Option } from "@commander-js/extra-typings";
-import { ACTION_LETTERS } from "../mapf/grid.ts";
-import { compileInstance } from "../mapf/instance.ts";
-import { pathsToPlan, replayPlan } from "../mapf/replay.ts";
-import { solve, type SolverName } from "../mapf/solve.ts";
-import { llmPolicyMessages, type PromptStyle } from "../policy/llm_policy.ts";
+import type { SolverName } from "../mapf/solve.ts";
+import type { PromptStyle } from "../policy/llm_policy.ts";
+import { lmRow } from "./lm_rows.ts";
 import { type MapfCliIo, mapfIo, readInstanceInput } from "./_mapf_cli.ts";
 
 /** The `lm-data` subcommand. */
@@ -57,30 +55,13 @@ export function lmDataCommand(io: MapfCliIo = mapfIo) {
       const instances = await readInstanceInput(io, file);
       let unsolved = 0;
       for (const inst of instances) {
-        const compiled = compileInstance(inst);
-        const sol = solve(compiled, { solver: o.solver as SolverName });
-        let plan: string | null = null;
-        if (sol && sol.makespan <= inst.horizon) {
-          const acts = pathsToPlan(sol.paths, inst.width);
-          const ep = replayPlan(compiled, acts, { noSlip: true });
-          if (ep.outcome === "success") {
-            plan = acts.map((a, k) =>
-              `Agent ${k}: ${a.map((x) => ACTION_LETTERS[x]).join(" ")}`
-            ).join("\n");
-          }
-        }
-        if (plan === null) unsolved++;
-        const [system, user] = llmPolicyMessages(inst, o.prompt as PromptStyle);
-        io.out(JSON.stringify({
-          id: inst.id,
-          agents: inst.starts.length,
-          system: system.content,
-          prompt: user.content,
-          plan,
-          solver: plan === null ? null : sol!.solver,
-          soc: plan === null ? null : sol!.soc,
-          makespan: plan === null ? null : sol!.makespan,
-        }));
+        const row = lmRow(
+          inst,
+          o.prompt as PromptStyle,
+          o.solver as SolverName,
+        );
+        if (row.plan === null) unsolved++;
+        io.out(JSON.stringify(row));
       }
       io.err(
         `lm-data: ${instances.length} instances, ${unsolved} without a reference plan`,

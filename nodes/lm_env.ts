@@ -11,15 +11,19 @@
  * @module
  */
 import { createHash } from "node:crypto";
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { UserError } from "@envsmith/engine";
 
-/** The folder of the Python trainer (`lm/`). */
-export const LM_DIR: string = resolve(
-  new URL("../lm", import.meta.url).pathname,
+/**
+ * The pinned requirements. (Named as a file, not the `lm/` folder: a node
+ * kind importing this module has the file in its code digest, never the
+ * folder's `__pycache__`.)
+ */
+export const LM_REQUIREMENTS: string = resolve(
+  new URL("../lm/requirements.txt", import.meta.url).pathname,
 );
-/** The pinned requirements. */
-export const LM_REQUIREMENTS: string = join(LM_DIR, "requirements.txt");
+/** The folder of the Python trainer (`lm/`). */
+export const LM_DIR: string = dirname(LM_REQUIREMENTS);
 /** The command that creates the environment. */
 export const SETUP_LM_COMMAND = "deno task setup:lm";
 const _STAMP = "envsmith-requirements.sha256";

@@ -17,6 +17,8 @@ import { kind as train } from "./train.ts";
 import { kind as rollout } from "./rollout.ts";
 import { kind as evaluate } from "./evaluate.ts";
 import { kind as diagnose } from "./diagnose.ts";
+import { kind as lmInit } from "./lm_init.ts";
+import { kind as trainLm } from "./lm_train.ts";
 import { redesignKind } from "./redesign.ts";
 import { engineers } from "./engineers.ts";
 import type { EngineerRegistry } from "../engineer/registry.ts";
@@ -48,6 +50,8 @@ export function domainKinds(registry: EngineerRegistry): NodeKind<any>[] {
     evaluate,
     diagnose,
     redesignKind(registry),
+    lmInit,
+    trainLm,
   ];
 }
 

@@ -14,6 +14,7 @@ import { nodeCodeDigest } from "./digest.ts";
 import { UserError } from "../errors.ts";
 import type { Experiment } from "../compile/experiment.ts";
 import { InputRef, type Resolvable } from "../refs.ts";
+import { isFileField } from "../compile/file_refs.ts";
 import type { Json } from "../types.ts";
 
 /** Bumped when the meaning of keys changes (invalidates every cache entry). */
@@ -27,7 +28,7 @@ export interface KeyComponents {
   readonly kind: string;
   /** Digest of the kind's module graph. */
   readonly code: string;
-  /** Parameters; an input is `{"$ref": {"key": KEY, "path": [...]}}`; literal keys starting with `$` get one more `$`. */
+  /** Parameters; an input is `{"$ref": {"key": KEY, "path": [...]}}` (with `"file": true` for a file reference); literal keys starting with `$` get one more `$`. */
   readonly params: Json;
   /** The kind's fingerprint, when it has one. */
   readonly fingerprint?: Json;
@@ -70,7 +71,12 @@ export function computeKeys(exp: Experiment): NodeKey[] {
       if (!dep.cacheable && !reason) {
         reason = `input ${exp.nodes[ref.index]!.id} is not cacheable`;
       }
-      return { $ref: { key: dep.key, path: [...ref.path] } };
+      // A file reference (the producer's kind declares the field in
+      // `files`) is marked, so a job rebuilt from its key components
+      // resolves it to a path too.
+      return isFileField(exp.nodes[ref.index]!.kind, ref.path)
+        ? { $ref: { key: dep.key, path: [...ref.path], file: true } }
+        : { $ref: { key: dep.key, path: [...ref.path] } };
     });
     let fingerprint: Json | undefined;
     if (node.kind.fingerprint) {

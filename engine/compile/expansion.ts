@@ -22,6 +22,7 @@ import { validateParams } from "./parameters.ts";
 import type { AxisDef, Compilation, PlainNode } from "./plain_node.ts";
 import type { DocPath } from "./source.ts";
 import { Broken } from "./references.ts";
+import { isFileReference } from "./file_refs.ts";
 
 /** The plain nodes in a topological order, or null after reporting every cycle. */
 export function orderNodes(c: Compilation): PlainNode[] | null {
@@ -255,7 +256,7 @@ function _instance(
     variant: proj,
     deps: [...deps],
     params,
-    literal: _literal(p.template, params, proj),
+    literal: _literal(p.template, params, proj, (r) => isFileReference(x.c, r)),
     ...(skipped ? { skipped } : {}),
   });
   x.graph.byId.set(id, index);
@@ -392,26 +393,35 @@ function _directAxes(
 /**
  * The parameters as the kind's fingerprint sees them: node references as
  * written (their values are not known before running), matrix and seed
- * references replaced by this variant's values.
+ * references replaced by this variant's values; file references
+ * (`NodeKind.files`) left out.
  */
 function _literal(
   t: Template,
   resolved: Resolvable,
   proj: Record<string, string>,
+  isFile: (ref: NodeRef) => boolean,
 ): Json {
-  if (t instanceof NodeRef) return t.raw;
+  if (t instanceof NodeRef) return isFile(t) ? null : t.raw;
   if (t instanceof MatrixRef) {
     const embedded = t.embedded.get(proj[t.axis]!);
     return embedded === undefined
       ? resolved as Json
-      : _literal(embedded, resolved, proj);
+      : _literal(embedded, resolved, proj, isFile);
   }
   if (t instanceof SeedRef) return resolved as Json;
   if (t instanceof Broken) return null;
   if (t === null || typeof t !== "object") return t;
   const r = resolved as Record<string, Resolvable> & Resolvable[];
-  if (Array.isArray(t)) return t.map((x, i) => _literal(x, r[i]!, proj));
+  if (Array.isArray(t)) {
+    return t.map((x, i) => _literal(x, r[i]!, proj, isFile));
+  }
   const out: { [k: string]: Json } = {};
-  for (const [k, x] of Object.entries(t)) out[k] = _literal(x, r[k]!, proj);
+  for (const [k, x] of Object.entries(t)) {
+    // A file reference has no value before its producer ran: the
+    // fingerprint does not see the parameter (the key reads the producer's).
+    if (x instanceof NodeRef && isFile(x)) continue;
+    out[k] = _literal(x, r[k]!, proj, isFile);
+  }
   return out;
 }

@@ -26,6 +26,7 @@ import { assignAxes, expandGraph, orderNodes } from "./expansion.ts";
 import { readMatrix, variantsOf } from "./matrix.ts";
 import { checkParams } from "./parameters.ts";
 import type { Compilation } from "./plain_node.ts";
+import { checkFileReferences } from "./file_refs.ts";
 import { buildTemplate, referenceCount } from "./references.ts";
 import { collectNodes } from "./stages.ts";
 import { checkTables } from "./table_spec.ts";
@@ -285,6 +286,7 @@ export function compileExperiment(
   readMatrix(c, data.matrix);
   collectNodes(c, isRecord(data.nodes) ? data.nodes : {});
   for (const p of c.plains.values()) buildTemplate(c, p);
+  for (const p of c.plains.values()) checkFileReferences(c, p);
   for (const p of c.plains.values()) checkParams(c, p);
   const order = orderNodes(c);
   let graph: ReturnType<typeof expandGraph> = { nodes: [], byId: new Map() };

@@ -41,7 +41,7 @@ ${NODES}`);
     `5:3 executor unknown key of the slurm executor "partiton"; did you mean "partition"? (valid: type, jobs, deno, poll_seconds, grace_seconds, partition, account, qos, array, resources, kinds, sbatch)`,
     `6:21 executor resources.mem: memory as megabytes or a number with a unit: K, M, G or T (e.g. "4G")`,
     `6:32 executor resources.time: a Slurm time limit: minutes, "MM:SS", "HH:MM:SS", "D-HH", "D-HH:MM" or "D-HH:MM:SS"`,
-    `6:43 executor unknown resource "cpu"; did you mean "cpus"? (valid: cpus, mem, time, partition, sbatch)`,
+    `6:43 executor unknown resource "cpu"; did you mean "cpus"? (valid: cpus, mem, time, partition, gres, sbatch)`,
     `8:5 executor unknown kind "test.slep" in executor.kinds; did you mean "test.sleep" or "test.blob" or "test.spin"?`,
     `9:26 executor sbatch flag "--array=0-3" is set by envsmith itself (job names, logs, arrays and working directory are managed per node); remove it`,
     `9:41 executor sbatch flag "-t": use the executor's "time:" field instead`,

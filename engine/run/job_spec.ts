@@ -15,6 +15,7 @@ import type { KeyComponents } from "../cache/keys.ts";
 import { getField } from "../refs.ts";
 import type { Store } from "../cache/store.ts";
 import type { Json, NodeKind } from "../types.ts";
+import { filePathOf } from "./file_input.ts";
 
 /** What `run-node KEY` reads. */
 export interface JobSpec {
@@ -149,6 +150,9 @@ function _decode(spec: JobSpec, store: Store, t: Json): Json {
     const got = getField(entry.value, ref.path);
     if (got === undefined) {
       throw new UserError(`Input ${name} has no field ${ref.path.join(".")}`);
+    }
+    if ((t.$ref as { file?: unknown }).file === true) {
+      return filePathOf(got, name, ref.path[0]!, store);
     }
     return got;
   }

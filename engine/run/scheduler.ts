@@ -23,6 +23,8 @@ import {
   NodeFailure,
 } from "./job.ts";
 import { writeJobSpec } from "./job_spec.ts";
+import { filePathOf } from "./file_input.ts";
+import { isFileField } from "../compile/file_refs.ts";
 import {
   type Manifest,
   type ManifestNode,
@@ -221,7 +223,12 @@ export class ReadyQueue {
  *
  * @throws {Error} naming the input when one is gone or lacks the referenced field.
  */
-export function resolveJob(plan: Plan, i: number, values: EntryMap): Job {
+export function resolveJob(
+  plan: Plan,
+  i: number,
+  values: EntryMap,
+  store?: Store,
+): Job {
   const { exp, keys } = plan;
   const node = exp.nodes[i]!;
   const k = keys[i]!;
@@ -244,6 +251,9 @@ export function resolveJob(plan: Plan, i: number, values: EntryMap): Job {
             : typeof dep.value
         })`,
       );
+    }
+    if (isFileField(exp.nodes[ref.index]!.kind, ref.path)) {
+      return filePathOf(got, name, ref.path[0]!, store);
     }
     return got;
   });
@@ -403,7 +413,7 @@ class _Run {
     this.#reporter.start(node.id);
     const t0 = performance.now();
     (async () => {
-      const job = resolveJob(this.#plan, i, this.#values);
+      const job = resolveJob(this.#plan, i, this.#values, this.#store);
       if (k.cacheable) {
         writeJobSpec(this.#store, job, resolve(this.#plan.exp.file));
       }

@@ -3,6 +3,9 @@
   python -m envsmith_lm micro --data DIR --out DIR --seed N [...]
       micro model from scratch: tokenizer, SFT on solver plans, held-out
       success, GRPO stages rewarded by `cli reward`, held-out success again.
+  python -m envsmith_lm init --rows ROWS --out DIR [...]     (the lm.init node)
+  python -m envsmith_lm grpo --base DIR --rows ROWS --instances FILE --out DIR [...]
+                                                           (the train.lm node)
   python -m envsmith_lm export-gguf CHECKPOINT OUT.gguf
 
 A user mistake prints one line and exits 2.
@@ -15,6 +18,7 @@ import shlex
 import sys
 
 from .common import UserError, log, read_jsonl, setup_torch, write_json
+from .stage import add_commands
 
 
 def _micro(a):
@@ -104,6 +108,7 @@ def main(argv=None):
     m.add_argument("--beta", type=float, default=0.02)
     m.add_argument("--heldout", type=int, default=200)
     m.set_defaults(fn=_micro)
+    add_commands(sub)
     e = sub.add_parser("export-gguf")
     e.add_argument("checkpoint")
     e.add_argument("out")

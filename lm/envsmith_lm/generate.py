@@ -28,17 +28,20 @@ def generate(model, tokenizer, prompts: list, max_new: int, sample: bool, temper
     for i, s in enumerate(seqs):  # left padding
         ids[i, width - len(s):] = torch.tensor(s)
         mask[i, width - len(s):] = 1
+    dev = model.device
+    ids, mask = ids.to(dev), mask.to(dev)
     pos = (mask.cumsum(1) - 1).clamp(min=0)
     out = model(input_ids=ids, attention_mask=mask, position_ids=pos, use_cache=True)
     past = out.past_key_values
     logits = out.logits[:, -1, :]
-    done = torch.zeros(n, dtype=torch.bool)
+    done = torch.zeros(n, dtype=torch.bool, device=dev)
     gen = [[] for _ in range(n)]
     cur_pos = pos[:, -1]
     for _ in range(max_new):
         if sample:
             probs = torch.softmax(logits / temperature, dim=-1)
-            nxt = torch.multinomial(probs, 1, generator=generator).squeeze(1)
+            # sampled on the CPU with the seeded generator: the same draws on any device
+            nxt = torch.multinomial(probs.float().cpu(), 1, generator=generator).squeeze(1).to(dev)
         else:
             nxt = logits.argmax(-1)
         for i in range(n):
@@ -48,7 +51,7 @@ def generate(model, tokenizer, prompts: list, max_new: int, sample: bool, temper
                     done[i] = True
         if bool(done.all()):
             break
-        mask = torch.cat([mask, torch.ones((n, 1), dtype=torch.long)], 1)
+        mask = torch.cat([mask, torch.ones((n, 1), dtype=torch.long, device=dev)], 1)
         cur_pos = cur_pos + 1
         out = model(input_ids=nxt[:, None], attention_mask=mask, position_ids=cur_pos[:, None], past_key_values=past, use_cache=True)
         past = out.past_key_values

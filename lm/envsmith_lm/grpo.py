@@ -24,6 +24,8 @@ def _logprobs(model, seqs, prompt_lens, pad):
         ids[i, : len(s)] = torch.tensor(s)
         mask[i, : len(s)] = 1
         comp[i, p : len(s)] = 1
+    dev = model.device
+    ids, mask, comp = ids.to(dev), mask.to(dev), comp.to(dev)
     logits = model(input_ids=ids, attention_mask=mask).logits[:, :-1, :]
     lp = torch.log_softmax(logits, -1).gather(-1, ids[:, 1:, None]).squeeze(-1)
     return lp, comp[:, 1:]
@@ -46,8 +48,8 @@ def grpo(model, tokenizer, rows, reward, steps: int, prompts_per_step: int, grou
         texts = [decode_plan(tokenizer, c) for c in comps]
         ids = [r["id"] for r in batch for _ in range(group)]
         scores = reward.score(list(zip(ids, texts)))
-        r = torch.tensor([s["reward"] for s in scores]).view(prompts_per_step, group)
-        adv = ((r - r.mean(1, keepdim=True)) / (r.std(1, keepdim=True) + 1e-4)).view(-1)
+        r = torch.tensor([float(s["reward"]) for s in scores], dtype=torch.float32).view(prompts_per_step, group)
+        adv = ((r - r.mean(1, keepdim=True)) / (r.std(1, keepdim=True) + 1e-4)).view(-1).to(model.device)
         seqs = [prompts[i // group] + comps[i] for i in range(len(comps))]
         plens = [len(prompts[i // group]) for i in range(len(comps))]
         model.train()

@@ -52,7 +52,8 @@ def sft(model, tokenizer, rows, steps: int, batch: int, lr: float, seed: int, wa
         scale = min(1.0, (step + 1) / warmup) * 0.5 * (1 + math.cos(math.pi * step / steps))
         for g in opt.param_groups:
             g["lr"] = lr * scale
-        loss = model(input_ids=ids, attention_mask=mask, labels=labels).loss
+        dev = model.device
+        loss = model(input_ids=ids.to(dev), attention_mask=mask.to(dev), labels=labels.to(dev)).loss
         opt.zero_grad()
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)

@@ -70,6 +70,8 @@ export interface SlurmJobResources {
   readonly mem?: string;
   /** `--time`. */
   readonly time?: string;
+  /** `--gres`. */
+  readonly gres?: string;
   /** Extra flags. */
   readonly sbatch: readonly string[];
 }
@@ -91,11 +93,13 @@ export function resourcesOf(
   const mem = _mem(k.mem ?? all.mem);
   const t = k.time ?? all.time;
   const time = t === undefined ? undefined : String(t);
+  const gres = k.gres ?? all.gres;
   return {
     ...(partition !== undefined ? { partition } : {}),
     ...(cpus !== undefined ? { cpus } : {}),
     ...(mem !== undefined ? { mem } : {}),
     ...(time !== undefined ? { time } : {}),
+    ...(gres !== undefined ? { gres } : {}),
     sbatch: [
       ...(spec.sbatch ?? []),
       ...(all.sbatch ?? []),
@@ -116,6 +120,7 @@ export function sbatchArgs(
   if (res.cpus !== undefined) a.push(`--cpus-per-task=${res.cpus}`);
   if (res.mem !== undefined) a.push(`--mem=${res.mem}`);
   if (res.time !== undefined) a.push(`--time=${res.time}`);
+  if (res.gres !== undefined) a.push(`--gres=${res.gres}`);
   a.push(...res.sbatch);
   return a;
 }

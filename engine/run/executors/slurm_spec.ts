@@ -21,6 +21,8 @@ export interface SlurmResources {
   readonly time?: number | string | undefined;
   /** `--partition`. */
   readonly partition?: string | undefined;
+  /** `--gres`: generic resources, e.g. `gpu:1` for a node kind that trains on a GPU. */
+  readonly gres?: string | undefined;
   /** Extra sbatch flags. */
   readonly sbatch?: readonly string[] | undefined;
 }
@@ -105,6 +107,15 @@ export const SlurmResourcesSchema:
     mem: v.optional(SlurmMemSchema),
     time: v.optional(SlurmTimeSchema),
     partition: v.optional(v.pipe(v.string(), v.minLength(1))),
+    gres: v.optional(
+      v.pipe(
+        v.string(),
+        v.regex(
+          /^[A-Za-z0-9_.:,-]+$/,
+          'generic resources as sbatch --gres takes them, e.g. "gpu:1" or "gpu:a100:2"',
+        ),
+      ),
+    ),
     sbatch: v.optional(SbatchFlagsSchema),
   });
 

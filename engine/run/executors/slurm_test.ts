@@ -353,8 +353,9 @@ Deno.test("resources: kind entries override the executor's, flags add up; sbatch
         mem: "8G",
         time: "4:00:00",
         partition: "gpu",
-        sbatch: ["--gres=gpu:1"],
+        sbatch: ["--exclusive"],
       },
+      "train.lm": { partition: "gpu", gres: "gpu:1", time: 120 },
     },
   };
   assert.deepEqual(sbatchArgs(spec, resourcesOf(spec, "rollout")), [
@@ -376,7 +377,18 @@ Deno.test("resources: kind entries override the executor's, flags add up; sbatch
     "--time=4:00:00",
     "--nice=10",
     "--constraint=avx2",
+    "--exclusive",
+  ]);
+  assert.deepEqual(sbatchArgs(spec, resourcesOf(spec, "train.lm")), [
+    "--partition=gpu",
+    "--account=proj",
+    "--qos=normal",
+    "--cpus-per-task=1",
+    "--mem=512M",
+    "--time=120",
     "--gres=gpu:1",
+    "--nice=10",
+    "--constraint=avx2",
   ]);
   assert.deepEqual(
     sbatchArgs({ type: "slurm" }, resourcesOf({ type: "slurm" }, "x")),

@@ -1,0 +1,158 @@
+/**
+ * Running the Python LM trainer (`lm/envsmith_lm`) from a node: the venv
+ * checked, every output line in the node's log (kept when the trainer
+ * crashes), progress from its step lines, and the plan-time device check.
+ *
+ * The trainer's Python files and pinned requirements are named below as
+ * `new URL(..., import.meta.url)` data files, so they are in the code
+ * digest of every kind that imports this module: editing the trainer
+ * recomputes the LM nodes and nothing else.
+ *
+ * @module
+ */
+import { dirname, join } from "node:path";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { UserError } from "@envsmith/engine";
+import type { NodeContext } from "@envsmith/engine/kind";
+import { describeExit, runChild } from "@envsmith/engine/run";
+import { LM_DIR, lmPython, lmVenvDir, SETUP_LM_COMMAND } from "./lm_env.ts";
+import { scoreCompletion } from "../policy/plan_reward.ts";
+
+/** The trainer's files (in every LM kind's code digest). */
+export const LM_TRAINER_FILES: readonly URL[] = [
+  new URL("../lm/envsmith_lm/__init__.py", import.meta.url),
+  new URL("../lm/envsmith_lm/__main__.py", import.meta.url),
+  new URL("../lm/envsmith_lm/common.py", import.meta.url),
+  new URL("../lm/envsmith_lm/evaluate.py", import.meta.url),
+  new URL("../lm/envsmith_lm/generate.py", import.meta.url),
+  new URL("../lm/envsmith_lm/gguf_export.py", import.meta.url),
+  new URL("../lm/envsmith_lm/grpo.py", import.meta.url),
+  new URL("../lm/envsmith_lm/model.py", import.meta.url),
+  new URL("../lm/envsmith_lm/reward.py", import.meta.url),
+  new URL("../lm/envsmith_lm/sft.py", import.meta.url),
+  new URL("../lm/envsmith_lm/stage.py", import.meta.url),
+  new URL("../lm/envsmith_lm/tokenizer.py", import.meta.url),
+  new URL("../lm/requirements.txt", import.meta.url),
+];
+
+/** Where a node's training runs. */
+export type LmDevice = "cpu" | "cuda";
+
+/**
+ * Set `ENVSMITH_LM_GPU_CHECK=run` to plan GPU nodes on a machine without a
+ * GPU (a cluster's login node): the GPU is then checked where the node runs.
+ */
+export const GPU_CHECK_ENV = "ENVSMITH_LM_GPU_CHECK";
+
+/** Whether the venv's torch is a CUDA build (read from torch/version.py, no GPU needed). */
+export function torchCudaBuild(venv = lmVenvDir()): boolean | undefined {
+  const lib = join(venv, "lib");
+  if (!existsSync(lib)) return undefined;
+  for (const py of readdirSync(lib)) {
+    const f = join(lib, py, "site-packages", "torch", "version.py");
+    if (!existsSync(f)) continue;
+    const m = /^cuda\s*(?::[^=]*)?=\s*(.+)$/m.exec(readFileSync(f, "utf8"));
+    return m !== null && m[1]!.trim() !== "None";
+  }
+  return undefined;
+}
+
+/** Whether `nvidia-smi -L` lists a GPU. */
+export function gpuVisible(): boolean {
+  try {
+    const o = new Deno.Command("nvidia-smi", {
+      args: ["-L"],
+      stdout: "piped",
+      stderr: "null",
+    }).outputSync();
+    return o.success && /GPU \d+/.test(new TextDecoder().decode(o.stdout));
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The plan-time checks of an LM node: the trainer's environment exists and
+ * matches `lm/requirements.txt`; `device: cuda` has a CUDA build of torch
+ * and a visible GPU (unless {@linkcode GPU_CHECK_ENV} defers it).
+ *
+ * @throws {UserError} one line naming the fix.
+ */
+export function checkLmEnvironment(
+  device: unknown,
+  env: (k: string) => string | undefined = (k) => Deno.env.get(k),
+  gpu: () => boolean = gpuVisible,
+): void {
+  lmPython();
+  if (device !== "cuda") return;
+  if (torchCudaBuild() === false) {
+    throw new UserError(
+      `device: cuda, but the torch of ${lmVenvDir()} is a CPU build; put a CUDA build of torch in lm/requirements.txt and run \`${SETUP_LM_COMMAND}\` (docs/lm.md, GPU recipe), or use device: cpu`,
+    );
+  }
+  if (env(GPU_CHECK_ENV) !== "run" && !gpu()) {
+    throw new UserError(
+      `device: cuda, but no GPU is visible here (nvidia-smi -L lists none); use device: cpu, run where a GPU is, or set ${GPU_CHECK_ENV}=run to plan here and check the GPU where the node runs`,
+    );
+  }
+}
+
+/**
+ * The reward the trainer's reward process (`cli reward`) computes per
+ * completion: imported here so that its code (and the dynamics it replays)
+ * is in the LM kinds' code digest.
+ */
+export const LM_REWARD: typeof scoreCompletion = scoreCompletion;
+
+/** The command the trainer starts the reward process with (`... reward --instances F`). */
+export function rewardCommandLine(): string {
+  const cli = join(dirname(LM_DIR), "cli.ts");
+  return `${Deno.execPath()} run -A ${cli}`;
+}
+
+/**
+ * Runs `python -m envsmith_lm ARGS` in `lm/`; every line goes to the node's
+ * log, `... step i/n ...` lines to its progress.
+ *
+ * @throws {UserError} when the environment is missing or stale, or the
+ * trainer refused its input (exit 2: its one line).
+ * @throws {Error} when the trainer failed otherwise (the log has its output).
+ */
+export async function runTrainer(
+  args: readonly string[],
+  ctx: Pick<NodeContext, "log" | "progress" | "signal">,
+  threads: number,
+): Promise<void> {
+  const python = lmPython();
+  let last = "";
+  const r = await runChild(python, {
+    args: ["-m", "envsmith_lm", ...args],
+    cwd: LM_DIR,
+    clearEnv: false,
+    env: {
+      PYTHONDONTWRITEBYTECODE: "1",
+      OMP_NUM_THREADS: String(threads),
+      MKL_NUM_THREADS: String(threads),
+      TOKENIZERS_PARALLELISM: "false",
+    },
+    signal: ctx.signal,
+    onLine: (_stream, line) => {
+      ctx.log(line);
+      if (line.trim()) last = line.trim();
+      const m = /step (\d+)\/(\d+)/.exec(line);
+      if (m) ctx.progress(Number(m[1]) + 1, Number(m[2]), line.slice(0, 60));
+    },
+  });
+  if (!r.success) {
+    if (r.code === 2 && last.startsWith("error: ")) {
+      throw new UserError(last.slice("error: ".length));
+    }
+    throw new Error(
+      `${
+        describeExit(`the LM trainer (${args[0]})`, r, {
+          stderrTailChars: 300,
+        })
+      } (the node's log has its whole output)`,
+    );
+  }
+}
