@@ -28,6 +28,7 @@ import {
   experimentsWithTables,
   importResultsBundle,
   type Output,
+  unkeyableReason,
 } from "@envsmith/engine/cli";
 import { buildReport, DEFAULT_REPORT_FILE, secretEnvValues } from "./report.ts";
 import { intFlag } from "./_cli_io.ts";
@@ -54,9 +55,15 @@ export async function runReport(
   files: readonly string[],
   options: RunReportOptions = {},
 ): Promise<number> {
-  const list = files.length > 0
-    ? [...files]
-    : experimentsWithTables(EXPERIMENTS_DIR);
+  const list = files.length > 0 ? [...files] : [];
+  if (files.length === 0) {
+    // as `tables`: an experiment that cannot be keyed here is skipped, said
+    for (const file of experimentsWithTables(EXPERIMENTS_DIR)) {
+      const why = await unkeyableReason(ctx, file);
+      if (why === undefined) list.push(file);
+      else ctx.output.err(`skipped ${file}: ${why}`);
+    }
+  }
   if (list.length === 0) {
     throw new UserError(
       "report: no experiment file given and no experiments/*.yaml has tables; e.g. deno task report experiments/quick.yaml",

@@ -1,7 +1,9 @@
 import assert from "node:assert/strict";
+import * as v from "valibot";
 import { type CommandContext, showCommand } from "./commands.ts";
 import { tablesCommand } from "./tables_command.ts";
 import { UserError } from "../errors.ts";
+import type { NodeKind } from "../types.ts";
 import { compile, runAll, tmpProject } from "../_test_util.ts";
 import { kinds } from "../testdata/kinds.ts";
 
@@ -125,5 +127,41 @@ nodes:
   assert.throws(
     () => compile(p.file, yaml.replace("$bench.sum", "$benchmark.sum")),
     /Cannot resolve "\$benchmark\.sum": no node named "benchmark"; did you mean "bench"\?/,
+  );
+});
+
+Deno.test("tables without files: an experiment that cannot be keyed here is skipped with its reason; named, it is refused", async () => {
+  const ok =
+    `experiment: ok\nseed: 1\nmatrix:\n  k: [1]\nnodes:\n  a: { kind: test.add, with: { a: $matrix.k } }\ntables:\n  - { name: ok, node: a, rows: k, columns: value.sum }\n`;
+  await using p = await tmpProject(ok);
+  await runAll(compile(p.file, ok), p.store);
+  const needs =
+    `experiment: needs\nseed: 1\nmatrix:\n  k: [1]\nnodes:\n  a: { kind: test.needs_env, with: { k: $matrix.k } }\ntables:\n  - { name: needs, node: a, rows: k, columns: value }\n`;
+  await Deno.writeTextFile(`${p.dir}/needs.yaml`, needs);
+  const needsEnv: NodeKind = {
+    name: "test.needs_env",
+    description: "a kind whose key needs a tool this machine lacks",
+    params: v.strictObject({ k: v.number() }),
+    module: import.meta.url,
+    fingerprint(): null {
+      throw new UserError("the tool this kind runs is missing; install it");
+    },
+    run: () => Promise.resolve({ value: 1 }),
+  };
+  const kindsHere = [...kinds, needsEnv];
+  const ctx = { ...ctxFor(p.cache), kinds: kindsHere };
+  assert.equal(
+    await tablesCommand(ctx, [], { out: `${p.dir}/t`, experimentsDir: p.dir }),
+    0,
+  );
+  const text = ctx.lines.join("\n");
+  assert.match(
+    text,
+    /ERR skipped \S+needs\.yaml: a\[k=1\]: the tool this kind runs is missing; install it/,
+  );
+  assert.match(text, /\| 1\.000 \|/);
+  await assert.rejects(
+    () => tablesCommand(ctx, [`${p.dir}/needs.yaml`], { out: `${p.dir}/t` }),
+    /a\[k=1\]: the tool this kind runs is missing; install it/,
   );
 });

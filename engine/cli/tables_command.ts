@@ -53,6 +53,25 @@ export function experimentsWithTables(dir: string): string[] {
   );
 }
 
+/**
+ * Why the nodes of `file` cannot be keyed on this machine (a kind's
+ * `fingerprint` refused, e.g. an environment it needs is missing), or
+ * undefined when they can. Errors in the file itself are thrown as usual.
+ */
+export async function unkeyableReason(
+  ctx: CommandContext,
+  file: string,
+): Promise<string | undefined> {
+  const exp = await load(ctx, file);
+  try {
+    computeKeys(exp);
+    return undefined;
+  } catch (e) {
+    if (e instanceof UserError) return e.message;
+    throw e;
+  }
+}
+
 /** Builds the tables of one experiment file. */
 export async function buildTables(
   ctx: CommandContext,
@@ -110,7 +129,8 @@ const MAX_LISTED_IDS = 12;
 
 /**
  * `tables [FILE...] [--out DIR] [--wide]`: returns 0 when complete, 1 when
- * cells are missing. Without `wide`, tables with an aggregate column print
+ * cells are missing. Without files, an experiment whose nodes cannot be keyed
+ * here is skipped with one line saying why. Without `wide`, tables with an aggregate column print
  * the aggregates and a compact comparison summary (under 120 columns); the
  * per-suite numbers go to the CSV.
  */
@@ -142,6 +162,16 @@ export async function tablesCommand(
   let incomplete = false;
   let count = 0;
   for (const file of list) {
+    // Without files, every experiment with tables: one that cannot be keyed
+    // here (say, it needs an environment this machine lacks) is skipped with
+    // its reason; named, it is refused like any other command would.
+    if (files.length === 0) {
+      const why = await unkeyableReason(ctx, file);
+      if (why !== undefined) {
+        ctx.output.err(`skipped ${file}: ${why}`);
+        continue;
+      }
+    }
     const tables = await buildTables(ctx, file);
     if (tables.length === 0 && files.length > 0) {
       ctx.output.err(`${file} has no tables`);
