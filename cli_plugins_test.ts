@@ -142,11 +142,12 @@ Deno.test("plugins: a TypeScript engineer, kind and executor from a file outside
       schemaFile,
     ]);
     assert.equal(schema.code, 0, schema.err);
-    // the built-in engineers and the plugin's one
+    // the 10 built-in node kinds and the plugin's one; the built-in
+    // engineers and the plugin's one
     assert.match(
       schema.err,
       new RegExp(
-        `9 node kinds, ${builtinEngineers.names().length + 1} engineers`,
+        `11 node kinds, ${builtinEngineers.names().length + 1} engineers`,
       ),
     );
     const text = await Deno.readTextFile(schemaFile);
