@@ -234,11 +234,6 @@ const ROLLOUT_FILES: readonly string[] = [
   "schemas/llm.ts",
 ];
 
-/**
- * The files each kind's code digest covers: exactly the code the kind runs.
- * When a kind starts importing another file, this list changes with it (a
- * reviewer sees which files now invalidate the kind's cache).
- */
 /** The module graph `lm.init` and `train.lm` share (their own file aside). */
 const LM_KIND_FILES: readonly string[] = [
   "llm/cache.ts",
@@ -295,6 +290,12 @@ const LM_KIND_FILES: readonly string[] = [
   "policy/ppo_loss.ts",
   "policy/rollout.ts",
 ];
+
+/**
+ * The files each kind's code digest covers: exactly the code the kind runs.
+ * When a kind starts importing another file, this list changes with it (a
+ * reviewer sees which files now invalidate the kind's cache).
+ */
 
 const DIGEST_FILES: Record<string, readonly string[]> = {
   "exec": [
