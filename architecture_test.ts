@@ -296,7 +296,6 @@ const LM_KIND_FILES: readonly string[] = [
  * When a kind starts importing another file, this list changes with it (a
  * reviewer sees which files now invalidate the kind's cache).
  */
-
 const DIGEST_FILES: Record<string, readonly string[]> = {
   "exec": [
     "engine/canonical.ts",
