@@ -26,6 +26,7 @@ export {
   experimentsWithTables,
   importResultsBundle,
   tablesCommand,
+  UnkeyableExperimentError,
   unkeyableReason,
 } from "./tables_command.ts";
 export {

@@ -10,6 +10,7 @@ import { cacheImportCommand } from "./cache_commands.ts";
 import { type CommandContext, load, resumeCommand } from "./commands.ts";
 import { CorruptEntryError, UserError } from "../errors.ts";
 import { computeKeys } from "../cache/keys.ts";
+import type { Experiment } from "../compile/experiment.ts";
 import { onDisk } from "../fs_errors.ts";
 import { Store } from "../cache/store.ts";
 import {
@@ -54,6 +55,28 @@ export function experimentsWithTables(dir: string): string[] {
 }
 
 /**
+ * The nodes of an experiment cannot be keyed on this machine: a kind's
+ * `fingerprint` refused (say, an environment it needs is missing).
+ */
+export class UnkeyableExperimentError extends UserError {
+  /** Creates the error. */
+  constructor(message: string) {
+    super(message);
+    this.name = "UnkeyableExperimentError";
+  }
+}
+
+/** The keys of `exp`'s nodes; a kind's refusal as {@linkcode UnkeyableExperimentError}. */
+function _keysOf(exp: Experiment): ReturnType<typeof computeKeys> {
+  try {
+    return computeKeys(exp);
+  } catch (e) {
+    if (e instanceof UserError) throw new UnkeyableExperimentError(e.message);
+    throw e;
+  }
+}
+
+/**
  * Why the nodes of `file` cannot be keyed on this machine (a kind's
  * `fingerprint` refused, e.g. an environment it needs is missing), or
  * undefined when they can. Errors in the file itself are thrown as usual.
@@ -64,10 +87,10 @@ export async function unkeyableReason(
 ): Promise<string | undefined> {
   const exp = await load(ctx, file);
   try {
-    computeKeys(exp);
+    _keysOf(exp);
     return undefined;
   } catch (e) {
-    if (e instanceof UserError) return e.message;
+    if (e instanceof UnkeyableExperimentError) return e.message;
     throw e;
   }
 }
@@ -79,7 +102,7 @@ export async function buildTables(
 ): Promise<Table[]> {
   const exp = await load(ctx, file);
   const store = new Store(ctx.cache);
-  const keys = computeKeys(exp);
+  const keys = _keysOf(exp);
   const imported = store.importedKeys();
   return exp.tables.map((spec) =>
     buildTable(exp, spec, (node) => {
@@ -165,14 +188,14 @@ export async function tablesCommand(
     // Without files, every experiment with tables: one that cannot be keyed
     // here (say, it needs an environment this machine lacks) is skipped with
     // its reason; named, it is refused like any other command would.
-    if (files.length === 0) {
-      const why = await unkeyableReason(ctx, file);
-      if (why !== undefined) {
-        ctx.output.err(`skipped ${file}: ${why}`);
-        continue;
-      }
+    let tables: Table[];
+    try {
+      tables = await buildTables(ctx, file);
+    } catch (e) {
+      if (files.length > 0 || !(e instanceof UnkeyableExperimentError)) throw e;
+      ctx.output.err(`skipped ${file}: ${e.message}`);
+      continue;
     }
-    const tables = await buildTables(ctx, file);
     if (tables.length === 0 && files.length > 0) {
       ctx.output.err(`${file} has no tables`);
     }
