@@ -48,7 +48,7 @@ def _micro(a):
             results["sft_curve"] = sft(model, tok, train, a.sft_steps, a.batch, a.lr, a.seed)
             model.save_pretrained(sft_dir, safe_serialization=True)
             ev = evaluate(model, tok, held, reward)
-            results["sft"] = {k: v for k, v in ev.items() if k != "episodes"}
+            results["sft"] = _summary(ev)
             write_json(results_path, results)
             open(os.path.join(sft_dir, "done"), "w").close()
         log(f"after SFT: held-out success {results['sft']['success']:.3f}")
@@ -66,14 +66,23 @@ def _micro(a):
             tok.save_pretrained(stage_dir)
             results.setdefault("grpo_curve", []).append(curve)
             ev = evaluate(model, tok, held, reward)
-            results[f"rl-{k}"] = {k2: v for k2, v in ev.items() if k2 != "episodes"}
+            results[f"rl-{k}"] = _summary(ev)
             write_json(results_path, results)
             open(os.path.join(stage_dir, "done"), "w").close()
             log(f"after GRPO stage {k}: held-out success {results[f'rl-{k}']['success']:.3f}")
             prev = stage_dir
     finally:
         reward.close()
-    print(json.dumps({k: v for k, v in results.items() if not k.endswith("curve")}))
+    print(json.dumps({k: {k2: v2 for k2, v2 in v.items() if k2 != "outcomes"} if isinstance(v, dict) else v
+                      for k, v in results.items() if not k.endswith("curve")}))
+
+
+def _summary(ev):
+    """An evaluation without its episodes, with each held-out instance's
+    outcome (`outcomes`: id -> outcome) for the paired interval."""
+    out = {k: v for k, v in ev.items() if k != "episodes"}
+    out["outcomes"] = {e["id"]: e["outcome"] for e in ev["episodes"]}
+    return out
 
 
 def _export(a):
@@ -97,16 +106,16 @@ def main(argv=None):
     m.add_argument("--layers", type=int, default=2)
     m.add_argument("--heads", type=int, default=2)
     m.add_argument("--ffn", type=int, default=192)
-    m.add_argument("--sft-steps", type=int, default=300)
+    m.add_argument("--sft-steps", type=int, default=2000)
     m.add_argument("--batch", type=int, default=32)
     m.add_argument("--lr", type=float, default=3e-3)
     m.add_argument("--stages", type=int, default=2)
-    m.add_argument("--grpo-steps", type=int, default=20)
+    m.add_argument("--grpo-steps", type=int, default=60)
     m.add_argument("--prompts", type=int, default=8)
     m.add_argument("--group", type=int, default=8)
     m.add_argument("--rl-lr", type=float, default=3e-4)
     m.add_argument("--beta", type=float, default=0.02)
-    m.add_argument("--heldout", type=int, default=200)
+    m.add_argument("--heldout", type=int, default=400)
     m.set_defaults(fn=_micro)
     add_commands(sub)
     e = sub.add_parser("export-gguf")

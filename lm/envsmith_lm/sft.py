@@ -59,8 +59,9 @@ def sft(model, tokenizer, rows, steps: int, batch: int, lr: float, seed: int, wa
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
         if step % 10 == 0 or step == steps - 1:
-            curve.append({"step": step, "loss": round(float(loss), 5), "seconds": round(time.time() - t0, 2)})
-            log(f"sft step {step}/{steps} loss {float(loss):.4f} ({time.time() - t0:.0f} s)")
+            value = loss.item()
+            curve.append({"step": step, "loss": round(value, 5), "seconds": round(time.time() - t0, 2)})
+            log(f"sft step {step}/{steps} loss {value:.4f} ({time.time() - t0:.0f} s)")
             if on_step:
                 on_step(step)
     model.eval()
