@@ -244,6 +244,15 @@ nodes:
   policy: { kind: train.lm, with: { base: $start, envs: $data, budget: { prompts: 2, samples: 2 }, rl: { batch: 1, max_new: 8 }, seed: 1 } }
   score: { kind: evaluate, with: { policy: { llm: { gguf: $policy.gguf, max_tokens: 8, context_size: 1024 }, prompt: bare }, envs: $data, trajectories: false } }
   crash: { kind: train.lm, with: { base: broken, envs: $data, budget: { prompts: 2, samples: 2 } } }
+  loop:
+    kind: stages
+    count: 1
+    from: { policy: $start, config: { preset: easy, width: 3, height: 3, agents: 1 } }
+    each:
+      policy:   { kind: train.lm, with: { base: $prev.policy, envs: $data, budget: { prompts: 2, samples: 2 }, rl: { batch: 1, max_new: 8 }, seed: 2 } }
+      rollouts: { kind: rollout, with: { policy: { llm: { gguf: $policy.gguf, max_tokens: 8, context_size: 1024 }, prompt: bare }, envs: $data } }
+      findings: { kind: diagnose, with: { rollouts: $rollouts } }
+      config:   { kind: redesign, with: { engineer: { name: llm, context: stats, llm: { gguf: $policy.gguf, max_tokens: 32, context_size: 4096 } }, config: $prev.config, findings: $findings, stage: $stage } }
 `,
       );
       const cache = join(dir, "cache");
@@ -259,7 +268,7 @@ nodes:
         nodes: { id: string; key: string; status: string }[];
       };
       const st = new Map(plan.nodes.map((n) => [n.id, n]));
-      for (const id of ["data", "start", "policy", "score"]) {
+      for (const id of ["data", "start", "policy", "score", "loop.0.config"]) {
         assert.equal(st.get(id)!.status, "cached", id);
       }
       // the crashed trainer's output is in its node log
@@ -294,6 +303,18 @@ nodes:
       const score = await show("score", "value");
       assert.equal(score.episodes, 24);
       assert.ok(score.success_rate >= 0 && score.success_rate <= 1);
+      // the stage's engineer ran the checkpoint trained in that stage, and the
+      // report names it
+      const report = join(dir, "report.html");
+      const rep = await cli(
+        ["--cache", cache, "report", file, "--out", report],
+        env,
+      );
+      assert.equal(rep.code, 0, rep.stderr);
+      assert.match(
+        await Deno.readTextFile(report),
+        /<b>llm<\/b><div class="meta">context stats<\/div><div class="meta">model <code>loop\.0\.policy\.gguf<\/code><\/div>/,
+      );
     } finally {
       await Deno.remove(dir, { recursive: true });
     }

@@ -115,6 +115,12 @@ export interface TrajectoryRow {
   readonly changes?: readonly string[];
   /** The engineer's rationale. */
   readonly rationale?: string;
+  /**
+   * The model the engineer ran, when it names one: the node whose model
+   * file it read (e.g. `curriculum.1.policy.gguf`, the checkpoint trained
+   * in that stage), else the model as the engineer reported it.
+   */
+  readonly model?: string;
   /** The configuration after the redesign (its value). */
   readonly config?: Json;
   /** The configuration before it, as far as the diff tells: changed path -> old value. */
@@ -877,7 +883,34 @@ function _redesignRow(entry: Entry): Partial<TrajectoryRow> {
   set("toId", _str(diff.to_id));
   set("changed", typeof diff.changed === "boolean" ? diff.changed : undefined);
   set("rationale", _str(rep.rationale));
+  set("model", _modelSource(entry) ?? _str(rep.model));
   return out;
+}
+
+/**
+ * The node output an engineer's model file came from: the first file
+ * reference (`$node.gguf`) in the redesign's `engineer` parameters, as
+ * `<node>.<output>` with the variant part of the node id dropped (the row
+ * is that variant's).
+ */
+function _modelSource(entry: Entry): string | undefined {
+  const params = _obj(_obj(entry.components)?.params);
+  const find = (x: unknown): string | undefined => {
+    const o = _obj(x);
+    if (o === undefined) {
+      return Array.isArray(x) ? x.map(find).find((s) => s) : undefined;
+    }
+    const ref = _obj(o.$ref);
+    if (ref?.file === true && typeof ref.key === "string") {
+      const id = entry.inputs[ref.key];
+      const path = Array.isArray(ref.path) ? ref.path.join(".") : "";
+      return id === undefined
+        ? undefined
+        : `${id.replace(/\[.*$/, "")}.${path}`;
+    }
+    return Object.values(o).map(find).find((s) => s);
+  };
+  return find(params?.engineer);
 }
 
 /** Up to `n` failed episodes, one per failure type first, in episode order. */

@@ -672,6 +672,8 @@ function _row(r: TrajectoryRow): string {
   }
   const who = `<b>${esc(r.engineer ?? "?")}</b>${
     r.context ? `<div class="meta">context ${esc(r.context)}</div>` : ""
+  }${
+    r.model ? `<div class="meta">model <code>${esc(r.model)}</code></div>` : ""
   }`;
   const cfg = r.changed === false
     ? `<code>${esc(r.toId ?? "?")}</code> <span class="same">unchanged</span>`
