@@ -60,6 +60,7 @@ import {
 import { fsProblem } from "@envsmith/engine";
 import { fileURLToPath as fromFileUrl, pathToFileURL } from "node:url";
 import { EXPERIMENTS_DIR, SHIPPED_BUNDLE } from "./nodes/project_paths.ts";
+import { serveLlmCommand } from "./llm/serve_llm_command.ts";
 
 /** Options of {@linkcode main}. */
 export interface MainOptions {
@@ -778,13 +779,16 @@ async function _registries(
   return { kinds, executors, engineers, handlers, plugins };
 }
 
+/** `serve-llm` (an OpenAI-compatible server over a GGUF file), beside the node kinds' subcommands. */
+const serveLlm = () => serveLlmCommand();
+
 /** Adds the domain subcommands; one broken factory must not take the engine's commands down. */
 function _addDomainCommands(
   program: Command,
   options: MainOptions,
   output: Output,
 ): void {
-  for (const make of options.commands ?? domainCommands) {
+  for (const make of options.commands ?? [...domainCommands, serveLlm]) {
     try {
       program.addCommand(make(output) as unknown as Command);
     } catch (e) {
