@@ -38,11 +38,10 @@
  * @module
  */
 import { basename } from "node:path";
-import { type ChatMessage } from "./client.ts";
+import type { ChatMessage } from "./client.ts";
 import { GbnfSchemaError, type JsonSchema, jsonSchemaToGbnf } from "./gbnf.ts";
 import { LlmContextOverflowError, LlmError } from "./errors.ts";
-import { ggufDigest, type LocalChatOptions } from "./local.ts";
-import { LocalChatClient } from "./local.ts";
+import { ggufDigest, LocalChatClient, type LocalChatOptions } from "./local.ts";
 
 /** Options of {@linkcode startOpenAiServer}. */
 export interface OpenAiServerOptions {
