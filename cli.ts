@@ -62,13 +62,22 @@ import { fileURLToPath as fromFileUrl, pathToFileURL } from "node:url";
 import { EXPERIMENTS_DIR, SHIPPED_BUNDLE } from "./nodes/project_paths.ts";
 import { serveLlmCommand } from "./llm/serve_llm_command.ts";
 
+/**
+ * The subcommands besides the engine's: the node kinds' (`nodes/mod.ts`)
+ * and `serve-llm` (an OpenAI-compatible server over a GGUF file).
+ */
+export const subcommands: NonNullable<MainOptions["commands"]> = [
+  ...domainCommands,
+  () => serveLlmCommand(),
+];
+
 /** Options of {@linkcode main}. */
 export interface MainOptions {
   /** Kinds besides the built-in and domain ones. */
   readonly kinds?: readonly NodeKind[];
   /** Output. @default stdout/stderr */
   readonly output?: Output;
-  /** Domain subcommand factories. @default the ones of nodes/mod.ts */
+  /** Domain subcommand factories. @default {@linkcode subcommands} */
   // deno-lint-ignore no-explicit-any
   readonly commands?: readonly ((output?: Output) => Command<any, any, any>)[];
   /** Progress reporter of runs. @default live lines on a terminal, plain lines otherwise */
@@ -779,16 +788,13 @@ async function _registries(
   return { kinds, executors, engineers, handlers, plugins };
 }
 
-/** `serve-llm` (an OpenAI-compatible server over a GGUF file), beside the node kinds' subcommands. */
-const serveLlm = () => serveLlmCommand();
-
 /** Adds the domain subcommands; one broken factory must not take the engine's commands down. */
 function _addDomainCommands(
   program: Command,
   options: MainOptions,
   output: Output,
 ): void {
-  for (const make of options.commands ?? [...domainCommands, serveLlm]) {
+  for (const make of options.commands ?? subcommands) {
     try {
       program.addCommand(make(output) as unknown as Command);
     } catch (e) {
