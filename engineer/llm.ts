@@ -619,7 +619,9 @@ function _servedEngineer(params: LlmEngineerParams, env: EngineerEnv) {
     temperature: settings.temperature,
     seed: settings.seed,
     maxTokens: settings.max_tokens,
-    timeoutMs: settings.timeout_ms,
+    // a CPU server queues requests and a full prompt takes minutes on a
+    // loaded machine: a timed-out request would be asked again behind itself
+    timeoutMs: settings.timeout_ms ?? ("gguf" in served ? 600_000 : undefined),
     maxRetries: settings.max_retries,
     thinking: settings.thinking,
     offline: settings.offline,

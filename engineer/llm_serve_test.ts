@@ -121,6 +121,16 @@ Deno.test("llm engineer serve: refused at plan, one line naming the field and th
     ) as { served: Record<string, string> };
     assert.equal(byCommand.served.model_sha256, ok.served.gguf_sha256);
     assert.ok(!JSON.stringify([ok, byCommand]).includes("port"));
+    // request settings without serve name no endpoint: refused when the
+    // redesign starts (at plan they look like llm: { gguf: $policy.gguf,
+    // max_tokens }, whose reference is absent there)
+    assert.throws(
+      () => engineer.create({ llm: { max_tokens: 48 } }, envOf(dir, [])),
+      (e: unknown) =>
+        e instanceof EngineerConfigError &&
+        /^engineer\.llm: give a server .* or add serve: \{ gguf: \$policy\.gguf \} to start a server$/
+          .test(e.message),
+    );
     // a node reference ($policy.gguf) is absent at plan: nothing to refuse yet
     assert.deepEqual(
       Object.keys(
