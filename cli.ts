@@ -60,6 +60,16 @@ import {
 import { fsProblem } from "@envsmith/engine";
 import { fileURLToPath as fromFileUrl, pathToFileURL } from "node:url";
 import { EXPERIMENTS_DIR, SHIPPED_BUNDLE } from "./nodes/project_paths.ts";
+import { serveLlmCommand } from "./llm/serve_llm_command.ts";
+
+/**
+ * The subcommands besides the engine's: the node kinds' (`nodes/mod.ts`)
+ * and `serve-llm` (an OpenAI-compatible server over a GGUF file).
+ */
+export const subcommands: NonNullable<MainOptions["commands"]> = [
+  ...domainCommands,
+  () => serveLlmCommand(),
+];
 
 /** Options of {@linkcode main}. */
 export interface MainOptions {
@@ -67,7 +77,7 @@ export interface MainOptions {
   readonly kinds?: readonly NodeKind[];
   /** Output. @default stdout/stderr */
   readonly output?: Output;
-  /** Domain subcommand factories. @default the ones of nodes/mod.ts */
+  /** Domain subcommand factories. @default {@linkcode subcommands} */
   // deno-lint-ignore no-explicit-any
   readonly commands?: readonly ((output?: Output) => Command<any, any, any>)[];
   /** Progress reporter of runs. @default live lines on a terminal, plain lines otherwise */
@@ -784,7 +794,7 @@ function _addDomainCommands(
   options: MainOptions,
   output: Output,
 ): void {
-  for (const make of options.commands ?? domainCommands) {
+  for (const make of options.commands ?? subcommands) {
     try {
       program.addCommand(make(output) as unknown as Command);
     } catch (e) {

@@ -15,8 +15,7 @@ import { parse } from "yaml";
 import type { Command } from "@commander-js/extra-typings";
 import { compileExperiment, EXPERIMENT_KEYS } from "@envsmith/engine/compile";
 import { allKinds } from "./mod.ts";
-import { createProgram } from "./cli.ts";
-import { commands as domainCommands } from "./nodes/mod.ts";
+import { createProgram, subcommands } from "./cli.ts";
 
 const ROOT = new URL("./", import.meta.url);
 
@@ -119,7 +118,7 @@ function program(): Command {
     () => Promise.reject(new Error("not run")),
     () => {},
   ) as unknown as Command;
-  for (const make of domainCommands) p.addCommand(make() as Command);
+  for (const make of subcommands) p.addCommand(make() as Command);
   return p;
 }
 

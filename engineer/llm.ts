@@ -42,12 +42,22 @@
  * @module
  */
 import { ENV_CONFIG_BOUNDS, PAPER_NAMES } from "../schemas/env_config.ts";
-import type { ChatMessage, ChatReply } from "../llm/client.ts";
+import type { ChatMessage, ChatOptions, ChatReply } from "../llm/client.ts";
 import {
   type AnyChatOptions,
+  type ChatBackend,
   createChatClient,
   isLocalChatOptions,
 } from "../llm/endpoint.ts";
+import { ServedChatClient, servedLabel } from "../llm/served_client.ts";
+import {
+  checkServe,
+  ServedLlmSettingsSchema,
+  servedModel,
+  serveFingerprint,
+  type ServeSpec,
+  ServeSpecSchema,
+} from "./llm_serve.ts";
 import { LlmContextOverflowError, LlmError } from "../llm/errors.ts";
 import { heaviest } from "./config_ops.ts";
 import type { BuiltContext } from "./context.ts";
@@ -60,7 +70,7 @@ import type {
 } from "./engineer.ts";
 import { replyGrammar, replyResponseFormat } from "./reply_format.ts";
 import { checkReply } from "./reply_check.ts";
-import type { EngineerKind } from "./engineer_kind.ts";
+import type { EngineerEnv, EngineerKind } from "./engineer_kind.ts";
 import { EngineerConfigError } from "./engineer_kind.ts";
 import {
   type LlmEndpoint,
@@ -190,7 +200,16 @@ export interface LlmEngineerOptions {
    * @default {"json_schema"}
    */
   constrain?: "json_schema" | "json_object" | "none";
+  /**
+   * Builds the client from the (constrained) chat options, instead of
+   * `createChatClient`; its `close`, if any, runs when the proposal ends
+   * (served models stop their server there).
+   */
+  connect?: (chat: AnyChatOptions) => ChatSession;
 }
+
+/** A client whose resources end with the proposal (a served model's server). */
+export type ChatSession = ChatBackend & { close?(): Promise<void> };
 
 /** Default `max_tokens` of the engineer on a server (room for a reasoning block). */
 export const ENGINEER_MAX_TOKENS = 4096;
@@ -212,88 +231,102 @@ export function llmEngineer(options: LlmEngineerOptions): Engineer {
     name: "llm",
     async propose(input: ProposeInput): Promise<Proposal> {
       const prompts = options.prompts ?? loadPrompts(options.prompt);
-      const client = createChatClient(_constrained(options.chat, constrain));
-      const messages = _firstMessages(prompts, input.context);
-      const run = _newRun(input.context);
-      const previous = heaviest(input.config);
-      const keep = (rationale: string): Proposal => {
-        run.llm.fallback = 1;
-        return { config: input.config, rationale, ...run };
-      };
-      for (let attempt = 0; attempt <= reasks; attempt++) {
-        let reply: ChatReply;
-        try {
-          reply = await client.chat(messages);
-        } catch (e) {
-          if (
-            !(e instanceof LlmError) || onError === "throw" ||
-            e instanceof LlmContextOverflowError
-          ) throw e;
-          run.events.push({ type: "llm_error", detail: e.message });
-          run.events.push({
-            type: "fallback",
-            detail: "the endpoint failed; kept the previous config",
-          });
-          return keep(
-            `llm engineer: no usable reply (${e.name}); kept the previous config.`,
-          );
-        }
-        _recordReply(run, reply);
-        const text = reply.text;
-        const check = checkReply(text, previous, { seed: input.seed });
-        if (check.ok) {
-          if (check.adjustments.length > 0) {
-            run.llm.clamped = 1;
-            run.events.push({
-              type: "clamped",
-              detail: check.adjustments.join("; "),
-            });
-          }
-          return {
-            config: check.config,
-            rationale: `llm engineer: ${
-              check.rationale || "(no rationale given)"
-            }`,
-            ...run,
-          };
-        }
-        let error = check.error;
-        if (reply.finishReason === "length") {
-          run.llm.truncated++;
-          run.events.push({
-            type: "truncated",
-            detail: _truncation(text, attempt, options.chat),
-          });
-          error =
-            `your reply was cut off at the token limit before the JSON was complete; answer with the JSON object only, without reasoning first`;
-        }
-        if (attempt < reasks) {
-          run.llm.reasks++;
-          run.events.push({
-            type: "retry",
-            detail: `reply ${attempt + 1} rejected: ${check.error}`,
-          });
-          messages.push({ role: "assistant", content: text.slice(0, 4000) });
-          messages.push({
-            role: "user",
-            content: _fill(prompts.retry, { error }),
-          });
-        } else {
-          run.events.push({
-            type: "fallback",
-            detail: `reply ${
-              attempt + 1
-            } rejected: ${check.error}; kept the previous config`,
-          });
-        }
-      }
-      return keep(
-        `llm engineer: no usable reply after ${
-          reasks + 1
-        } attempts; kept the previous config.`,
+      const client: ChatSession = (options.connect ?? createChatClient)(
+        _constrained(options.chat, constrain),
       );
+      try {
+        return await _propose(client, prompts, input);
+      } finally {
+        await client.close?.();
+      }
     },
   };
+
+  async function _propose(
+    client: ChatSession,
+    prompts: PromptTemplates,
+    input: ProposeInput,
+  ): Promise<Proposal> {
+    const messages = _firstMessages(prompts, input.context);
+    const run = _newRun(input.context);
+    const previous = heaviest(input.config);
+    const keep = (rationale: string): Proposal => {
+      run.llm.fallback = 1;
+      return { config: input.config, rationale, ...run };
+    };
+    for (let attempt = 0; attempt <= reasks; attempt++) {
+      let reply: ChatReply;
+      try {
+        reply = await client.chat(messages);
+      } catch (e) {
+        if (
+          !(e instanceof LlmError) || onError === "throw" ||
+          e instanceof LlmContextOverflowError
+        ) throw e;
+        run.events.push({ type: "llm_error", detail: e.message });
+        run.events.push({
+          type: "fallback",
+          detail: "the endpoint failed; kept the previous config",
+        });
+        return keep(
+          `llm engineer: no usable reply (${e.name}); kept the previous config.`,
+        );
+      }
+      _recordReply(run, reply);
+      const text = reply.text;
+      const check = checkReply(text, previous, { seed: input.seed });
+      if (check.ok) {
+        if (check.adjustments.length > 0) {
+          run.llm.clamped = 1;
+          run.events.push({
+            type: "clamped",
+            detail: check.adjustments.join("; "),
+          });
+        }
+        return {
+          config: check.config,
+          rationale: `llm engineer: ${
+            check.rationale || "(no rationale given)"
+          }`,
+          ...run,
+        };
+      }
+      let error = check.error;
+      if (reply.finishReason === "length") {
+        run.llm.truncated++;
+        run.events.push({
+          type: "truncated",
+          detail: _truncation(text, attempt, options.chat),
+        });
+        error =
+          `your reply was cut off at the token limit before the JSON was complete; answer with the JSON object only, without reasoning first`;
+      }
+      if (attempt < reasks) {
+        run.llm.reasks++;
+        run.events.push({
+          type: "retry",
+          detail: `reply ${attempt + 1} rejected: ${check.error}`,
+        });
+        messages.push({ role: "assistant", content: text.slice(0, 4000) });
+        messages.push({
+          role: "user",
+          content: _fill(prompts.retry, { error }),
+        });
+      } else {
+        run.events.push({
+          type: "fallback",
+          detail: `reply ${
+            attempt + 1
+          } rejected: ${check.error}; kept the previous config`,
+        });
+      }
+    }
+    return keep(
+      `llm engineer: no usable reply after ${
+        reasks + 1
+      } attempts; kept the previous config.`,
+    );
+  }
 }
 
 /** What one proposal of the llm engineer records besides its config. */
@@ -420,8 +453,14 @@ function _constrained(
 
 /** Parameters of the `llm` engineer kind. */
 export interface LlmEngineerParams {
-  /** Server or model file. */
-  llm?: v.InferOutput<typeof LlmEndpointSpecSchema> | null | undefined;
+  /** Server or model file; with `serve`, request settings only. */
+  llm?:
+    | v.InferOutput<typeof LlmEndpointSpecSchema>
+    | v.InferOutput<typeof ServedLlmSettingsSchema>
+    | null
+    | undefined;
+  /** A model server each redesign starts and stops. */
+  serve?: ServeSpec | undefined;
   /** Prompt variant. */
   prompt?: PromptVariant | undefined;
   /** Re-asks after a rejected reply. */
@@ -430,9 +469,15 @@ export interface LlmEngineerParams {
 
 const _LlmParams = v.strictObject({
   llm: v.optional(v.pipe(
-    v.nullable(LlmEndpointSpecSchema),
+    v.nullable(v.union([LlmEndpointSpecSchema, ServedLlmSettingsSchema])),
     v.description(
-      "server ({ base_url, model, api_key_env } or base_url_env/model_env) or model file ({ gguf } or { gguf_env })",
+      "server ({ base_url, model, api_key_env } or base_url_env/model_env) or model file ({ gguf } or { gguf_env }); with serve, request settings only ({ max_tokens, temperature, seed, timeout_ms, ... })",
+    ),
+  )),
+  serve: v.optional(v.pipe(
+    ServeSpecSchema,
+    v.description(
+      'a model server each redesign starts on a free port and stops: { gguf: $policy.gguf, threads } (envsmith\'s own) or { command: [vllm, serve, "{model}", --port, "{port}"], model, ready_timeout_s }',
     ),
   )),
   prompt: v.optional(v.pipe(
@@ -477,8 +522,21 @@ export const engineer: EngineerKind<LlmEngineerParams> = {
   params: _LlmParams,
   module: import.meta.url,
   fingerprint(params, info) {
-    const p = params as { llm?: unknown; prompt?: unknown } | null;
+    const p = params as
+      | { llm?: unknown; prompt?: unknown; serve?: unknown }
+      | null;
     const variant = p?.prompt === "informed" ? "informed" : "neutral";
+    if (p?.serve !== undefined && p.serve !== null) {
+      // node references (a $policy.gguf) are absent here: checked at run
+      const serve = v.safeParse(ServeSpecSchema, p.serve);
+      if (!serve.success) return { prompts: promptDigest(variant) };
+      const llm = p.llm as Record<string, unknown> | null | undefined;
+      checkServe(serve.output, llm, info.baseDir, false);
+      return {
+        prompts: promptDigest(variant),
+        served: serveFingerprint(serve.output, info.baseDir),
+      };
+    }
     const spec = v.safeParse(LlmEndpointSpecSchema, p?.llm);
     if (!spec.success) return { prompts: promptDigest(variant) };
     const s = spec.output;
@@ -498,12 +556,21 @@ export const engineer: EngineerKind<LlmEngineerParams> = {
     };
   },
   create(params, env) {
+    if (params.serve !== undefined) return _servedEngineer(params, env);
     if (params.llm === undefined || params.llm === null) {
       throw new EngineerConfigError(
         "The llm engineer needs an endpoint: a server (YAML: engineer: { name: llm, llm: { base_url, model, api_key_env } }; CLI: --base-url URL --model M [--api-key-env VAR]) or a GGUF model file (YAML: llm: { gguf: FILE } or { gguf_env: ENVSMITH_LLM_GGUF }; CLI: --gguf FILE, or ENVSMITH_LLM_GGUF=FILE).",
       );
     }
-    const endpoint = resolveLlmEndpoint(params.llm, env.env, env.baseDir);
+    const spec = v.safeParse(LlmEndpointSpecSchema, params.llm);
+    if (!spec.success) {
+      throw new EngineerConfigError(
+        `engineer.llm: ${
+          spec.issues[0]?.message ?? "not an endpoint"
+        }; or add serve: { gguf: $policy.gguf } to start a server`,
+      );
+    }
+    const endpoint = resolveLlmEndpoint(spec.output, env.env, env.baseDir);
     const options = chatOptionsFromEndpoint(
       endpoint,
       env.auxDir === undefined ? undefined : join(env.auxDir, "llm"),
@@ -536,3 +603,66 @@ export const engineer: EngineerKind<LlmEngineerParams> = {
     };
   },
 };
+
+/** The llm engineer on a model server each proposal starts and stops. */
+function _servedEngineer(params: LlmEngineerParams, env: EngineerEnv) {
+  const serve = params.serve!;
+  const llm = (params.llm ?? {}) as Record<string, unknown>;
+  checkServe(serve, llm, env.baseDir, true);
+  const settings = v.parse(ServedLlmSettingsSchema, llm);
+  const served = servedModel(serve, env.baseDir);
+  const chat: ChatOptions = {
+    // filled in from the served endpoint when it is up
+    baseURL: "http://127.0.0.1/v1",
+    model: "served",
+    apiKeyEnv: settings.api_key_env,
+    temperature: settings.temperature,
+    seed: settings.seed,
+    maxTokens: settings.max_tokens,
+    // a CPU server queues requests and a full prompt takes minutes on a
+    // loaded machine: a timed-out request would be asked again behind itself
+    timeoutMs: settings.timeout_ms ?? ("gguf" in served ? 600_000 : undefined),
+    maxRetries: settings.max_retries,
+    thinking: settings.thinking,
+    offline: settings.offline,
+    ...(env.env === undefined ? {} : { env: env.env }),
+  };
+  const cacheDir = env.auxDir === undefined
+    ? undefined
+    : join(env.auxDir, "llm");
+  const prompt = params.prompt ?? "neutral";
+  const inner = llmEngineer({
+    chat,
+    prompt,
+    ...(settings.response_format === undefined
+      ? {}
+      : { constrain: settings.response_format }),
+    ...(params.reasks === undefined ? {} : { reasks: params.reasks }),
+    ...(env.onEndpointError === undefined
+      ? {}
+      : { onEndpointError: env.onEndpointError }),
+    connect: (c) =>
+      new ServedChatClient({
+        served,
+        chat: c as ChatOptions,
+        cacheDir,
+        log: env.log,
+        signal: env.signal,
+      }),
+  });
+  const report = {
+    prompt,
+    prompt_digest: promptDigest(prompt),
+    model: "gguf" in served
+      ? `${basename(served.gguf)} sha256:${
+        ggufDigestSync(served.gguf).slice(0, 12)
+      } (served)`
+      : servedLabel(served),
+  };
+  return {
+    name: inner.name,
+    async propose(input: ProposeInput) {
+      return { ...await inner.propose(input), report };
+    },
+  };
+}

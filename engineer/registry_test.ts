@@ -45,7 +45,7 @@ Deno.test("engineer registry: the built-ins, in order, each with the parameters 
     random: [],
     rules: ["thresholds", "steps"],
     replay: [],
-    llm: ["llm", "prompt", "reasks"],
+    llm: ["llm", "serve", "prompt", "reasks"],
     scripted: ["script"],
     blind: ["pace"],
     exec: ["command", "timeout", "reasks", "inputs", "env"],

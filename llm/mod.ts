@@ -125,3 +125,30 @@ export {
   type RandomGgufOptions,
   writeRandomGguf,
 } from "./random_gguf.ts";
+export {
+  ChatRequestError,
+  JSON_OBJECT_GBNF,
+  openAiHandler,
+  type OpenAiHandlerOptions,
+  type OpenAiServer,
+  type OpenAiServerOptions,
+  parseChatRequest,
+  type ParsedChatRequest,
+  startOpenAiServer,
+} from "./openai_server.ts";
+export {
+  freePort,
+  groupAlive,
+  LlmServeError,
+  type ServedProcess,
+  type ServedProcessOptions,
+  startServedProcess,
+} from "./served_process.ts";
+export {
+  servedArgv,
+  ServedChatClient,
+  type ServedChatOptions,
+  servedIdentity,
+  servedLabel,
+  type ServedModel,
+} from "./served_client.ts";
