@@ -9,7 +9,8 @@
  *
  * ```sh
  * deno task setup:lm
- * deno task lm:micro [--seeds 1,2,3,4] [--jobs 2] [--out DIR] [-- TRAINER FLAGS ...]
+ * deno task lm:micro [--seeds 1,2,3,4] [--jobs 2] [--heldout-seed 2] [--heldout-count 400]
+ *   [--out DIR] [-- TRAINER FLAGS ...]
  * ```
  *
  * Finished stages are kept under DIR (default `.envsmith/lm-micro`): a rerun
@@ -37,6 +38,8 @@ const flag = (name: string, def: string) => {
 };
 const seeds = flag("--seeds", "1,2,3,4").split(",").map(Number);
 const jobs = Number(flag("--jobs", "2"));
+const heldoutSeed = Number(flag("--heldout-seed", "2"));
+const heldoutCount = Number(flag("--heldout-count", "400"));
 const out = resolve(flag("--out", ".envsmith/lm-micro"));
 const dash = args.indexOf("--");
 const extra = dash >= 0 ? args.slice(dash + 1) : [];
@@ -68,7 +71,12 @@ async function sh(cmd: string, a: string[], stdoutFile?: string, cwd?: string) {
 }
 
 const t0 = performance.now();
-const sets = [["sft", 1, 4000], ["rl", 3, 1000], ["heldout", 2, 400]] as const;
+const heldout = `heldout-${heldoutSeed}`;
+const sets = [
+  ["sft", 1, 4000],
+  ["rl", 3, 1000],
+  [heldout, heldoutSeed, heldoutCount],
+] as const;
 for (const [name, seed, count] of sets) {
   const inst = join(data, `${name}_instances.jsonl`);
   try {
@@ -94,7 +102,7 @@ for (const [name, seed, count] of sets) {
   );
 }
 const all = (await Promise.all(
-  ["rl", "heldout"].map((n) =>
+  ["rl", heldout].map((n) =>
     Deno.readTextFile(join(data, `${n}_instances.jsonl`))
   ),
 )).join("");
@@ -120,6 +128,8 @@ async function trainSeed(seed: number): Promise<Record<string, unknown>> {
       String(seed),
       "--threads",
       threads,
+      "--heldout-file",
+      join(data, `${heldout}.jsonl`),
       "--reward-cmd",
       `${Deno.execPath()} ${cli.join(" ")}`,
       ...extra,

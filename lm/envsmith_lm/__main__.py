@@ -33,43 +33,58 @@ def _micro(a):
     d = a.data
     train = read_jsonl(os.path.join(d, "sft.jsonl"))
     rl = read_jsonl(os.path.join(d, "rl.jsonl"))
-    held = read_jsonl(os.path.join(d, "heldout.jsonl"))
+    held_file = a.heldout_file or os.path.join(d, "heldout.jsonl")
+    held = read_jsonl(held_file)
     seen = {r["prompt"] for r in train} | {r["prompt"] for r in rl}
     held = [r for r in held if r["prompt"] not in seen][: a.heldout]
     os.makedirs(a.out, exist_ok=True)
     results_path = os.path.join(a.out, "results.json")
-    results = json.load(open(results_path)) if os.path.exists(results_path) else {"seed": a.seed, "heldout": len(held)}
+    results = json.load(open(results_path)) if os.path.exists(results_path) else {"seed": a.seed}
+    if results.get("heldout_file", held_file) != held_file:
+        raise UserError(f"{results_path}: evaluated on {results['heldout_file']}, not {held_file}; use another --out")
+    results.update(heldout_file=held_file, heldout=len(held))
     reward = RewardProcess(shlex.split(a.reward_cmd), os.path.join(d, "instances.jsonl"))
+
+    def done(path):
+        return os.path.exists(os.path.join(path, "done"))
+
+    def evaluated(name, path, model=None, tok=None):
+        # a checkpoint is trained once; its held-out evaluation is made when missing
+        if name not in results:
+            if model is None:
+                model, tok = load_model(path), load_tokenizer(path)
+            results[name] = _summary(evaluate(model, tok, held, reward))
+            write_json(results_path, results)
+        log(f"{name}: held-out success {results[name]['success']:.3f} ({len(held)} instances)")
+
     sft_dir = os.path.join(a.out, "sft")
     try:
-        if not os.path.exists(os.path.join(sft_dir, "done")):
+        if not done(sft_dir):
             tok = train_tokenizer([r["system"] + "\n" + r["prompt"] + "\n" + r["plan"] for r in train[:3000]], a.vocab, sft_dir)
             model = init_micro(tok, os.path.join(a.out, "base"), a.seed, a.hidden, a.layers, a.heads, a.ffn, 512)
             results["sft_curve"] = sft(model, tok, train, a.sft_steps, a.batch, a.lr, a.seed)
             model.save_pretrained(sft_dir, safe_serialization=True)
-            ev = evaluate(model, tok, held, reward)
-            results["sft"] = _summary(ev)
-            write_json(results_path, results)
+            results.pop("sft", None)
+            evaluated("sft", sft_dir, model, tok)
             open(os.path.join(sft_dir, "done"), "w").close()
-        log(f"after SFT: held-out success {results['sft']['success']:.3f}")
+        evaluated("sft", sft_dir)
         prev = sft_dir
         for k in range(a.stages):
             stage_dir = os.path.join(a.out, f"rl-{k}")
-            if os.path.exists(os.path.join(stage_dir, "done")):
-                prev = stage_dir
-                continue
-            tok = load_tokenizer(prev)
-            model = load_model(prev)
-            setup_torch(a.threads, a.seed * 1000 + k)
-            curve = grpo(model, tok, rl, reward, a.grpo_steps, a.prompts, a.group, a.rl_lr, a.seed * 1000 + k, beta=a.beta)
-            model.save_pretrained(stage_dir, safe_serialization=True)
-            tok.save_pretrained(stage_dir)
-            results.setdefault("grpo_curve", []).append(curve)
-            ev = evaluate(model, tok, held, reward)
-            results[f"rl-{k}"] = _summary(ev)
-            write_json(results_path, results)
-            open(os.path.join(stage_dir, "done"), "w").close()
-            log(f"after GRPO stage {k}: held-out success {results[f'rl-{k}']['success']:.3f}")
+            if not done(stage_dir):
+                tok = load_tokenizer(prev)
+                model = load_model(prev)
+                setup_torch(a.threads, a.seed * 1000 + k)
+                curve = grpo(model, tok, rl, reward, a.grpo_steps, a.prompts, a.group, a.rl_lr, a.seed * 1000 + k, beta=a.beta)
+                model.save_pretrained(stage_dir, safe_serialization=True)
+                tok.save_pretrained(stage_dir)
+                curves = results.setdefault("grpo_curve", [])
+                del curves[k:]
+                curves.append(curve)
+                results.pop(f"rl-{k}", None)
+                evaluated(f"rl-{k}", stage_dir, model, tok)
+                open(os.path.join(stage_dir, "done"), "w").close()
+            evaluated(f"rl-{k}", stage_dir)
             prev = stage_dir
     finally:
         reward.close()
@@ -115,7 +130,8 @@ def main(argv=None):
     m.add_argument("--group", type=int, default=8)
     m.add_argument("--rl-lr", type=float, default=3e-4)
     m.add_argument("--beta", type=float, default=0.02)
-    m.add_argument("--heldout", type=int, default=400)
+    m.add_argument("--heldout", type=int, default=400, help="at most this many held-out instances")
+    m.add_argument("--heldout-file", help="held-out lm-data rows (default: DATA/heldout.jsonl)")
     m.set_defaults(fn=_micro)
     add_commands(sub)
     e = sub.add_parser("export-gguf")
