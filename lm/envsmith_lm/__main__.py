@@ -67,7 +67,8 @@ def _micro(a):
             results.pop("sft", None)
             evaluated("sft", sft_dir, model, tok)
             open(os.path.join(sft_dir, "done"), "w").close()
-        evaluated("sft", sft_dir)
+        else:
+            evaluated("sft", sft_dir)
         prev = sft_dir
         for k in range(a.stages):
             stage_dir = os.path.join(a.out, f"rl-{k}")
@@ -84,7 +85,8 @@ def _micro(a):
                 results.pop(f"rl-{k}", None)
                 evaluated(f"rl-{k}", stage_dir, model, tok)
                 open(os.path.join(stage_dir, "done"), "w").close()
-            evaluated(f"rl-{k}", stage_dir)
+            else:
+                evaluated(f"rl-{k}", stage_dir)
             prev = stage_dir
     finally:
         reward.close()
@@ -126,9 +128,9 @@ def main(argv=None):
     m.add_argument("--lr", type=float, default=3e-3)
     m.add_argument("--stages", type=int, default=2)
     m.add_argument("--grpo-steps", type=int, default=60)
-    m.add_argument("--prompts", type=int, default=8)
+    m.add_argument("--prompts", type=int, default=16)
     m.add_argument("--group", type=int, default=8)
-    m.add_argument("--rl-lr", type=float, default=3e-4)
+    m.add_argument("--rl-lr", type=float, default=2e-4)
     m.add_argument("--beta", type=float, default=0.02)
     m.add_argument("--heldout", type=int, default=400, help="at most this many held-out instances")
     m.add_argument("--heldout-file", help="held-out lm-data rows (default: DATA/heldout.jsonl)")
