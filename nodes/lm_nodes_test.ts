@@ -24,10 +24,12 @@ const VENV_READY = (() => {
 async function cli(
   args: string[],
   env: Record<string, string> = {},
+  cwd?: string,
 ): Promise<{ code: number; stdout: string; stderr: string }> {
   const o = await new Deno.Command(Deno.execPath(), {
     args: ["run", "-A", CLI, ...args],
     env,
+    ...(cwd ? { cwd } : {}),
     stdout: "piped",
     stderr: "piped",
   }).output();
@@ -257,7 +259,9 @@ nodes:
       );
       const cache = join(dir, "cache");
       const env = { ENVSMITH_LM_VENV: lmVenvDir() };
-      const run = await cli(["--cache", cache, "run", file], env);
+      // a relative cache, as a fresh clone's default `.envsmith/cache` is:
+      // the trainer runs with lm/ on its module path, in the caller's folder
+      const run = await cli(["--cache", "cache", "run", file], env, dir);
       assert.equal(run.code, 1, run.stderr);
       assert.match(run.stderr + run.stdout, /FAIL\s+crash/);
       const status = await cli(

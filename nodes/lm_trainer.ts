@@ -111,8 +111,10 @@ export function rewardCommandLine(): string {
 }
 
 /**
- * Runs `python -m envsmith_lm ARGS` in `lm/`; every line goes to the node's
- * log, `... step i/n ...` lines to its progress.
+ * Runs `python -m envsmith_lm ARGS` with `lm/` on its module path, in the
+ * caller's directory (so relative paths in ARGS, e.g. under the default
+ * cache `.envsmith/cache`, mean what they mean here); every line goes to the
+ * node's log, `... step i/n ...` lines to its progress.
  *
  * @throws {UserError} when the environment is missing or stale, or the
  * trainer refused its input (exit 2: its one line).
@@ -127,9 +129,9 @@ export async function runTrainer(
   let last = "";
   const r = await runChild(python, {
     args: ["-m", "envsmith_lm", ...args],
-    cwd: LM_DIR,
     clearEnv: false,
     env: {
+      PYTHONPATH: LM_DIR,
       PYTHONDONTWRITEBYTECODE: "1",
       OMP_NUM_THREADS: String(threads),
       MKL_NUM_THREADS: String(threads),
