@@ -233,9 +233,11 @@ Deno.test({
   async fn() {
     const dir = await Deno.makeTempDir({ prefix: "envsmith-lm-e2e-" });
     try {
-      const broken = join(dir, "broken");
+      // the experiment file in a folder of its own, as experiments/ is in a
+      // clone: relative paths resolve against it, the cache against the caller
+      const broken = join(dir, "experiments", "broken");
       fakeCheckpoint(broken, { weights: "not safetensors" });
-      const file = join(dir, "exp.yaml");
+      const file = join(dir, "experiments", "exp.yaml");
       await Deno.writeTextFile(
         file,
         `experiment: lme2e

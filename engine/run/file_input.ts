@@ -5,11 +5,14 @@
  *
  * @module
  */
+import { resolve } from "node:path";
 import type { Store } from "../cache/store.ts";
 import type { Json } from "../types.ts";
 
 /**
- * The store path of the blob a file field holds.
+ * The absolute path of the blob a file field holds (absolute even when the
+ * cache was given as a relative path: the reading node may resolve a
+ * relative path against another folder, e.g. its experiment file's).
  *
  * @throws {Error} naming the input when the field is not a blob reference
  * (the producing kind broke its `files` declaration) or the blob is
@@ -36,5 +39,5 @@ export function filePathOf(
     );
   }
   store.verifyBlob(hash);
-  return store.blobPath(hash);
+  return resolve(store.blobPath(hash));
 }

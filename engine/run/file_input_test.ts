@@ -3,6 +3,9 @@ import * as v from "valibot";
 import { compileExperiment } from "../compile/experiment.ts";
 import { computeKeys } from "../cache/keys.ts";
 import { ExperimentError } from "../errors.ts";
+import { isAbsolute, relative, resolve } from "node:path";
+import { Store } from "../cache/store.ts";
+import { filePathOf } from "./file_input.ts";
 import { jobFromSpec } from "./job_spec.ts";
 import { runAll, tmpProject, valueOf } from "../_test_util.ts";
 import { kinds } from "../testdata/kinds.ts";
@@ -114,4 +117,18 @@ nodes:
     /"\$m\.model": m \(kind test\.add\) produces no model file; reference a node of kind test\.maker/,
   );
   assert.equal(err.diagnostics[0]!.line, 5);
+});
+
+Deno.test("a file reference resolves to an absolute path when the cache was given as a relative one", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "envsmith-file-input-" });
+  try {
+    const store = new Store(relative(Deno.cwd(), dir));
+    const ref = store.writeBlob(new TextEncoder().encode("w"), "x/y");
+    const path = filePathOf(ref as unknown as Json, "m", "model", store);
+    assert.ok(isAbsolute(path), path);
+    assert.equal(path, resolve(dir, "blobs", ref.$blob.slice(0, 2), ref.$blob));
+    assert.equal(await Deno.readTextFile(path), "w");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });
