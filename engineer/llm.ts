@@ -501,10 +501,42 @@ const _LlmParams = v.strictObject({
  * name and digest prefix (`qwen.gguf sha256:3f2a...`).
  */
 export function modelLabel(endpoint: LlmEndpoint): string {
-  if (endpoint.gguf === undefined) return endpoint.model ?? "";
-  return `${basename(endpoint.gguf)} sha256:${
-    ggufDigestSync(endpoint.gguf).slice(0, 12)
-  }`;
+  return endpoint.gguf === undefined
+    ? endpoint.model ?? ""
+    : _ggufLabel(endpoint.gguf);
+}
+
+function _ggufLabel(path: string): string {
+  return `${basename(path)} sha256:${ggufDigestSync(path).slice(0, 12)}`;
+}
+
+/**
+ * The llm engineer with what both endpoint forms share (prompt, re-asks,
+ * endpoint errors) and its report (prompt, prompt digest, `model`) added to
+ * every proposal.
+ */
+function _reportingEngineer(
+  params: LlmEngineerParams,
+  env: EngineerEnv,
+  options: Omit<LlmEngineerOptions, "prompt" | "reasks" | "onEndpointError">,
+  model: string,
+): Engineer {
+  const prompt = params.prompt ?? "neutral";
+  const inner = llmEngineer({
+    ...options,
+    prompt,
+    ...(params.reasks === undefined ? {} : { reasks: params.reasks }),
+    ...(env.onEndpointError === undefined
+      ? {}
+      : { onEndpointError: env.onEndpointError }),
+  });
+  const report = { prompt, prompt_digest: promptDigest(prompt), model };
+  return {
+    name: inner.name,
+    async propose(input: ProposeInput) {
+      return { ...await inner.propose(input), report };
+    },
+  };
 }
 
 /**
@@ -578,29 +610,12 @@ export const engineer: EngineerKind<LlmEngineerParams> = {
     const chat = "gguf" in options || env.env === undefined
       ? options
       : { ...options, env: env.env };
-    const prompt = params.prompt ?? "neutral";
-    const inner = llmEngineer({
+    return _reportingEngineer(params, env, {
       chat,
-      prompt,
       ...(endpoint.response_format === undefined
         ? {}
         : { constrain: endpoint.response_format }),
-      ...(params.reasks === undefined ? {} : { reasks: params.reasks }),
-      ...(env.onEndpointError === undefined
-        ? {}
-        : { onEndpointError: env.onEndpointError }),
-    });
-    const report = {
-      prompt,
-      prompt_digest: promptDigest(prompt),
-      model: modelLabel(endpoint),
-    };
-    return {
-      name: inner.name,
-      async propose(input) {
-        return { ...await inner.propose(input), report };
-      },
-    };
+    }, modelLabel(endpoint));
   },
 };
 
@@ -630,39 +645,25 @@ function _servedEngineer(params: LlmEngineerParams, env: EngineerEnv) {
   const cacheDir = env.auxDir === undefined
     ? undefined
     : join(env.auxDir, "llm");
-  const prompt = params.prompt ?? "neutral";
-  const inner = llmEngineer({
-    chat,
-    prompt,
-    ...(settings.response_format === undefined
-      ? {}
-      : { constrain: settings.response_format }),
-    ...(params.reasks === undefined ? {} : { reasks: params.reasks }),
-    ...(env.onEndpointError === undefined
-      ? {}
-      : { onEndpointError: env.onEndpointError }),
-    connect: (c) =>
-      new ServedChatClient({
-        served,
-        chat: c as ChatOptions,
-        cacheDir,
-        log: env.log,
-        signal: env.signal,
-      }),
-  });
-  const report = {
-    prompt,
-    prompt_digest: promptDigest(prompt),
-    model: "gguf" in served
-      ? `${basename(served.gguf)} sha256:${
-        ggufDigestSync(served.gguf).slice(0, 12)
-      } (served)`
-      : servedLabel(served),
-  };
-  return {
-    name: inner.name,
-    async propose(input: ProposeInput) {
-      return { ...await inner.propose(input), report };
+  return _reportingEngineer(
+    params,
+    env,
+    {
+      chat,
+      ...(settings.response_format === undefined
+        ? {}
+        : { constrain: settings.response_format }),
+      connect: (c) =>
+        new ServedChatClient({
+          served,
+          chat: c as ChatOptions,
+          cacheDir,
+          log: env.log,
+          signal: env.signal,
+        }),
     },
-  };
+    "gguf" in served
+      ? `${_ggufLabel(served.gguf)} (served)`
+      : servedLabel(served),
+  );
 }

@@ -7,7 +7,8 @@
  *
  * Replies are cached under the served model's identity, never its port:
  * `served:gguf:sha256:<file digest>` for the GGUF form, the command (with
- * its `{port}` placeholder) and the model's digest or path for a command.
+ * `{port}` as written, not filled in) and the model's digest or path for a
+ * command.
  * So a rerun replays from the cache, and `offline` replays without
  * starting anything.
  *
@@ -72,7 +73,7 @@ function _denoConfig(): string {
   return join(fromFileUrl(new URL("..", import.meta.url).href), "deno.json");
 }
 
-/** argv of a served model on `port` (placeholders filled). */
+/** argv of a served model on `port` (`{port}` and `{model}` filled in). */
 export function servedArgv(served: ServedModel, port: number): string[] {
   if ("gguf" in served) {
     return [
