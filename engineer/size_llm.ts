@@ -2,7 +2,7 @@
  * The `llm` engineer of the per-size form: a language model reads the
  * per-size context and replies with the next form's ratios.
  *
- * - Prompt: `prompts/sizes/` (system, user, retry), neutral: the form's
+ * - Prompt: `size_prompts/` (system, user, retry), neutral: the form's
  *   fields and bounds, no suite contents, no conclusions; the field list is
  *   generated from the bounds ({@linkcode sizeFieldsText}).
  * - Reply: `{"rationale": "...", "config": {"sizes": {"3x3": {...}, ...,
@@ -71,9 +71,9 @@ export interface SizePrompts {
 export function loadSizePrompts(): SizePrompts {
   const read = (u: URL) => Deno.readTextFileSync(u);
   return {
-    system: read(new URL("./prompts/sizes/system.md", import.meta.url)),
-    user: read(new URL("./prompts/sizes/user.md", import.meta.url)),
-    retry: read(new URL("./prompts/sizes/retry.md", import.meta.url)),
+    system: read(new URL("./size_prompts/system.md", import.meta.url)),
+    user: read(new URL("./size_prompts/user.md", import.meta.url)),
+    retry: read(new URL("./size_prompts/retry.md", import.meta.url)),
   };
 }
 

@@ -36,7 +36,18 @@ import {
 } from "../schemas/size_form.ts";
 import { generateSizeForm, waitRatioProblem } from "../mapf/size_generator.ts";
 import { instancesToJsonLines } from "../mapf/instance.ts";
-import { INLINE_LIMIT, INSTANCES_MEDIA, streamSeed } from "./generate.ts";
+import { mix32 } from "../mapf/rng.ts";
+
+// As `generate` does (not imported from it, so that editing the suites
+// leaves this kind's keys alone): instances above 64 KiB of JSON go to a
+// blob, and `stream` mixes into the seed.
+const INSTANCES_MEDIA = "application/x-ndjson";
+const INLINE_LIMIT = 64 * 1024;
+
+function streamSeed(seed: number, stream?: number): number {
+  if (stream === undefined) return seed;
+  return mix32(mix32(seed) ^ mix32(stream + 0x9e3779b9)) & 0x7fffffff;
+}
 
 function _formProblem(input: unknown): string | null {
   let form: SizeForm;
