@@ -140,6 +140,29 @@ function _componentSizes(
   });
 }
 
+/** Each size's share of a stage's instances, from the weights of the findings' mixture (rounded to 3 decimals). */
+export function dataShares(findings: Findings): Map<SizeKey, number> {
+  const sizes = _componentSizes(findings);
+  const cfg = findings.config as { mixture?: { weight: number }[] } | null;
+  const weights = cfg && Array.isArray(cfg.mixture)
+    ? cfg.mixture.map((m) => m.weight)
+    : sizes.map(() => 1);
+  let total = 0;
+  sizes.forEach((s, i) => {
+    if (s) total += weights[i] ?? 0;
+  });
+  const out = new Map<SizeKey, number>();
+  sizes.forEach((s, i) => {
+    if (!s || total <= 0) return;
+    out.set(
+      s.size,
+      Math.round(((out.get(s.size) ?? 0) + (weights[i] ?? 0) / total) * 1000) /
+        1000,
+    );
+  });
+  return out;
+}
+
 function _round(x: number): number {
   return Math.round(x * 1e4) / 1e4;
 }
@@ -205,7 +228,8 @@ export function buildSizeContext(
   current: SizeForm,
   options: {
     stage?: number;
-    history?: readonly { findings: Findings; form: SizeForm }[];
+    /** Earlier stages; without `form`, each size's data share is read from the findings' mixture. */
+    history?: readonly { findings: Findings; form?: SizeForm | null }[];
   } = {},
 ): BuiltSizeContext {
   const json: SizeContext = { type, stage: options.stage ?? null, current };
@@ -235,15 +259,19 @@ export function buildSizeContext(
     json.behavior = findings.behavior;
   }
   if (type === "full" && options.history && options.history.length > 0) {
-    json.history = options.history.map((h) => ({
-      success_rate: h.findings.success_rate,
-      sizes: sizeLines(h.findings, h.form).filter((l) => l.data_ratio > 0)
-        .map((l) => ({
-          size: l.size,
-          data_ratio: l.data_ratio,
-          success_rate: l.success_rate,
-        })),
-    }));
+    json.history = options.history.map((h) => {
+      const shares = h.form ? null : dataShares(h.findings);
+      return {
+        success_rate: h.findings.success_rate,
+        sizes: sizeLines(h.findings, h.form ?? current)
+          .map((l) => ({
+            size: l.size,
+            data_ratio: shares ? shares.get(l.size) ?? 0 : l.data_ratio,
+            success_rate: l.success_rate,
+          }))
+          .filter((l) => l.data_ratio > 0),
+      };
+    });
   }
   return { json, text: renderSizeContext(json) };
 }

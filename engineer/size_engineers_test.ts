@@ -328,3 +328,31 @@ Deno.test("llm (form): the reply schema names every size with bounded ratios, an
   assert.match(g, /root ::=/);
   assert.match(g, /10x10/);
 });
+
+Deno.test("size context: an earlier stage read from its findings alone shows that stage's data shares and per-size success", () => {
+  const earlier = parseSizeForm({
+    sizes: {
+      "3x3": { data_ratio: 0.75, wait_ratio: 0.5 },
+      "4x4": { data_ratio: 0.25, wait_ratio: 0 },
+    },
+  });
+  const f = findingsFor(earlier, [
+    { success: 3, vertex: 3 },
+    { success: 6 },
+    { success: 2, hole: 2 },
+  ]);
+  const ctx = buildSizeContext("full", null, FORM, {
+    history: [{ findings: f }],
+  });
+  assert.deepEqual(ctx.json.history, [{
+    success_rate: 11 / 16,
+    sizes: [
+      { size: "3x3", data_ratio: 0.75, success_rate: 0.75 },
+      { size: "4x4", data_ratio: 0.25, success_rate: 0.5 },
+    ],
+  }]);
+  assert.match(
+    ctx.text,
+    /0: success 0\.6875; 3x3 data 0\.75 success 0\.75, 4x4 data 0\.25 success 0\.5/,
+  );
+});

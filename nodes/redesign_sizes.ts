@@ -289,10 +289,10 @@ export async function redesignSizes(
     if (o && typeof o === "object" && "findings" in o && !("version" in o)) {
       return {
         findings: parseFindings(o.findings, `history[${i}].findings`),
-        form: o.config ? parseSizeForm(o.config) : current,
+        form: o.config ? parseSizeForm(o.config) : null,
       };
     }
-    return { findings: parseFindings(item, `history[${i}]`), form: current };
+    return { findings: parseFindings(item, `history[${i}]`), form: null };
   });
   const context = buildSizeContext(type, findings, current, {
     ...(p.stage === undefined ? {} : { stage: p.stage }),

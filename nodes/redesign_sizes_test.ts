@@ -111,3 +111,20 @@ Deno.test("redesign.sizes: an unknown engineer is refused with the list; the key
   assert.ok(llm.includes("engineer/size_prompts/system.md"));
   assert.ok(!llm.includes("engineer/size_rules.ts"));
 });
+
+Deno.test("experiments/sizes.yaml compiles with the registered kinds; a wait ratio a single agent cannot reach is refused at compile with the reason and the place", async () => {
+  const { compileExperiment } = await import("@envsmith/engine/compile");
+  const { kinds: allKinds } = await import("./mod.ts");
+  const file = new URL("../experiments/sizes.yaml", import.meta.url);
+  const text = Deno.readTextFileSync(file);
+  const exp = compileExperiment("experiments/sizes.yaml", text, {
+    kinds: allKinds,
+  });
+  assert.ok(exp.byId.has("curriculum.2.config[engineer=rules]"));
+  assert.ok(exp.byId.has("score[engineer=random]"));
+  const bad = text.replace("agents: 2", "agents: 1");
+  assert.throws(
+    () => compileExperiment("bad.yaml", bad, { kinds: allKinds }),
+    /bad\.yaml:\d+:\d+: config: sizes\.3x3: wait_ratio 0\.2 cannot be reached: a single agent never needs a wait/,
+  );
+});
