@@ -77,7 +77,7 @@ export interface SizeEngineerKind<P = unknown> {
   /** Build the engineer for one redesign. */
   create(params: P, env: EngineerEnv): SizeEngineer;
   /** Content besides the code that enters the key (the `llm` engineer's prompts). */
-  fingerprint?(params: unknown): unknown;
+  fingerprint?(params: unknown, info: { readonly baseDir: string }): unknown;
 }
 
 /** Keep the form's agents, holes and horizon; take only the per-size ratios of `next`. */

@@ -356,3 +356,65 @@ Deno.test("size context: an earlier stage read from its findings alone shows tha
     /0: success 0\.6875; 3x3 data 0\.75 success 0\.75, 4x4 data 0\.25 success 0\.5/,
   );
 });
+
+const FAKE_FORM_SERVER = `
+const [port, model] = Deno.args;
+const sizes = {};
+for (const s of [3, 4, 5, 6, 7, 8, 9, 10]) sizes[s + "x" + s] = { data_ratio: s === 5 ? 1 : 0, hole_ratio: 0.2, wait_ratio: 0.5 };
+const content = JSON.stringify({ rationale: "train on 5x5", config: { sizes } });
+Deno.serve({ hostname: "127.0.0.1", port: Number(port), onListen() {} }, (req) => {
+  const path = new URL(req.url).pathname;
+  if (path === "/v1/models") {
+    return Response.json({ object: "list", data: [{ id: model ?? "fake", object: "model" }] });
+  }
+  return Response.json({
+    id: "x", object: "chat.completion", created: 0, model: model ?? "fake",
+    choices: [{ index: 0, message: { role: "assistant", content }, finish_reason: "stop" }],
+    usage: { prompt_tokens: 7, completion_tokens: 3, total_tokens: 10 },
+  });
+});
+`;
+
+Deno.test("llm (form) serve: each redesign starts the model's server, asks it, and stops it; the reply becomes the next form", async () => {
+  const { join } = await import("node:path");
+  const { sizeEngineer: llm } = await import("./size_llm.ts");
+  const dir = await Deno.makeTempDir({ prefix: "envsmith-size-serve-" });
+  try {
+    await Deno.writeTextFile(join(dir, "fake.ts"), FAKE_FORM_SERVER);
+    await Deno.mkdir(join(dir, "checkpoint"));
+    const log: string[] = [];
+    const params = {
+      serve: {
+        command: [Deno.execPath(), "run", "-A", "fake.ts", "{port}", "{model}"],
+        model: "checkpoint",
+      },
+    };
+    // checked at plan: the program exists
+    assert.ok(llm.fingerprint!(params, { baseDir: dir }));
+    const eng = llm.create(params, {
+      baseDir: dir,
+      auxDir: join(dir, "aux"),
+      log: (l) => log.push(l),
+      env: () => undefined,
+    });
+    const p = await eng.propose({
+      context: buildSizeContext("none", null, FORM),
+      form: FORM,
+      seed: 1,
+    });
+    assert.deepEqual(p.form.sizes["5x5"], {
+      data_ratio: 1,
+      hole_ratio: 0.2,
+      wait_ratio: 0.5,
+    });
+    assert.equal(p.form.sizes["3x3"].data_ratio, 0);
+    assert.equal(p.llm!.requests, 1);
+    assert.match(String(p.report!.model), /checkpoint.*\(served\)/);
+    assert.ok(log.some((l) => /process group \d+/.test(l)), log.join(" | "));
+    const m = log.join("\n").match(/process group (\d+)/)!;
+    const { groupMembers } = await import("../llm/_served_testing.ts");
+    assert.deepEqual(groupMembers(Number(m[1])), []);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -37,7 +37,16 @@ import {
   RATIONALE_MAX_CHARS,
   resolveLlmEndpoint,
 } from "../schemas/llm.ts";
-import type { ChatMessage } from "../llm/client.ts";
+import type { ChatMessage, ChatOptions } from "../llm/client.ts";
+import { ServedChatClient, servedLabel } from "../llm/served_client.ts";
+import {
+  checkServe,
+  ServedLlmSettingsSchema,
+  servedModel,
+  serveFingerprint,
+  type ServeSpec,
+  ServeSpecSchema,
+} from "./llm_serve.ts";
 import {
   type AnyChatOptions,
   type ChatBackend,
@@ -49,7 +58,7 @@ import { type JsonSchema, jsonSchemaToGbnf } from "../llm/gbnf.ts";
 import { extractJson } from "../llm/json_extract.ts";
 import { LlmContextOverflowError, LlmError } from "../llm/errors.ts";
 import type { EngineerEvent, LlmTally } from "./engineer.ts";
-import { EngineerConfigError } from "./engineer_kind.ts";
+import { EngineerConfigError, type EngineerEnv } from "./engineer_kind.ts";
 import type {
   SizeEngineer,
   SizeEngineerKind,
@@ -146,8 +155,12 @@ function _fill(template: string, values: Record<string, string>): string {
 
 /** Options of {@linkcode sizeLlmEngineer}. */
 export interface SizeLlmOptions {
-  /** The chat client (built from the endpoint; tests pass a fake). */
-  client: ChatBackend;
+  /**
+   * The chat client (built from the endpoint; tests pass a fake), or a
+   * function that starts one per proposal (a served model: its `close`
+   * stops the server when the proposal ends).
+   */
+  client: ChatBackend | (() => ChatBackend & { close?(): Promise<void> });
   /** Re-asks after a rejected reply. @default 2 */
   reasks?: number;
   /** What an endpoint failure does. @default "throw" */
@@ -257,82 +270,101 @@ export function sizeLlmEngineer(options: SizeLlmOptions): SizeEngineer {
           usage,
         };
       };
-      for (let attempt = 0; attempt <= reasks; attempt++) {
-        let reply;
-        try {
-          reply = await options.client.chat(messages);
-        } catch (e) {
-          if (
-            !(e instanceof LlmError) || onError === "throw" ||
-            e instanceof LlmContextOverflowError
-          ) throw e;
-          events.push({ type: "llm_error", detail: e.message });
-          events.push({
-            type: "fallback",
-            detail: "the endpoint failed; kept the current form",
-          });
-          return keep(`no usable reply (${e.name})`);
-        }
-        usage.requests++;
-        llm.requests++;
-        usage.promptTokens += reply.usage.promptTokens;
-        usage.completionTokens += reply.usage.completionTokens;
-        usage.totalTokens += reply.usage.totalTokens;
-        if (reply.cached) {
-          llm.cached++;
-          events.push({
-            type: "cached",
-            detail: `reply ${reply.requestHash.slice(0, 12)} from the cache`,
-          });
-        }
-        const r = _readReply(reply.text, input);
-        if (r.ok) {
-          if (r.adjustments.length > 0) {
-            llm.clamped = 1;
-            events.push({ type: "clamped", detail: r.adjustments.join("; ") });
-          }
-          return { ...r.proposal, events, reads, llm, usage };
-        }
-        let error = r.error;
-        if (reply.finishReason === "length") {
-          llm.truncated++;
-          events.push({
-            type: "truncated",
-            detail: `reply ${attempt + 1} was cut off at max_tokens`,
-          });
-          error =
-            "your reply was cut off at the token limit before the JSON was complete; answer with the JSON object only";
-        }
-        if (attempt < reasks) {
-          llm.reasks++;
-          events.push({
-            type: "retry",
-            detail: `reply ${attempt + 1} rejected: ${r.error}`,
-          });
-          messages.push({
-            role: "assistant",
-            content: reply.text.slice(0, 4000),
-          });
-          messages.push({
-            role: "user",
-            content: _fill(prompts.retry, { error }),
-          });
-        } else {
-          events.push({
-            type: "fallback",
-            detail: `reply ${attempt + 1} rejected: ${r.error}`,
-          });
-        }
+      const client = typeof options.client === "function"
+        ? options.client()
+        : options.client;
+      try {
+        return await ask(client);
+      } finally {
+        await (client as { close?(): Promise<void> }).close?.();
       }
-      return keep(`no usable reply after ${reasks + 1} attempts`);
+
+      async function ask(client: ChatBackend): Promise<SizeProposal> {
+        for (let attempt = 0; attempt <= reasks; attempt++) {
+          let reply;
+          try {
+            reply = await client.chat(messages);
+          } catch (e) {
+            if (
+              !(e instanceof LlmError) || onError === "throw" ||
+              e instanceof LlmContextOverflowError
+            ) throw e;
+            events.push({ type: "llm_error", detail: e.message });
+            events.push({
+              type: "fallback",
+              detail: "the endpoint failed; kept the current form",
+            });
+            return keep(`no usable reply (${e.name})`);
+          }
+          usage.requests++;
+          llm.requests++;
+          usage.promptTokens += reply.usage.promptTokens;
+          usage.completionTokens += reply.usage.completionTokens;
+          usage.totalTokens += reply.usage.totalTokens;
+          if (reply.cached) {
+            llm.cached++;
+            events.push({
+              type: "cached",
+              detail: `reply ${reply.requestHash.slice(0, 12)} from the cache`,
+            });
+          }
+          const r = _readReply(reply.text, input);
+          if (r.ok) {
+            if (r.adjustments.length > 0) {
+              llm.clamped = 1;
+              events.push({
+                type: "clamped",
+                detail: r.adjustments.join("; "),
+              });
+            }
+            return { ...r.proposal, events, reads, llm, usage };
+          }
+          let error = r.error;
+          if (reply.finishReason === "length") {
+            llm.truncated++;
+            events.push({
+              type: "truncated",
+              detail: `reply ${attempt + 1} was cut off at max_tokens`,
+            });
+            error =
+              "your reply was cut off at the token limit before the JSON was complete; answer with the JSON object only";
+          }
+          if (attempt < reasks) {
+            llm.reasks++;
+            events.push({
+              type: "retry",
+              detail: `reply ${attempt + 1} rejected: ${r.error}`,
+            });
+            messages.push({
+              role: "assistant",
+              content: reply.text.slice(0, 4000),
+            });
+            messages.push({
+              role: "user",
+              content: _fill(prompts.retry, { error }),
+            });
+          } else {
+            events.push({
+              type: "fallback",
+              detail: `reply ${attempt + 1} rejected: ${r.error}`,
+            });
+          }
+        }
+        return keep(`no usable reply after ${reasks + 1} attempts`);
+      }
     },
   };
 }
 
 /** Parameters of the form's llm engineer kind. */
 export interface SizeLlmParams {
-  /** The endpoint: a server or a GGUF file. */
-  llm?: v.InferOutput<typeof LlmEndpointSpecSchema> | undefined;
+  /** The endpoint: a server or a GGUF file; with `serve`, request settings only. */
+  llm?:
+    | v.InferOutput<typeof LlmEndpointSpecSchema>
+    | v.InferOutput<typeof ServedLlmSettingsSchema>
+    | undefined;
+  /** A model server each redesign starts and stops (e.g. `{ gguf: $policy.gguf }`: the stage's checkpoint as the engineer). */
+  serve?: ServeSpec | undefined;
   /** Re-asks after a rejected reply. */
   reasks?: number | undefined;
 }
@@ -365,9 +397,15 @@ export const sizeEngineer: SizeEngineerKind<SizeLlmParams> = {
     "asks a language model (an OpenAI-compatible server or a GGUF file) for the next per-size ratios",
   params: v.strictObject({
     llm: v.optional(v.pipe(
-      LlmEndpointSpecSchema,
+      v.union([LlmEndpointSpecSchema, ServedLlmSettingsSchema]),
       v.description(
-        "server ({ base_url, model, api_key_env } or base_url_env/model_env) or model file ({ gguf } or { gguf_env })",
+        "server ({ base_url, model, api_key_env } or base_url_env/model_env) or model file ({ gguf } or { gguf_env }); with serve, request settings only",
+      ),
+    )),
+    serve: v.optional(v.pipe(
+      ServeSpecSchema,
+      v.description(
+        'a model server each redesign starts and stops: { gguf: $policy.gguf } (the stage\'s checkpoint) or { command: [vllm, serve, "{model}", --port, "{port}"], model }',
       ),
     )),
     reasks: v.optional(v.pipe(
@@ -379,17 +417,34 @@ export const sizeEngineer: SizeEngineerKind<SizeLlmParams> = {
     )),
   }),
   module: import.meta.url,
-  fingerprint(params) {
-    const p = params as { llm?: unknown } | null;
+  fingerprint(params, info) {
+    const p = params as { llm?: unknown; serve?: unknown } | null;
+    if (p?.serve !== undefined && p.serve !== null) {
+      // a node reference ($policy.gguf) is not a file yet: checked at run
+      const serve = v.safeParse(ServeSpecSchema, p.serve);
+      if (!serve.success) return { prompts: sizePromptDigest() };
+      const llm = p.llm as Record<string, unknown> | null | undefined;
+      checkServe(serve.output, llm, info.baseDir, false);
+      return {
+        prompts: sizePromptDigest(),
+        served: serveFingerprint(serve.output, info.baseDir),
+        llm: p.llm ?? null,
+      };
+    }
     return { prompts: sizePromptDigest(), llm: p?.llm ?? null };
   },
   create(params, env) {
+    if (params.serve !== undefined) return _served(params, env);
     if (params.llm === undefined) {
       throw new EngineerConfigError(
         "The llm engineer of redesign.sizes needs an endpoint: engineer: { name: llm, llm: { base_url, model, api_key_env } } or llm: { gguf: FILE }",
       );
     }
-    const endpoint = resolveLlmEndpoint(params.llm, env.env, env.baseDir);
+    const endpoint = resolveLlmEndpoint(
+      params.llm as v.InferOutput<typeof LlmEndpointSpecSchema>,
+      env.env,
+      env.baseDir,
+    );
     const options = chatOptionsFromEndpoint(
       endpoint,
       env.auxDir === undefined ? undefined : join(env.auxDir, "llm"),
@@ -417,3 +472,53 @@ export const sizeEngineer: SizeEngineerKind<SizeLlmParams> = {
     };
   },
 };
+
+/** The form's llm engineer on a server each proposal starts and stops. */
+function _served(params: SizeLlmParams, env: EngineerEnv): SizeEngineer {
+  const serve = params.serve!;
+  const llm = (params.llm ?? {}) as Record<string, unknown>;
+  checkServe(serve, llm, env.baseDir, true);
+  const settings = v.parse(ServedLlmSettingsSchema, llm);
+  const served = servedModel(serve, env.baseDir);
+  const chat = _constrained({
+    baseURL: "http://127.0.0.1/v1",
+    model: "served",
+    apiKeyEnv: settings.api_key_env,
+    temperature: settings.temperature,
+    seed: settings.seed,
+    maxTokens: settings.max_tokens,
+    // a CPU server queues requests: a timed-out request would be asked again behind itself
+    timeoutMs: settings.timeout_ms ?? ("gguf" in served ? 600_000 : undefined),
+    maxRetries: settings.max_retries,
+    thinking: settings.thinking,
+    offline: settings.offline,
+    ...(env.env === undefined ? {} : { env: env.env }),
+  }) as ChatOptions;
+  const cacheDir = env.auxDir === undefined
+    ? undefined
+    : join(env.auxDir, "llm");
+  const inner = sizeLlmEngineer({
+    client: () =>
+      new ServedChatClient({
+        served,
+        chat,
+        cacheDir,
+        log: env.log,
+        signal: env.signal,
+      }),
+    ...(params.reasks === undefined ? {} : { reasks: params.reasks }),
+    ...(env.onEndpointError === undefined
+      ? {}
+      : { onEndpointError: env.onEndpointError }),
+  });
+  const report = {
+    prompt_digest: sizePromptDigest(),
+    model: `${servedLabel(served)} (served)`,
+  };
+  return {
+    name: "llm",
+    async propose(input) {
+      return { ...await inner.propose(input), report };
+    },
+  };
+}

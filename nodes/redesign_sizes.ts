@@ -238,9 +238,16 @@ export function redesignSizesKind(
     codeModules(literal) {
       return [kindOf(literal).module];
     },
-    fingerprint(literal) {
+    fingerprint(literal, info) {
       const kind = kindOf(literal);
-      return (kind.fingerprint?.(_engineerOf(literal)!.own) ?? null) as Json;
+      try {
+        return (kind.fingerprint?.(_engineerOf(literal)!.own, info) ??
+          null) as Json;
+      } catch (e) {
+        // a mistake in the experiment (a server program that does not exist) is refused at plan
+        if (e instanceof EngineerConfigError) throw new UserError(e.message);
+        throw e;
+      }
     },
     async run(p, ctx) {
       const result = await redesignSizes(p, p.seed ?? ctx.seed, engineers, {
