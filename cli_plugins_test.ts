@@ -142,12 +142,13 @@ Deno.test("plugins: a TypeScript engineer, kind and executor from a file outside
       schemaFile,
     ]);
     assert.equal(schema.code, 0, schema.err);
-    // the 10 built-in node kinds and the plugin's one; the built-in
-    // engineers and the plugin's one
+    // the 12 built-in node kinds (10, and generate.sizes and
+    // redesign.sizes of the per-size form) and the plugin's one; the
+    // built-in engineers and the plugin's one
     assert.match(
       schema.err,
       new RegExp(
-        `11 node kinds, ${builtinEngineers.names().length + 1} engineers`,
+        `13 node kinds, ${builtinEngineers.names().length + 1} engineers`,
       ),
     );
     const text = await Deno.readTextFile(schemaFile);
