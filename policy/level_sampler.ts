@@ -355,7 +355,8 @@ export class LevelSampler {
       if (edit.levels.length > 0) return edit;
     }
     const filled = this.#levels.length / o.buffer;
-    if (filled >= o.minFill && rng.float() < o.replayProb) {
+    const full = this.#levels.length > 0 && filled >= o.minFill;
+    if (full && rng.float() < o.replayProb) {
       const p = this.replayProbabilities();
       const indices: number[] = [];
       for (let i = 0; i < o.batch; i++) indices.push(_draw(p, rng));

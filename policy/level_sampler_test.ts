@@ -196,6 +196,16 @@ Deno.test("level sampler: replay probability respected within a binomial interva
   }
   // 0, 2, 4 levels are below 5 (half of 10); 6 are not
   assert.deepEqual(branches, ["new", "new", "new", "replay"]);
+  // min_fill 0: an empty buffer still starts with new levels
+  const zero = new LevelSampler({
+    kind: "plr",
+    seed: 9,
+    batch: 2,
+    replayProb: 1,
+    minFill: 0,
+    box: BOX,
+  });
+  assert.equal(zero.next().branch, "new");
 });
 
 Deno.test("level sampler: a full buffer keeps the highest scores", () => {
