@@ -401,6 +401,19 @@ Deno.test("train with a sampler: levels from its box, its buffer carried to the 
     () => run(train, { ...p, policy: a.value, sampler: { name: "plr" } }, ctx),
     /trained with sampler "accel" and this train node runs plr/,
   );
+  // null is absent: a matrix row may switch between envs and a sampler
+  const plain = await run(train, {
+    policy: init.value,
+    envs,
+    sampler: null,
+    updates: 1,
+    parallel: 4,
+    steps: 4,
+  }, ctx);
+  assert.equal((plain.report as { updates: number }).updates, 1);
+  assert.equal((plain.value as { sampler?: unknown }).sampler, undefined);
+  const sampled = await run(train, { ...p, envs: null, samples: 500 }, ctx);
+  assert.ok((sampled.report as { sampler: unknown }).sampler);
   // bad combinations are refused at plan, in one line
   assert.throws(
     () => v.parse(train.params, { ...p, envs }),

@@ -14,7 +14,9 @@
  *   `policy/level_sampler.ts`) that decides per batch of episodes which
  *   levels the policy plays: `{ name: plr | accel | dr, box, batch, buffer,
  *   replay_prob, temperature, staleness, min_fill, edits, max_agents }`.
- *   New levels come from its `box`, so `envs` is not given; `parallel`,
+ *   New levels come from its `box`, so `envs` is not given (or null; and
+ *   `sampler: null` is no sampler, so a matrix row can switch between the two
+ *   with `envs: $matrix.X.envs, sampler: $matrix.X.sampler`); `parallel`,
  *   `steps` and `algo: grpo` do not apply (a batch is one whole episode on
  *   each of `batch` levels). Its buffer carries over to the next `train`
  *   node through the policy value (`sampler`). The budget counts trained
@@ -108,7 +110,7 @@ export const TrainParamsSchema = v.pipe(
   v.strictObject({
     policy: v.unknown(),
     envs: v.optional(v.unknown()),
-    sampler: v.optional(SamplerParamsSchema),
+    sampler: v.optional(v.nullable(SamplerParamsSchema)),
     updates: v.optional(v.nullable(int(1, 1_000_000))),
     samples: v.optional(v.nullable(int(1, 1e12))),
     seed: v.optional(int(0, 0xffffffff)),
@@ -125,16 +127,16 @@ export const TrainParamsSchema = v.pipe(
     "samples: null (no agent-step budget) needs an updates budget",
   ),
   v.check(
-    (p) => p.sampler !== undefined || p.envs !== undefined,
+    (p) => p.sampler != null || p.envs != null,
     "envs is required: the training instances (a generate node), unless a sampler draws the levels",
   ),
   v.check(
-    (p) => p.sampler === undefined || p.envs === undefined,
+    (p) => p.sampler == null || p.envs == null,
     "with a sampler the levels come from sampler.box: drop envs",
   ),
   v.check(
     (p) =>
-      p.sampler === undefined ||
+      p.sampler == null ||
       (p.parallel === undefined && p.steps === undefined &&
         p.algo !== "grpo"),
     "with a sampler a batch is one episode on each of sampler.batch levels: drop parallel and steps (and algo: grpo; the sampler trains with ppo)",
@@ -238,7 +240,7 @@ export const kind: NodeKind<TrainParams, PolicyValue> = {
   fingerprint: policyFingerprint,
   warning: trainingWarning,
   async run(p, ctx) {
-    if (p.sampler !== undefined) return await _runSampler(p, ctx);
+    if (p.sampler != null) return await _runSampler(p, ctx);
     const ck = await readCheckpoint(p.policy, ctx);
     const instances = await readInstances(p.envs, ctx);
     const pool = InstancePool.from(instances);
