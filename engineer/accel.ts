@@ -5,9 +5,9 @@
  *
  * After the PLR step's training scores, the `edits` highest-scored levels
  * trained on in the stage (the high-regret replayed levels) are each edited
- * by `edit_steps` random small edits ({@linkcode EDIT_KINDS}): add or
+ * by `edit_steps` random small edits (`mapf/mutate.ts`): add or
  * remove a hole, move an agent's start or goal, add an agent (up to
- * `max_agents`). Every edited level is checked solvable by the solvers
+ * `max_agents`) or remove one. Every edited level is checked solvable by the solvers
  * (prioritized planning, then CBS up to 4 agents) and gets its reference
  * cost and a horizon with the parent's slack (`ceil(horizon / makespan`
  * of the parent `× makespan` of the child)); an edit that leaves no valid,
@@ -24,8 +24,8 @@
  *
  * @module
  */
-import { type Instance, validateInstance } from "../mapf/instance.ts";
-import { solve } from "../mapf/solve.ts";
+import type { Instance } from "../mapf/instance.ts";
+import { type EditKind, editLevel } from "../mapf/mutate.ts";
 import { Rng } from "../mapf/rng.ts";
 import type { Engineer, EngineerEvent } from "./engineer.ts";
 import type { Level, MeasuredLevel } from "./levels.ts";
@@ -36,16 +36,12 @@ import {
   type PlrOptions,
 } from "./plr.ts";
 
-/** The edits. */
-export const EDIT_KINDS = [
-  "add_hole",
-  "remove_hole",
-  "move_start",
-  "move_goal",
-  "add_agent",
-] as const;
-/** An edit. */
-export type EditKind = typeof EDIT_KINDS[number];
+export {
+  applyEdit,
+  EDIT_KINDS,
+  type EditKind,
+  editLevel,
+} from "../mapf/mutate.ts";
 
 /** ACCEL defaults. */
 export const ACCEL_DEFAULTS = {
@@ -53,150 +49,12 @@ export const ACCEL_DEFAULTS = {
   edits: 64,
   /** Edits applied to each (chosen on the validation split; docs/engineers.md). */
   editSteps: 1,
+
   /** Most agents `add_agent` makes. */
   maxAgents: 8,
   /** Draws per edited level before it is skipped. */
   tries: 20,
 } as const;
-
-type Cell = [number, number];
-
-function _free(inst: Instance): Cell[] {
-  const used = new Set<string>();
-  for (const [r, c] of inst.starts) used.add(`${r},${c}`);
-  for (const [r, c] of inst.goals) used.add(`${r},${c}`);
-  const out: Cell[] = [];
-  inst.cells.forEach((row, r) => {
-    for (let c = 0; c < row.length; c++) {
-      if (row[c] === "." && !used.has(`${r},${c}`)) out.push([r, c]);
-    }
-  });
-  return out;
-}
-
-function _setCell(
-  cells: readonly string[],
-  [r, c]: Cell,
-  ch: string,
-): string[] {
-  const out = [...cells];
-  const row = out[r]!;
-  out[r] = row.slice(0, c) + ch + row.slice(c + 1);
-  return out;
-}
-
-/** One edit of an instance (no solvability check); null when it cannot apply. */
-export function applyEdit(
-  inst: Instance,
-  kind: EditKind,
-  rng: Rng,
-  maxAgents: number,
-): Instance | null {
-  const free = _free(inst);
-  const pick = <T>(xs: readonly T[]): T | null =>
-    xs.length === 0 ? null : xs[rng.int(xs.length)]!;
-  switch (kind) {
-    case "add_hole": {
-      const cell = pick(free);
-      return cell && { ...inst, cells: _setCell(inst.cells, cell, "H") };
-    }
-    case "remove_hole": {
-      const holes: Cell[] = [];
-      inst.cells.forEach((row, r) => {
-        for (let c = 0; c < row.length; c++) {
-          if (row[c] === "H") holes.push([r, c]);
-        }
-      });
-      const cell = pick(holes);
-      return cell && { ...inst, cells: _setCell(inst.cells, cell, ".") };
-    }
-    case "move_start":
-    case "move_goal": {
-      const cell = pick(free);
-      if (cell === null) return null;
-      const a = rng.int(inst.starts.length);
-      const list = [...(kind === "move_start" ? inst.starts : inst.goals)];
-      list[a] = cell;
-      return kind === "move_start"
-        ? { ...inst, starts: list }
-        : { ...inst, goals: list };
-    }
-    case "add_agent": {
-      if (inst.starts.length >= maxAgents) return null;
-      const s = pick(free);
-      if (s === null) return null;
-      const rest = free.filter(([r, c]) => r !== s[0] || c !== s[1]);
-      const g = pick(rest);
-      if (g === null) return null;
-      return {
-        ...inst,
-        starts: [...inst.starts, s],
-        goals: [...inst.goals, g],
-      };
-    }
-  }
-}
-
-/**
- * Edit a level `steps` times and check the result (exported for tests): a
- * valid instance that the solvers solve within a horizon with the parent's
- * slack, with its reference cost. Redrawn up to `tries` times; null when no
- * draw gave a solvable level. Deterministic for the rng's state.
- */
-export function editLevel(
-  parent: Instance,
-  id: string,
-  rng: Rng,
-  options: { steps: number; maxAgents: number; tries: number },
-): { instance: Instance; edits: EditKind[] } | null {
-  const slack = parent.reference
-    ? parent.horizon / Math.max(1, parent.reference.makespan)
-    : 3;
-  for (let t = 0; t < options.tries; t++) {
-    let cur: Instance | null = parent;
-    const edits: EditKind[] = [];
-    for (let k = 0; k < options.steps && cur !== null; k++) {
-      const kind = EDIT_KINDS[rng.int(EDIT_KINDS.length)]!;
-      cur = applyEdit(cur, kind, rng, options.maxAgents);
-      edits.push(kind);
-    }
-    if (cur === null) continue;
-    // edits that cancel out (a hole added and removed) are redrawn
-    if (
-      cur.cells.join("/") === parent.cells.join("/") &&
-      JSON.stringify(cur.starts) === JSON.stringify(parent.starts) &&
-      JSON.stringify(cur.goals) === JSON.stringify(parent.goals)
-    ) continue;
-    let valid: Instance;
-    try {
-      valid = validateInstance({ ...cur, id, reference: null });
-    } catch {
-      continue; // e.g. a start on its own goal
-    }
-    if (
-      valid.starts.some(([r, c], a) =>
-        valid.goals[a]![0] === r && valid.goals[a]![1] === c
-      )
-    ) {
-      continue;
-    }
-    const sol = solve(valid, { cbsMaxAgents: 4 });
-    if (sol === null) continue;
-    const horizon = Math.max(1, Math.ceil(slack * sol.makespan - 1e-9));
-    let holes = 0;
-    for (const row of valid.cells) {
-      for (const ch of row) if (ch === "H") holes++;
-    }
-    const instance: Instance = {
-      ...valid,
-      horizon,
-      reference: { soc: sol.soc, makespan: sol.makespan, solver: sol.solver },
-      ...(parent.stats ? { stats: { ...parent.stats, holes } } : {}),
-    };
-    return { instance, edits };
-  }
-  return null;
-}
 
 /** What is wrong with ACCEL parameters, in one line naming the parameter, or null. */
 export function accelProblem(
@@ -254,7 +112,7 @@ export function accelEngineer(options: AccelOptions): Engineer {
   const io: LevelIo = options.io;
   return plrEngineer({
     ...options,
-    name: "accel",
+    name: "accel-stage",
     async evolve(replayed, stage, seed) {
       const events: EngineerEvent[] = [];
       const parents = [...replayed].sort((a, b) =>

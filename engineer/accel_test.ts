@@ -71,7 +71,29 @@ Deno.test("accel: each edit kind does what it says", () => {
     ).length,
     1,
   );
-  assert.equal(EDIT_KINDS.length, 5);
+  const fewer = applyEdit(agent, "remove_agent", rng, 8)!;
+  assert.equal(fewer.starts.length, agent.starts.length - 1);
+  assert.equal(fewer.goals.length, fewer.starts.length);
+  // every remaining agent keeps its own start and goal pair
+  for (const [a, s] of fewer.starts.entries()) {
+    const k = agent.starts.findIndex((x) => x[0] === s[0] && x[1] === s[1]);
+    assert.ok(k >= 0);
+    assert.deepEqual(agent.goals[k], fewer.goals[a]);
+  }
+  const one = {
+    ...p,
+    starts: p.starts.slice(0, 1),
+    goals: p.goals.slice(0, 1),
+  };
+  assert.equal(applyEdit(one, "remove_agent", rng, 8), null, "one agent stays");
+  assert.deepEqual([...EDIT_KINDS].sort(), [
+    "add_agent",
+    "add_hole",
+    "move_goal",
+    "move_start",
+    "remove_agent",
+    "remove_hole",
+  ]);
 });
 
 Deno.test("accel: agents above the cells can never keep a level solvable: refused in one line", () => {

@@ -6,6 +6,7 @@ import {
   bandEngineer,
   bandMove,
   bandProblem,
+  DEFAULT_BAND,
   DEFAULT_BAND_ORDER,
 } from "./band.ts";
 
@@ -96,4 +97,39 @@ Deno.test("band: lo > hi, an empty order or an unknown dimension is refused in o
     /"speed" is not a curriculum dimension/,
   );
   assert.throws(() => bandEngineer({ lo: 0.9, hi: 0.1 }), /the band is empty/);
+});
+
+Deno.test("band: with its default thresholds its schedule differs from none's (no redesign) when training success crosses them", async () => {
+  const e = bandEngineer();
+  const { lo, hi } = DEFAULT_BAND;
+  // training success above hi, above hi, below lo, inside, above hi
+  const successes = [hi + 0.02, hi + 0.01, lo - 0.05, (lo + hi) / 2, hi + 0.01];
+  const schedule = async (withStats: boolean) => {
+    let c: EnvConfig = easy;
+    const configs: string[] = [], moves: string[] = [];
+    for (const [stage, s] of successes.entries()) {
+      const json = withStats
+        ? { stage, stats: { success_rate: s } }
+        : { stage }; // context none: no statistics
+      const ctx = { json, text: "" } as unknown as Parameters<
+        typeof e.propose
+      >[0]["context"];
+      const p = await e.propose({ context: ctx, config: c, seed: 1 });
+      c = p.config as EnvConfig;
+      configs.push(configId(c));
+      moves.push(
+        (p.report as { band: { direction: string } }).band.direction,
+      );
+    }
+    return { configs, moves };
+  };
+  const band = await schedule(true), none = await schedule(false);
+  assert.deepEqual(band.moves, ["up", "up", "down", "keep", "up"]);
+  assert.deepEqual(none.moves, ["keep", "keep", "keep", "keep", "keep"]);
+  assert.ok(none.configs.every((x) => x === configId(easy)));
+  assert.notDeepEqual(band.configs, none.configs);
+  // every move changed the configuration, and keep kept it
+  assert.notEqual(band.configs[1], band.configs[0]);
+  assert.notEqual(band.configs[2], band.configs[1]);
+  assert.equal(band.configs[3], band.configs[2]);
 });

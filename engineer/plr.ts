@@ -171,7 +171,7 @@ export interface PlrOptions {
       episodes: number;
     }
   >;
-  /** Name in reports. @default {"plr"} */
+  /** Name in reports. @default {"plr-stage"} */
   name?: string;
 }
 
@@ -217,7 +217,7 @@ export function plrEngineer(options: PlrOptions): Engineer {
   const rho = options.rho ?? PLR_DEFAULTS.rho;
   const problem = plrProblem(cap, p, beta, rho);
   if (problem !== null) throw new RangeError(problem);
-  const name = options.name ?? "plr";
+  const name = options.name ?? "plr-stage";
   const io = options.io;
   return {
     name,

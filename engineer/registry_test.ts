@@ -33,7 +33,7 @@ Deno.test("engineer registry: the built-ins, in order, each with the parameters 
     "llm",
     "scripted",
     "blind",
-    "dr",
+    "dr-stage",
     "band",
     "exec",
   ]);
@@ -49,7 +49,7 @@ Deno.test("engineer registry: the built-ins, in order, each with the parameters 
     scripted: ["script"],
     blind: ["pace"],
     exec: ["command", "timeout", "reasks", "inputs", "env"],
-    dr: ["box", "draws"],
+    "dr-stage": ["box", "draws"],
     band: ["lo", "hi", "order"],
   });
   // every built-in module is its own file

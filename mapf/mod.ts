@@ -67,6 +67,8 @@ export * from "./solve_cbs.ts";
 export * from "./solve.ts";
 export * from "./map_gen.ts";
 export * from "./generator.ts";
+export * from "./box.ts";
+export * from "./mutate.ts";
 export * from "./suites.ts";
 export * from "./render_text.ts";
 export * from "./render_state.ts";

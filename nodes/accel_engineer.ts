@@ -6,7 +6,7 @@
  * edited levels (engineer cost, counted in the report's `engineer_cost`).
  *
  * ```yaml
- * engineer: { name: accel, policy: $policy, envs: $envs, edits: 64, edit_steps: 1, max_agents: 8 }
+ * engineer: { name: accel-stage, policy: $policy, envs: $envs, edits: 64, edit_steps: 1, max_agents: 8 }
  * ```
  *
  * @module
@@ -53,7 +53,7 @@ const _accelEntries = {
 
 /** The `accel` engineer kind: PLR⊥ plus edits of high-regret levels. */
 export const accel: EngineerKind<PlrParams> = {
-  name: "accel",
+  name: "accel-stage",
   description:
     "ACCEL: robust PLR plus small edits (holes, starts, goals, agents) of the highest-scored replayed levels, each checked solvable",
   params: v.strictObject(_accelEntries) as unknown as EngineerKind<
@@ -89,7 +89,7 @@ export const accel: EngineerKind<PlrParams> = {
     }
     return null;
   },
-  create: levelReplayEngineer("accel", (plr, params) =>
+  create: levelReplayEngineer("accel-stage", (plr, params) =>
     accelEngineer({
       ...plr,
       ...(params.edits === undefined ? {} : { edits: params.edits }),

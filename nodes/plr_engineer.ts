@@ -5,8 +5,8 @@
  * the checkpoint out on new and edited levels (`policy/level_scores.ts`).
  *
  * ```yaml
- * engineer: { name: plr, policy: $policy, envs: $envs, buffer: 1024, replay_prob: 0.5, beta: 0.3, rho: 0.3 }
- * engineer: { name: accel, policy: $policy, envs: $envs, edits: 64, edit_steps: 1, max_agents: 8 }
+ * engineer: { name: plr-stage, policy: $policy, envs: $envs, buffer: 1024, replay_prob: 0.5, beta: 0.3, rho: 0.3 }
+ * engineer: { name: accel-stage, policy: $policy, envs: $envs, edits: 64, edit_steps: 1, max_agents: 8 }
  * ```
  *
  * `policy` must be this stage's train node (its checkpoint scores new
@@ -315,12 +315,12 @@ export function levelReplayEngineer(
 
 /** The `plr` engineer kind: robust prioritized level replay. */
 export const plr: EngineerKind<PlrParams> = {
-  name: "plr",
+  name: "plr-stage",
   description:
     "robust prioritized level replay (PLR⊥): a buffer of instances scored by positive value loss, replayed by rank and staleness; new levels only scored",
   params: v.strictObject(plrEntries) as unknown as EngineerKind<
     PlrParams
   >["params"],
   module: import.meta.url,
-  create: levelReplayEngineer("plr", (plr) => plrEngineer(plr)),
+  create: levelReplayEngineer("plr-stage", (plr) => plrEngineer(plr)),
 };

@@ -356,3 +356,80 @@ Deno.test("train: null is no budget of that kind, and one budget must remain", a
     /samples: null \(no agent-step budget\) needs an updates budget/,
   );
 });
+
+Deno.test("train with a sampler: levels from its box, its buffer carried to the next train node, same key same output", async () => {
+  const blobs = new Map<string, Uint8Array>();
+  const { ctx } = fakeCtx(blobs, "/nonexistent", 5);
+  const init = await run(policyInit, { hidden: [16], seed: 2 }, ctx);
+  const sampler = {
+    name: "accel",
+    batch: 8,
+    buffer: 24,
+    box: { size: [6, 7], agents: [1, 2], hole_density: [0, 0.1] },
+  };
+  const p = { policy: init.value, samples: 2000, sampler, minibatch: 64 };
+  const a = await run(train, p, ctx);
+  const b = await run(train, p, ctx);
+  assert.deepEqual(a.value, b.value, "same parameters, same value");
+  const rep = a.report as {
+    samples: number;
+    sampler: {
+      batches: number;
+      reranks: number;
+      edit_generations: number;
+      buffer: number;
+      branches: Record<string, number>;
+    };
+  };
+  assert.ok(rep.samples >= 2000);
+  assert.equal(rep.sampler.reranks, rep.sampler.batches);
+  assert.equal(
+    rep.sampler.batches,
+    Object.values(rep.sampler.branches).reduce((s, x) => s + x, 0),
+  );
+  const carried = (a.value as { sampler: { name: string; buffer: number } })
+    .sampler;
+  assert.equal(carried.name, "accel");
+  assert.equal(carried.buffer, rep.sampler.buffer);
+  // the next node starts from the carried buffer and keeps counting batches
+  const next = await run(train, { ...p, policy: a.value }, ctx);
+  const nv = next.value as { sampler: { batches: number } };
+  const nr = next.report as { sampler: { batches: number } };
+  assert.equal(nv.sampler.batches, rep.sampler.batches + nr.sampler.batches);
+  // a policy trained with another sampler is refused
+  await assert.rejects(
+    () => run(train, { ...p, policy: a.value, sampler: { name: "plr" } }, ctx),
+    /trained with sampler "accel" and this train node runs plr/,
+  );
+  // null is absent: a matrix row may switch between envs and a sampler
+  const plain = await run(train, {
+    policy: init.value,
+    envs,
+    sampler: null,
+    updates: 1,
+    parallel: 4,
+    steps: 4,
+  }, ctx);
+  assert.equal((plain.report as { updates: number }).updates, 1);
+  assert.equal((plain.value as { sampler?: unknown }).sampler, undefined);
+  const sampled = await run(train, { ...p, envs: null, samples: 500 }, ctx);
+  assert.ok((sampled.report as { sampler: unknown }).sampler);
+  // bad combinations are refused at plan, in one line
+  assert.throws(
+    () => v.parse(train.params, { ...p, envs }),
+    /with a sampler the levels come from sampler.box: drop envs/,
+  );
+  assert.throws(
+    () => v.parse(train.params, { ...p, parallel: 8 }),
+    /drop parallel and steps/,
+  );
+  assert.throws(
+    () => v.parse(train.params, { policy: init.value, samples: 10 }),
+    /envs is required/,
+  );
+  assert.throws(
+    () =>
+      v.parse(train.params, { ...p, sampler: { name: "plr", replay_prob: 0 } }),
+    /sampler.replay_prob must be > 0/,
+  );
+});

@@ -86,9 +86,15 @@ Deno.test("paper.yaml: the baseline rows are wired as documented, on the same se
   >(
     doc.matrix.method.map((m: { name: string }) => [m.name, m]),
   );
+  // the rows dr, plr and accel run the per-stage engineer forms
+  const stage: Record<string, string> = {
+    dr: "dr-stage",
+    plr: "plr-stage",
+    accel: "accel-stage",
+  };
   for (const n of ["dr", "plr", "accel", "band", "probe", "probe-base"]) {
     assert.ok(rows.has(n), n);
-    assert.equal(rows.get(n)!.engineer.name, n);
+    assert.equal(rows.get(n)!.engineer.name, stage[n] ?? n);
   }
   assert.equal(doc.nodes.start.kind, "policy.init");
   assert.equal(rows.get("probe-base")!.engineer.policy, "$start");

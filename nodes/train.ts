@@ -8,7 +8,20 @@
  * Parameters:
  * - `policy` (required): a policy value (`policy.init`, `train`) or an
  *   envsmith ONNX file; training resumes its optimiser state and counters.
- * - `envs` (required): the training instances (a generate node's value).
+ * - `envs` (required without a `sampler`): the training instances (a
+ *   generate node's value).
+ * - `sampler`: a level sampler (`nodes/train_sampler.ts`,
+ *   `policy/level_sampler.ts`) that decides per batch of episodes which
+ *   levels the policy plays: `{ name: plr | accel | dr, box, batch, buffer,
+ *   replay_prob, temperature, staleness, min_fill, edits, max_agents }`.
+ *   New levels come from its `box`, so `envs` is not given (or null; and
+ *   `sampler: null` is no sampler, so a matrix row can switch between the two
+ *   with `envs: $matrix.X.envs, sampler: $matrix.X.sampler`); `parallel`,
+ *   `steps` and `algo: grpo` do not apply (a batch is one whole episode on
+ *   each of `batch` levels). Its buffer carries over to the next `train`
+ *   node through the policy value (`sampler`). The budget counts trained
+ *   agent-steps; the episodes played only to score levels are reported apart
+ *   (report `sampler.scored_agent_steps`).
  * - Budget: `updates` (default 40 when `samples` is not given) and/or
  *   `samples` (agent-steps); training stops at the first one reached; `null`
  *   is no budget of that kind (`samples: null, updates: 58`: equal updates,
@@ -57,6 +70,14 @@ import {
 } from "./policy_io.ts";
 import { RewardParamsSchema } from "./reward_params.ts";
 import { trainingWarning } from "./train_warning.ts";
+import { LevelSampler } from "../policy/level_sampler.ts";
+import { trainWithSampler } from "../policy/sampler_training.ts";
+import {
+  readSamplerState,
+  samplerOptions,
+  SamplerParamsSchema,
+  writeSamplerState,
+} from "./train_sampler.ts";
 
 const int = (min: number, max: number) =>
   v.pipe(v.number(), v.integer(), v.minValue(min), v.maxValue(max));
@@ -88,7 +109,8 @@ export const TrainOptionsSchema = v.object({
 export const TrainParamsSchema = v.pipe(
   v.strictObject({
     policy: v.unknown(),
-    envs: v.unknown(),
+    envs: v.optional(v.unknown()),
+    sampler: v.optional(v.nullable(SamplerParamsSchema)),
     updates: v.optional(v.nullable(int(1, 1_000_000))),
     samples: v.optional(v.nullable(int(1, 1e12))),
     seed: v.optional(int(0, 0xffffffff)),
@@ -103,6 +125,21 @@ export const TrainParamsSchema = v.pipe(
     (p) =>
       p.samples !== null || (p.updates !== null && p.updates !== undefined),
     "samples: null (no agent-step budget) needs an updates budget",
+  ),
+  v.check(
+    (p) => p.sampler != null || p.envs != null,
+    "envs is required: the training instances (a generate node), unless a sampler draws the levels",
+  ),
+  v.check(
+    (p) => p.sampler == null || p.envs == null,
+    "with a sampler the levels come from sampler.box: drop envs",
+  ),
+  v.check(
+    (p) =>
+      p.sampler == null ||
+      (p.parallel === undefined && p.steps === undefined &&
+        p.algo !== "grpo"),
+    "with a sampler a batch is one episode on each of sampler.batch levels: drop parallel and steps (and algo: grpo; the sampler trains with ppo)",
   ),
 );
 
@@ -163,7 +200,10 @@ export function curvePointJson(p: CurvePoint): { [k: string]: Json } {
 export const TRAIN_PARAM_DOCS: Readonly<Record<string, string>> = {
   policy:
     "the policy to train further: a policy.init or train node ($prev.policy), or an envsmith ONNX file",
-  envs: "the training instances: a generate node",
+  envs:
+    "the training instances: a generate node (not with a sampler, whose levels come from its box)",
+  sampler:
+    "a level sampler deciding per batch what the policy plays: { name: plr | accel | dr, box, batch, buffer, replay_prob, temperature, staleness, min_fill, edits, max_agents } (docs/engineers.md)",
   updates:
     "budget in PPO/GRPO updates (default 40 when samples is not given; null: none, with a samples budget); training stops at the first budget reached",
   samples:
@@ -200,6 +240,7 @@ export const kind: NodeKind<TrainParams, PolicyValue> = {
   fingerprint: policyFingerprint,
   warning: trainingWarning,
   async run(p, ctx) {
+    if (p.sampler != null) return await _runSampler(p, ctx);
     const ck = await readCheckpoint(p.policy, ctx);
     const instances = await readInstances(p.envs, ctx);
     const pool = InstancePool.from(instances);
@@ -272,3 +313,78 @@ export const kind: NodeKind<TrainParams, PolicyValue> = {
     };
   },
 };
+
+/** `train` with a level sampler (`policy/sampler_training.ts`). */
+async function _runSampler(
+  p: TrainParams,
+  ctx: Parameters<NodeKind<TrainParams, PolicyValue>["run"]>[1],
+): Promise<{ value: PolicyValue; report: Json }> {
+  const sp = p.sampler!;
+  const ck = await readCheckpoint(p.policy, ctx);
+  const seed = p.seed ?? ctx.seed;
+  const state = await readSamplerState(p.policy, sp.name, ctx.readBlob);
+  const sampler = new LevelSampler(samplerOptions(sp, seed), state);
+  const maxUpdates = p.updates ??
+    (p.updates === undefined && p.samples === undefined ? 40 : Infinity);
+  const maxSamples = p.samples ?? Infinity;
+  const total = Number.isFinite(maxUpdates) ? maxUpdates : maxSamples;
+  const startSamples = ck.counters.samples, startUpdates = ck.counters.updates;
+  const first = sampler.batches;
+  const r = trainWithSampler(ck, sampler, {
+    trainer: trainerOptions(p, seed),
+    maxUpdates,
+    maxSamples,
+    onBatch() {
+      ctx.signal.throwIfAborted();
+      const done = Number.isFinite(maxUpdates)
+        ? ck.counters.updates - startUpdates
+        : ck.counters.samples - startSamples;
+      ctx.progress(
+        Math.min(done, total),
+        total,
+        `${sp.name}: buffer ${sampler.size}, ${
+          sampler.batches - first
+        } batches`,
+      );
+    },
+  });
+  const value = await writePolicy(ck, ctx);
+  value.sampler = await writeSamplerState(
+    sp.name,
+    sampler.state(),
+    ctx.writeBlob,
+  );
+  const curve = r.curve.map(curvePointJson);
+  const c = sampler.counts;
+  ctx.log(
+    `trained ${r.curve.length} batches, ${r.samples} samples with sampler ${sp.name} (${r.batches} batches in all; buffer ${sampler.size})`,
+  );
+  return {
+    value,
+    report: {
+      algo: "ppo",
+      kernel: trainerOptions(p, seed).kernel === "ts"
+        ? { name: "ts" }
+        : { name: "simd", wasm_sha256: mlpKernelDigest() },
+      updates: r.curve.length,
+      samples: r.samples,
+      sampler: {
+        name: sp.name,
+        batches: r.batches,
+        branches: { dr: c.dr, new: c.new, replay: c.replay, edit: c.edit },
+        reranks: c.reranks,
+        edit_generations: c.edit,
+        edits_skipped: c.skipped,
+        buffer: sampler.size,
+        scored_agent_steps: r.scoredSamples,
+        scored_episodes: r.scoredEpisodes,
+        trained_episodes: r.episodes,
+        trained_success: r.episodes > 0
+          ? Math.round(r.successes / r.episodes * 1e4) / 1e4
+          : null,
+      },
+      last: curve[curve.length - 1] ?? null,
+      curve,
+    },
+  };
+}

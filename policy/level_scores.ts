@@ -14,9 +14,10 @@
  * - `successes` / `episodes`, and `agentSteps`: the cost, every acting
  *   agent's step counted once.
  *
- * The same `pvl` is what the trainer accumulates per instance during
- * training ({@linkcode Trainer.levelScores}), so a level's score means the
- * same whether it was last seen in training or in a scoring rollout.
+ * The advantages come from the trainer's own GAE (`ppo_loss.ts`) and the
+ * PVL from the function the trainer accumulates it with (`pvl.ts`), so a
+ * level's score means the same whether it was last seen in training or in a
+ * scoring rollout.
  *
  * @module
  */
@@ -28,6 +29,8 @@ import { mix32, Rng } from "../mapf/rng.ts";
 import type { Checkpoint } from "./checkpoint.ts";
 import { MlpWorkspace } from "./mlp.ts";
 import { ObservationEncoder } from "./observation_encoder.ts";
+import { gae } from "./ppo_loss.ts";
+import { accumulatePositiveAdvantages, positiveValueLoss } from "./pvl.ts";
 import { agentRewards, type RewardSpec, rewardSpec } from "./reward.ts";
 
 /** Scores of one instance. */
@@ -110,6 +113,8 @@ export function scoreLevels(
   const vals: number[][] = Array.from({ length: S }, () => []);
   const ds: number[][] = Array.from({ length: S }, () => []);
   const pos = new Float64Array(instances.length);
+  const steps = new Float64Array(instances.length);
+  let adv = new Float32Array(0), ret = new Float32Array(0);
   const job = new Int32Array(envs);
   let next = 0, finished = 0;
   const start = (e: number) => {
@@ -128,16 +133,28 @@ export function scoreLevels(
     sc.episodes++;
     if (env.outcome[e] === SUCCESS) sc.successes++;
     for (let a = 0; a < env.agentCount[e]!; a++) {
-      const s = e * m + a, r = rs[s]!, v = vals[s]!, d = ds[s]!;
-      let adv = 0;
-      for (let t = r.length - 1; t >= 0; t--) {
-        const notDone = d[t] ? 0 : 1;
-        const vNext = t + 1 < v.length ? v[t + 1]! : 0;
-        const delta = r[t]! + gamma * vNext * notDone - v[t]!;
-        adv = delta + gamma * lambda * notDone * adv;
-        if (adv > 0) pos[inst] = pos[inst]! + adv;
+      const s = e * m + a, L = rs[s]!.length;
+      if (L === 0) continue;
+      if (adv.length < L) {
+        adv = new Float32Array(L);
+        ret = new Float32Array(L);
       }
-      sc.agentSteps += r.length;
+      // one slot over the episode's L steps; it ended, so no bootstrap
+      gae(
+        Float32Array.from(rs[s]!),
+        Float32Array.from(vals[s]!),
+        Uint8Array.from(ds[s]!),
+        new Uint8Array(L).fill(1),
+        new Float32Array(1),
+        L,
+        1,
+        gamma,
+        lambda,
+        adv,
+        ret,
+      );
+      accumulatePositiveAdvantages(adv, null, inst, L, pos, steps);
+      sc.agentSteps += L;
     }
   };
   for (let e = 0; e < envs; e++) start(e);
@@ -188,9 +205,7 @@ export function scoreLevels(
       if (next < total) start(e);
     }
   }
-  for (let i = 0; i < out.length; i++) {
-    const sc = out[i]!;
-    sc.pvl = sc.agentSteps > 0 ? pos[i]! / sc.agentSteps : 0;
-  }
+  const pvl = positiveValueLoss(pos, steps);
+  for (let i = 0; i < out.length; i++) out[i]!.pvl = pvl[i]!;
   return out;
 }

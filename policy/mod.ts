@@ -115,6 +115,24 @@ export {
   Trainer,
   type TrainerOptions,
 } from "./trainer.ts";
+export { accumulatePositiveAdvantages, positiveValueLoss } from "./pvl.ts";
+export {
+  type Batch,
+  type BufferLevel,
+  LevelSampler,
+  replayDistribution,
+  SAMPLER_BOX,
+  SAMPLER_DEFAULTS,
+  SAMPLER_KINDS,
+  type SamplerKind,
+  type SamplerOptions,
+  type SamplerState,
+} from "./level_sampler.ts";
+export {
+  type SamplerTrainingOptions,
+  type SamplerTrainingResult,
+  trainWithSampler,
+} from "./sampler_training.ts";
 export {
   type EpisodeResult,
   mlpRunner,

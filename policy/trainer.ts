@@ -13,6 +13,11 @@
  *   agent's advantage is its undiscounted episode return standardised
  *   against the same agent in the other replays of its group; no critic.
  *
+ * With `episodes: "once"` (PPO; what the level sampler of `level_sampler.ts`
+ * runs one batch of), environment `e` plays exactly one episode on pool
+ * instance `e` and the rollout lasts until every episode has ended (at most
+ * the pool's longest horizon): a batch of whole episodes, one per level.
+ *
  * Then `epochs` passes of clipped-objective minibatch Adam steps (see
  * `learner.ts`). Everything is seeded: the same checkpoint, pool, options
  * and seed give byte-identical weights.
@@ -36,6 +41,7 @@ import { KernelArena } from "./kernels/arena.ts";
 import { ReferenceObservationEncoder } from "./observation.ts";
 import { ObservationEncoder } from "./observation_encoder.ts";
 import { gae, groupAdvantages } from "./ppo_loss.ts";
+import { accumulatePositiveAdvantages, positiveValueLoss } from "./pvl.ts";
 import { agentRewards, type RewardSpec, rewardSpec } from "./reward.ts";
 import { SimdLearner } from "./simd_learner.ts";
 
@@ -66,6 +72,13 @@ export interface TrainerOptions extends LearnerOptions {
    * the same seed gives different, equally valid runs. @default "simd"
    */
   kernel?: Kernel;
+  /**
+   * PPO episodes: `restart` (an ended environment restarts on a random pool
+   * instance; `steps` per update) or `once` (environment `e` plays one
+   * episode on instance `e`, `envs` is the pool's size and an update's
+   * rollout lasts until all have ended; `steps` is ignored). @default "restart"
+   */
+  episodes?: "restart" | "once";
 }
 
 /** One point of the training curve (one update). */
@@ -120,6 +133,7 @@ export class Trainer {
   readonly #rewTmp: Float32Array;
   readonly #doneTmp: Uint8Array;
   readonly #t0 = performance.now();
+  readonly #T: number;
   // PPO time-major storage (steps x slots)
   #rew = new Float32Array(0);
   #val = new Float32Array(0);
@@ -159,7 +173,16 @@ export class Trainer {
       throw new RangeError(`Unknown kernel "${kernel}": use "simd" or "ts"`);
     }
     const group = options.group ?? 8;
-    let envs = options.envs ?? 64;
+    const episodes = options.episodes ?? "restart";
+    if (episodes !== "restart" && episodes !== "once") {
+      throw new RangeError(
+        `Unknown episodes "${episodes}": use "restart" or "once"`,
+      );
+    }
+    if (episodes === "once" && algo !== "ppo") {
+      throw new RangeError(`episodes "once" needs algo "ppo" (got ${algo})`);
+    }
+    let envs = episodes === "once" ? pool.count : options.envs ?? 64;
     if (algo === "grpo") {
       if (!Number.isInteger(group) || group < 2) {
         throw new RangeError(
@@ -187,6 +210,7 @@ export class Trainer {
       valueCoef: options.valueCoef ?? (algo === "ppo" ? 0.5 : 0),
       entropyCoef: options.entropyCoef ?? 0.01,
       clipValue: options.clipValue ?? false,
+      episodes,
       reward: rewardSpec(options.reward),
     };
     const o = this.options;
@@ -216,7 +240,8 @@ export class Trainer {
     for (let i = 0; i < pool.count; i++) {
       maxH = Math.max(maxH, pool.horizon[i]!);
     }
-    const T = algo === "ppo" ? o.steps : maxH;
+    const T = algo === "ppo" && episodes === "restart" ? o.steps : maxH;
+    this.#T = T;
     // S spare rows past the samples hold the PPO bootstrap observations
     const rows = S * T + (algo === "ppo" ? S : 0);
     this.#learner = arena
@@ -251,7 +276,8 @@ export class Trainer {
       this.#adv = new Float32Array(T * S);
       this.#ret = new Float32Array(T * S);
       this.#boot = new Float32Array(S);
-      this.#env.resetAll(() => this.#rng.int(pool.count));
+      if (episodes === "once") this.#env.resetAll((e) => e);
+      else this.#env.resetAll(() => this.#rng.int(pool.count));
     } else {
       this.#rowSlot = new Int32Array(S * T);
       this.#epRet = new Float32Array(S);
@@ -262,23 +288,52 @@ export class Trainer {
    * Run one update (rollout + optimisation); returns its curve point. With
    * `maxSamples` (PPO), the rollout stops after the step that reaches that
    * many agent-steps, so a budget in agent-steps is met to within one step's
-   * acting agents instead of one whole update.
+   * acting agents instead of one whole update. With `learn: false` (PPO) the
+   * rollout is collected and scored ({@linkcode levelScores}) but the
+   * network, optimiser and counters are left as they were: robust PLR's
+   * rollouts on new levels.
    */
-  update(options: { maxSamples?: number } = {}): CurvePoint {
+  update(options: { maxSamples?: number; learn?: boolean } = {}): CurvePoint {
     const tally = {
       episodes: 0,
       success: 0,
       reward: 0,
       outcomes: {} as Record<string, number>,
     };
+    if (options.learn === false && this.options.algo !== "ppo") {
+      throw new RangeError("an update without learning needs algo ppo");
+    }
     this.#buf.count = 0;
     this.#learner.pull();
     if (this.options.algo === "ppo") {
       this.#collectPpo(tally, options.maxSamples ?? Infinity);
     } else this.#collectGrpo(tally);
     const n = this.#buf.count;
-    const stats = this.#learner.update(this.#buf, this.#rng);
+    const learn = options.learn ?? true;
     const c = this.ck.counters;
+    if (!learn) {
+      return {
+        update: c.updates,
+        samples: c.samples,
+        seconds: (performance.now() - this.#t0) / 1000,
+        episodes: tally.episodes,
+        success: tally.episodes > 0 ? tally.success / tally.episodes : NaN,
+        reward: n > 0 ? tally.reward / n : 0,
+        outcomes: tally.outcomes,
+        stats: {
+          samples: n,
+          steps: 0,
+          loss: 0,
+          policyLoss: 0,
+          valueLoss: 0,
+          entropy: 0,
+          approxKl: 0,
+          clipFrac: 0,
+          gradNorm: 0,
+        },
+      };
+    }
+    const stats = this.#learner.update(this.#buf, this.#rng);
     c.updates++;
     c.samples += n;
     c.episodes += tally.episodes;
@@ -304,11 +359,11 @@ export class Trainer {
    * Per pool instance, what training saw of it since this trainer started:
    * ended `episodes` and their `successes`, the acting agent-steps taken on
    * it (`steps`, PPO) and `pvl`, the positive value loss of Jiang et al.
-   * 2021: the mean over those agent-steps of `max(A_t, 0)` with `A_t` the
-   * GAE advantage before normalisation (0 without steps; GRPO has no critic
-   * and leaves `steps` and `pvl` at 0). Level-replay engineers rank
-   * instances by it; `policy/level_scores.ts` measures the same quantity in
-   * a rollout without learning.
+   * 2021 (`pvl.ts`: the mean over those agent-steps of `max(A_t, 0)` with
+   * `A_t` the GAE advantage before normalisation; 0 without steps; GRPO has
+   * no critic and leaves `steps` and `pvl` at 0). Level replay ranks
+   * instances by it; `policy/level_scores.ts` measures it with the same
+   * function in a rollout without learning.
    */
   levelScores(): {
     episodes: Float64Array;
@@ -316,11 +371,7 @@ export class Trainer {
     steps: Float64Array;
     pvl: Float64Array;
   } {
-    const pvl = new Float64Array(this.#lvlPos.length);
-    for (let i = 0; i < pvl.length; i++) {
-      const n = this.#lvlSteps[i]!;
-      pvl[i] = n > 0 ? this.#lvlPos[i]! / n : 0;
-    }
+    const pvl = positiveValueLoss(this.#lvlPos, this.#lvlSteps);
     return {
       episodes: this.#lvlEpisodes.slice(),
       successes: this.#lvlSuccesses.slice(),
@@ -419,11 +470,16 @@ export class Trainer {
   ): void {
     const o = this.options, env = this.#env, pool = this.#pool, buf = this.#buf;
     const S = env.envs * env.maxAgents;
-    let T = o.steps;
+    let T = this.#T;
+    const once = o.episodes === "once";
     const vm = this.ck.valueNorm.mean, vs = this.ck.valueNorm.std;
     this.#valid.fill(0);
     for (let t = 0; t < T; t++) {
       const n = this.#activeSlots();
+      if (once && n === 0) {
+        T = t; // every episode has ended
+        break;
+      }
       const row0 = this.#act1(n);
       env.step(this.#act);
       agentRewards(env, this.#slots, n, o.reward, this.#rewTmp, this.#doneTmp);
@@ -438,7 +494,7 @@ export class Trainer {
         tally.reward += this.#rewTmp[i]!;
       }
       this.#tallyEnded(tally);
-      env.resetDone(() => this.#rng.int(pool.count));
+      if (!once) env.resetDone(() => this.#rng.int(pool.count));
       if (buf.count >= maxSamples) {
         T = t + 1; // the budget is spent: a shorter rollout
         break;
@@ -473,12 +529,15 @@ export class Trainer {
       const r = this.#row[idx]!;
       buf.advantages[r] = this.#adv[idx]!;
       buf.returns[r] = this.#ret[idx]!;
-      const inst = this.#inst[idx]!;
-      this.#lvlSteps[inst] = this.#lvlSteps[inst]! + 1;
-      if (this.#adv[idx]! > 0) {
-        this.#lvlPos[inst] = this.#lvlPos[inst]! + this.#adv[idx]!;
-      }
     }
+    accumulatePositiveAdvantages(
+      this.#adv,
+      this.#valid,
+      this.#inst,
+      T * S,
+      this.#lvlPos,
+      this.#lvlSteps,
+    );
   }
 
   #collectGrpo(
