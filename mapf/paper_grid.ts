@@ -26,6 +26,7 @@ import {
   type RejectionCounts,
   type SuiteSplit,
 } from "./generator.ts";
+import { cellName } from "./grid_cell.ts";
 import { compileInstance, type Instance } from "./instance.ts";
 
 /** Name of the grid suite (the `suite` of its instances). */
@@ -58,16 +59,6 @@ export const PAPER_GRID_CELLS: readonly GridCell[] = [3, 4, 5].flatMap((n) =>
     size: s,
   }))
 );
-
-/** The cell name of an agent count and a map size: `3ag_3x3`. */
-export function cellName(agents: number, rows: number, cols: number): string {
-  return `${agents}ag_${rows}x${cols}`;
-}
-
-/** The cell of an instance (agents and map size), whatever its origin. */
-export function cellOf(inst: Instance): string {
-  return cellName(inst.starts.length, inst.height, inst.width);
-}
 
 /** The id of instance `index` of a cell: `3ag_3x3_hr0.1_000`. */
 export function gridId(

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
+import { cellOf } from "./grid_cell.ts";
 import {
-  cellOf,
   generatePaperGrid,
   gridId,
   PAPER_GRID,
