@@ -121,6 +121,18 @@ export const TableAggregateSchema = v.union([
   v.strictObject({ label: v.string(), of: v.picklist(["mean", "iqm"]) }),
 ]);
 
+/**
+ * `groups:` of a table: the columns a `*` path expands to, grouped by a
+ * pattern over their keys (`by`, a regular expression; its first capture
+ * group, or the whole match, names the group), side by side in group order,
+ * with an optional mean column per group (`mean`, a label with `$1` for the
+ * group's name) after each group.
+ */
+export const TableGroupsSchema = v.strictObject({
+  by: v.pipe(v.string(), v.minLength(1)),
+  mean: v.optional(v.pipe(v.string(), v.minLength(1))),
+});
+
 /** One entry of `tables:`. */
 export const TableSchema = v.strictObject({
   name: IdSchema,
@@ -148,6 +160,7 @@ export const TableSchema = v.strictObject({
     ),
   ),
   compare: v.optional(TableCompareSchema),
+  groups: v.optional(TableGroupsSchema),
   digits: v.optional(
     v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(12)),
   ),
@@ -213,6 +226,16 @@ export interface TableSpec {
   readonly digits?: number | undefined;
   /** Paired comparisons against a baseline row. */
   readonly compare?: TableCompare | undefined;
+  /** Groups of the `*` columns by a pattern over their keys, with a mean per group. */
+  readonly groups?: TableGroups | undefined;
+}
+
+/** A parsed `groups:` block. */
+export interface TableGroups {
+  /** A regular expression over a `*` column's key; its first capture group (or the match) names the group. */
+  readonly by: string;
+  /** The label of each group's mean column; `$1` is the group's name. */
+  readonly mean?: string | undefined;
 }
 
 /** A parsed `compare:` block. */

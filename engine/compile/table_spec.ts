@@ -117,6 +117,7 @@ function _check(
     );
   }
   _checkWhere(t);
+  _checkGroups(t);
   _checkCompare(t);
   _checkFreeAxes(t, errorsBefore);
   return true;
@@ -196,6 +197,34 @@ function _checkColumns(t: _Table): void {
       );
     }
   });
+}
+
+/** `groups:` compiles as a regular expression and groups `*` columns. */
+function _checkGroups(t: _Table): void {
+  const { c, spec, at } = t;
+  const g = spec.groups;
+  if (g === undefined) return;
+  try {
+    new RegExp(g.by);
+  } catch (e) {
+    c.diags.report(
+      "table",
+      [...at, "groups", "by"],
+      `table ${spec.name}: groups.by is not a regular expression: ${
+        (e as Error).message
+      }`,
+    );
+  }
+  const paths = typeof spec.columns === "string"
+    ? [spec.columns]
+    : spec.columns.map((x) => typeof x === "string" ? x : x.path);
+  if (!paths.some((p) => p.includes("*"))) {
+    c.diags.report(
+      "table",
+      [...at, "groups"],
+      `table ${spec.name}: groups group the columns a * path expands to, and no column has a * (e.g. value.cells.*.valid_rate)`,
+    );
+  }
 }
 
 /** A column's `node:` names a node (or stages of one) that varies with no axis the table's node lacks. */
