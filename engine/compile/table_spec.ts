@@ -341,16 +341,22 @@ function _checkCompare(t: _Table): void {
       `table ${spec.name}: compare.paired_by must be the table's over axis (${spec.over}), got "${cmp.paired_by}"`,
     );
   }
-  if (
-    cmp.instances !== undefined &&
-    !/^(value|report)(\.[A-Za-z0-9_-]+)*$/.test(cmp.instances.path)
-  ) {
-    c.diags.report(
-      "table",
-      [...where, "instances", "path"],
-      `table ${spec.name}: compare.instances.path "${cmp.instances.path}" is not a field path like value.per_instance`,
-    );
-  }
+  const list = cmp.instances === undefined
+    ? []
+    : Array.isArray(cmp.instances)
+    ? cmp.instances
+    : [cmp.instances];
+  list.forEach((inst, j) => {
+    if (!/^(value|report)(\.[A-Za-z0-9_-]+)*$/.test(inst.path)) {
+      c.diags.report(
+        "table",
+        Array.isArray(cmp.instances)
+          ? [...where, "instances", j, "path"]
+          : [...where, "instances", "path"],
+        `table ${spec.name}: compare.instances.path "${inst.path}" is not a field path like value.per_instance`,
+      );
+    }
+  });
 }
 
 function _checkWhere(t: _Table): void {

@@ -436,3 +436,43 @@ Deno.test("table: groups lay the * columns out by a pattern over their keys, sid
     /table grid: groups group the columns a \* path expands to/,
   );
 });
+
+Deno.test("table: compare.instances with label templates resamples the instances of templated * columns", () => {
+  const yaml = GRID.replace(
+    "    compare: { against: base }",
+    `    compare:
+      against: base
+      resamples: 1000
+      instances:
+        - { path: value.value.per_instance, column: cell, value: valid, label: "* valid" }
+        - { path: value.value.per_instance, column: cell, value: optimal, label: "* optimal" }`,
+  );
+  const gx = compileExperiment("g.yaml", yaml, { kinds, env: () => undefined });
+  const lookup: Lookup = (n) => {
+    const cells: Record<string, Json> = {};
+    const per: Json[] = [];
+    for (const k of ["3ag_3x3", "3ag_4x4", "4ag_4x4"]) {
+      const xs = [0, 1, 1, 0].map((x, i) =>
+        (i + Number(n.variant.seed)) % 2 === 0 ? x : 1 - x
+      );
+      const v = xs.reduce((a, b) => a + b, 0) / xs.length;
+      cells[k] = { valid: v, optimal: v / 2 };
+      xs.forEach((x, i) =>
+        per.push({ id: `${k}_${i}`, cell: k, valid: x, optimal: x / 2 })
+      );
+    }
+    return { status: "ok", value: { value: { cells, per_instance: per } } };
+  };
+  const t = buildTable(gx, gx.tables[0]!, lookup, cmd);
+  const note = t.comparison!.seedsOnly!;
+  // only the group means (no per-instance records) fall back to seeds
+  assert.match(
+    note,
+    /3ag mean valid, 3ag mean optimal, 4ag mean valid, 4ag mean optimal: their intervals resample seeds only/,
+  );
+  assert.doesNotMatch(note, /3ag_3x3/);
+  assert.match(
+    note,
+    /no per-instance outcomes \(value\.value\.per_instance\) for 3ag mean valid/,
+  );
+});
