@@ -27,11 +27,11 @@
 import * as v from "valibot";
 import type { Json, NodeKind } from "@envsmith/engine/kind";
 import { join } from "node:path";
-import { ReplyCache } from "../llm/cache.ts";
 import { decodeTrajectories } from "../mapf/trajectory.ts";
 import type { LlmEpisodeInfo } from "../policy/llm_policy.ts";
 import type { EpisodeResult } from "../policy/rollout.ts";
 import {
+  answersFromCache,
   metricsBy,
   paperMetrics,
   perInstancePaper,
@@ -103,7 +103,7 @@ export const kind: NodeKind<EvaluateParams, Json> = {
     const instances = await readInstances(p.envs, ctx);
     const info = (res as { info?: LlmEpisodeInfo[] }).info;
     const answers = info
-      ? await _answers(info, join(ctx.auxDir, "llm"))
+      ? await answersFromCache(info, join(ctx.auxDir, "llm"))
       : undefined;
     const read = readEpisodes(
       instances,
@@ -146,20 +146,3 @@ export const kind: NodeKind<EvaluateParams, Json> = {
     return { value, report: { ...summary, suites, cells } };
   },
 };
-
-/** Each episode's answer id and completion tokens, read from the reply cache. */
-async function _answers(
-  info: readonly LlmEpisodeInfo[],
-  cacheDir: string,
-): Promise<({ id: string; tokens: number | null } | undefined)[]> {
-  const cache = new ReplyCache(cacheDir);
-  const tokens = new Map<string, number | null>();
-  for (const i of info) {
-    if (!i || tokens.has(i.request)) continue;
-    const reply = await cache.get(i.request);
-    tokens.set(i.request, reply ? reply.usage.completionTokens : null);
-  }
-  return info.map((i) =>
-    i ? { id: i.request, tokens: tokens.get(i.request) ?? null } : undefined
-  );
-}

@@ -20,6 +20,8 @@
  * @module
  */
 import type { Json } from "@envsmith/engine/kind";
+import { ReplyCache } from "../llm/cache.ts";
+import type { LlmEpisodeInfo } from "../policy/llm_policy.ts";
 import { cellOf } from "../mapf/grid_cell.ts";
 import { type PlanReading, readPlan } from "../mapf/plan_reading.ts";
 import type { Instance } from "../mapf/instance.ts";
@@ -177,5 +179,25 @@ export function perInstancePaper(
         optimal_makespan: m.optimal_makespan_rate,
       }];
     }),
+  );
+}
+
+/**
+ * Each episode's answer id and completion tokens (a language model's
+ * rollout), read from the reply cache its requests went through.
+ */
+export async function answersFromCache(
+  info: readonly LlmEpisodeInfo[],
+  cacheDir: string,
+): Promise<({ id: string; tokens: number | null } | undefined)[]> {
+  const cache = new ReplyCache(cacheDir);
+  const tokens = new Map<string, number | null>();
+  for (const i of info) {
+    if (!i || tokens.has(i.request)) continue;
+    const reply = await cache.get(i.request);
+    tokens.set(i.request, reply ? reply.usage.completionTokens : null);
+  }
+  return info.map((i) =>
+    i ? { id: i.request, tokens: tokens.get(i.request) ?? null } : undefined
   );
 }
