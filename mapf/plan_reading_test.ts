@@ -75,3 +75,38 @@ Deno.test("plan reading searches the optimum when no bound settles it, and says 
   const unknown = readPlan(inst, replayPlan(inst, plan), { maxNodes: 0 });
   assert.equal(unknown.optimal_soc, null);
 });
+
+Deno.test("plan reading does not search the optima of instances beyond 5 agents: bounds decide, the rest is unknown", () => {
+  // six agents in a row, each one step from its goal, one of them late
+  const inst = validateInstance({
+    id: "six",
+    width: 6,
+    height: 2,
+    cells: ["......", "......"],
+    starts: [[0, 0], [0, 1], [0, 2], [0, 3], [0, 4], [0, 5]],
+    goals: [[1, 0], [1, 1], [1, 2], [1, 3], [1, 4], [1, 5]],
+    horizon: 9,
+    holes: "blocked",
+    reference: { soc: 6, makespan: 1, solver: "pp" },
+  });
+  const down = [[2], [2], [2], [2], [2], [2]];
+  const r = readPlan(inst, replayPlan(inst, down));
+  assert.equal(r.optimal_soc, true); // at the lower bound
+  const late = readPlan(inst, replayPlan(inst, [[0, 2], ...down.slice(1)]));
+  assert.equal(late.optimal_soc, false); // above the reference
+  assert.equal(late.optimal_makespan, false);
+  const noRef = validateInstance({ ...inst, reference: null });
+  const unknown = readPlan(
+    noRef,
+    replayPlan(noRef, [[0, 2], ...down.slice(1)]),
+  );
+  assert.equal(unknown.valid, true);
+  assert.equal(unknown.optimal_soc, null);
+  assert.equal(unknown.optimal_makespan, null);
+  assert.equal(
+    readPlan(noRef, replayPlan(noRef, [[0, 2], ...down.slice(1)]), {
+      maxAgents: 6,
+    }).optimal_soc,
+    false,
+  );
+});
