@@ -39,8 +39,13 @@
  * byte-identical, each checked solvable, rejections counted, impossible
  * configurations fail fast with a {@linkcode GenerationError}).
  * {@linkcode solve} runs prioritized planning ({@linkcode solvePP}) and CBS
- * ({@linkcode solveCBS}). {@linkcode SUITES} are the fixed evaluation suites
- * ({@linkcode generateSuite}), drawn from a seed space disjoint from training.
+ * ({@linkcode solveCBS}); {@linkcode exactOptimum} certifies the least sum
+ * of costs (CBS) and the least makespan ({@linkcode solveMakespan}).
+ * {@linkcode SUITES} are the fixed evaluation suites ({@linkcode generateSuite}),
+ * drawn from a seed space disjoint from training; {@linkcode generatePaperGrid}
+ * is the paper's 21-cell grid with exact optima, and
+ * {@linkcode importGridRecords} reads the benchmark's own file as that suite.
+ * {@linkcode readPlan} judges an episode as a joint plan: valid, optimal.
  *
  * ## Rendering and interchange
  * {@linkcode renderPrompt} / {@linkcode parsePrompt}: the paper's benchmark
@@ -70,6 +75,12 @@ export * from "./generator.ts";
 export * from "./box.ts";
 export * from "./mutate.ts";
 export * from "./suites.ts";
+export * from "./solve_makespan.ts";
+export * from "./exact_optimum.ts";
+export * from "./grid_cell.ts";
+export * from "./paper_grid.ts";
+export * from "./paper_grid_import.ts";
+export * from "./plan_reading.ts";
 export * from "./render_text.ts";
 export * from "./render_state.ts";
 export * from "./render_svg.ts";

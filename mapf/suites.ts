@@ -12,6 +12,10 @@
  * find: crowding, corridors and bottlenecks, crossing paths, slip, tight
  * horizons, larger maps, dense holes.
  *
+ * `paper-grid` is the paper's benchmark grid (paper_grid.ts): 21 cells of
+ * agents x map size drawn cell by cell, its count per cell, ids in the
+ * benchmark's form (`3ag_3x3_hr0.1_000`) and exact optima as references.
+ *
  * @module
  */
 import type { AnyEnvConfig } from "../schemas/env_config.ts";
@@ -23,6 +27,13 @@ import {
   type SuiteSplit,
 } from "./generator.ts";
 import type { Instance } from "./instance.ts";
+import {
+  generatePaperGrid,
+  gridSummaryConfig,
+  PAPER_GRID,
+  PAPER_GRID_CELLS,
+  PAPER_GRID_PER_CELL,
+} from "./paper_grid.ts";
 
 /** A benchmark suite. */
 export interface Suite {
@@ -30,10 +41,12 @@ export interface Suite {
   readonly name: string;
   /** What it tests. */
   readonly description: string;
-  /** Its configuration. */
+  /** Its configuration (a grid suite: one that stands for its cells, see paper_grid.ts). */
   readonly config: AnyEnvConfig;
-  /** Default number of instances. */
+  /** Default number of instances (per cell, for a suite with `cells`). */
   readonly count: number;
+  /** A grid suite's cells (names like `3ag_3x3`): drawn cell by cell, `count` each. */
+  readonly cells?: readonly string[];
 }
 
 function _suite(
@@ -43,6 +56,18 @@ function _suite(
   count = 100,
 ): Suite {
   return { name, description, config: parseEnvConfig(config), count };
+}
+
+function _grid(): Suite {
+  return {
+    ..._suite(
+      PAPER_GRID,
+      "the paper's benchmark grid: 3 agents on 3x3..10x10, 4 on 4x4..10x10, 5 on 5x5..10x10, impassable holes, exact optima",
+      gridSummaryConfig(),
+      PAPER_GRID_PER_CELL,
+    ),
+    cells: PAPER_GRID_CELLS.map((c) => c.name),
+  };
 }
 
 /** The built-in suites. */
@@ -195,6 +220,7 @@ export const SUITES: Readonly<Record<string, Suite>> = Object.fromEntries(
         ],
       },
     ),
+    _grid(),
   ].map((s) => [s.name, s]),
 );
 
@@ -224,12 +250,25 @@ export interface GenerateSuiteOptions
   split?: SuiteSplit;
 }
 
-/** Generate a suite's instances (fixed for a given seed and count). */
+/**
+ * Generate a suite's instances (fixed for a given seed and count; for a
+ * grid suite, `count` is per cell).
+ */
 export function generateSuite(
   name: string,
   options: GenerateSuiteOptions = {},
 ): { instances: Instance[]; report: GenerationReport } {
   const s = getSuite(name);
+  if (s.cells) {
+    return generatePaperGrid({
+      perCell: options.count ?? s.count,
+      seed: options.seed ?? 0,
+      split: options.split ?? "validation",
+      ...(options.signal ? { signal: options.signal } : {}),
+      ...(options.onProgress ? { onProgress: options.onProgress } : {}),
+      ...(options.maxAttempts ? { maxAttempts: options.maxAttempts } : {}),
+    });
+  }
   return generate(s.config, {
     count: options.count ?? s.count,
     seed: options.seed ?? 0,

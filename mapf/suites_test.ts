@@ -34,7 +34,7 @@ Deno.test("the suites cover what the easy preset lacks", () => {
 });
 
 Deno.test("suite instances are fixed, named and match their config", () => {
-  for (const name of SUITE_NAMES) {
+  for (const name of SUITE_NAMES.filter((n) => !SUITES[n]!.cells)) {
     const { instances } = generateSuite(name, { count: 4 });
     const again = generateSuite(name, { count: 4 }).instances;
     assert.deepEqual(instances, again);

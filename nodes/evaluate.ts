@@ -12,16 +12,32 @@
  * Value (what tables read):
  * `{ success_rate, outcome_rates: { success, hole, vertex_collision,
  * edge_collision, timeout, invalid_plan }, efficiency, soc_ratio, makespan,
- * steps, episodes, suites: { <suite>: same fields }, per_instance: [{ id,
- * suite, episodes, success_rate }], trajectories? }` (metric definitions in
- * `policy/rollout.ts`). Report: the same without `per_instance`.
+ * steps, episodes, <the paper's metrics>, suites: { <suite>: same fields },
+ * cells: { <cell>: the paper's metrics }, per_instance: [{ id, suite,
+ * episodes, success_rate, cell, valid, optimal_soc, optimal_makespan }],
+ * trajectories? }` (metric definitions in `policy/rollout.ts`). The paper's
+ * metrics read every episode as a joint plan (`evaluate_metrics.ts`):
+ * `valid_rate`, `optimal_soc_rate`, `optimal_makespan_rate`,
+ * `optimum_unknown`, `agent_success_rate`, `illegal_rate`, `conflict_rate`,
+ * `tokens_per_answer`; a cell is agents x map size, e.g. `3ag_3x3`. Report:
+ * the same without `per_instance`.
  *
  * @module
  */
 import * as v from "valibot";
 import type { Json, NodeKind } from "@envsmith/engine/kind";
+import { join } from "node:path";
+import { decodeTrajectories } from "../mapf/trajectory.ts";
+import type { LlmEpisodeInfo } from "../policy/llm_policy.ts";
 import type { EpisodeResult } from "../policy/rollout.ts";
-import { policyFingerprint } from "./policy_io.ts";
+import {
+  answersFromCache,
+  metricsBy,
+  paperMetrics,
+  perInstancePaper,
+  readEpisodes,
+} from "./evaluate_metrics.ts";
+import { policyFingerprint, readInstances } from "./policy_io.ts";
 import {
   ROLLOUT_PARAM_DOCS,
   RolloutParamsSchema,
@@ -82,13 +98,40 @@ export const kind: NodeKind<EvaluateParams, Json> = {
   fingerprint: policyFingerprint,
   async run(p, ctx) {
     const record = p.trajectories ?? true;
-    const res = await runRollout(p, ctx, record);
-    const summary = roundJson(res.summary) as { [k: string]: Json };
-    const suites = roundJson(res.suites);
+    // the paper's metrics read the episodes, so they are always recorded
+    const res = await runRollout(p, ctx, true);
+    const instances = await readInstances(p.envs, ctx);
+    const info = (res as { info?: LlmEpisodeInfo[] }).info;
+    const answers = info
+      ? await answersFromCache(info, join(ctx.auxDir, "llm"))
+      : undefined;
+    const read = readEpisodes(
+      instances,
+      decodeTrajectories(res.trajectories!),
+      answers,
+    );
+    const bySuite = metricsBy(read, (e) => e.suite ?? "");
+    const summary = roundJson({
+      ...res.summary,
+      ...paperMetrics(read),
+    }) as { [k: string]: Json };
+    const suites = roundJson(
+      Object.fromEntries(
+        Object.entries(res.suites).map((
+          [k, x],
+        ) => [k, { ...x, ...bySuite[k] }]),
+      ),
+    );
+    const cells = roundJson(metricsBy(read, (e) => e.cell));
+    const paper = perInstancePaper(read);
     const value: { [k: string]: Json } = {
       ...summary,
       suites,
-      per_instance: perInstance(res.episodes),
+      cells,
+      per_instance: perInstance(res.episodes).map((x) => ({
+        ...(x as { [k: string]: Json }),
+        ...paper.get((x as { id: string }).id),
+      })),
     };
     if (record) {
       const t = await ctx.writeBlob(
@@ -100,6 +143,6 @@ export const kind: NodeKind<EvaluateParams, Json> = {
     ctx.log(
       `evaluated ${res.summary.episodes} episodes: success ${res.summary.success_rate}`,
     );
-    return { value, report: { ...summary, suites } };
+    return { value, report: { ...summary, suites, cells } };
   },
 };

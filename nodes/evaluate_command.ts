@@ -20,8 +20,11 @@
  * unusable reply counts as `invalid_plan`); replies are cached in
  * `<cache>/aux/evaluate/llm`, shared with the `evaluate` node, and
  * `--offline` replays them. Prints the success rate, each failure type's
- * rate and the path efficiency; `--json` prints them as one JSON object on
- * stdout.
+ * rate and the path efficiency, and the paper's metrics (every episode read
+ * as a joint plan: valid rate, optimal rate by sum of costs and by makespan
+ * against exact optima, agents on goal, tokens per answer for an LLM; per
+ * cell of agents x map size with `--json`); `--json` prints them as one JSON
+ * object on stdout.
  *
  * @module
  */
@@ -37,6 +40,15 @@ import { obsSize } from "../policy/observation.ts";
 import { OnnxPolicy } from "../policy/onnx_policy.ts";
 import { onnxRunner, rollout, type RolloutResult } from "../policy/rollout.ts";
 import { cacheOf, configFromFlags, intFlag, splitFlag } from "./_cli_io.ts";
+import { decodeTrajectories } from "../mapf/trajectory.ts";
+import type { LlmEpisodeInfo } from "../policy/llm_policy.ts";
+import {
+  answersFromCache,
+  metricsBy,
+  type PaperMetrics,
+  paperMetrics,
+  readEpisodes,
+} from "./evaluate_metrics.ts";
 import {
   generateOrExplain,
   numberFlag,
@@ -162,6 +174,10 @@ async function _evaluate(
   }
   if (o.baseUrl !== undefined || o.gguf !== undefined) {
     const res = await _llmEvaluation(io, o, instances, cache);
+    const answers = await answersFromCache(
+      (res as { info?: LlmEpisodeInfo[] }).info ?? [],
+      `${cache}/aux/evaluate/llm`,
+    );
     report(
       io,
       o.gguf ?? `${o.model} at ${o.baseUrl}`,
@@ -170,6 +186,7 @@ async function _evaluate(
       o.episodes,
       "planned",
       res,
+      _paper(instances, res, answers),
       o.json,
     );
     return;
@@ -183,8 +200,23 @@ async function _evaluate(
     o.episodes,
     o.greedy ? "greedy" : "sampled",
     res,
+    _paper(instances, res),
     o.json,
   );
+}
+
+/** The paper's metrics of a rollout, overall and per cell. */
+function _paper(
+  instances: readonly Instance[],
+  res: RolloutResult,
+  answers?: Parameters<typeof readEpisodes>[2],
+): { all: PaperMetrics; cells: Record<string, PaperMetrics> } {
+  const read = readEpisodes(
+    instances,
+    decodeTrajectories(res.trajectories!),
+    answers,
+  );
+  return { all: paperMetrics(read), cells: metricsBy(read, (e) => e.cell) };
 }
 
 /** The instances the flags name (exactly one source), and how to name them. */
@@ -254,7 +286,7 @@ async function _llmEvaluation(
       episodes: o.episodes,
       seed: o.seed,
       concurrency: o.concurrency,
-      record: false,
+      record: true,
       onProgress: (d, t) => io.status(`evaluate: ${d}/${t} episodes`),
     });
   } catch (e) {
@@ -306,7 +338,7 @@ async function _onnxEvaluation(
       episodes: o.episodes,
       seed: o.seed,
       greedy: o.greedy ?? false,
-      record: false,
+      record: true,
       onProgress: (d, t) => io.status(`evaluate: ${d}/${t} episodes`),
     });
   } finally {
@@ -325,6 +357,7 @@ function report(
   episodes: number,
   mode: string,
   res: RolloutResult,
+  paper: { all: PaperMetrics; cells: Record<string, PaperMetrics> },
   json: boolean | undefined,
 ): void {
   const s = res.summary;
@@ -334,10 +367,13 @@ function report(
       instances: what,
       count,
       ...s,
+      ...paper.all,
       ...(Object.keys(res.suites).length > 1 ? { suites: res.suites } : {}),
+      ...(Object.keys(paper.cells).length > 1 ? { cells: paper.cells } : {}),
     })));
     return;
   }
+  const p = paper.all;
   const f = (x: number | null, d = 3) => (x === null ? "-" : x.toFixed(d));
   const lines = [
     `${policy} on ${what}: ${count} instances x ${episodes} episode${
@@ -355,6 +391,24 @@ function report(
     `SoC / reference        ${f(s.soc_ratio)}`,
     `makespan               ${f(s.makespan, 2)}  (mean over successes)`,
     `steps                  ${f(s.steps, 2)}`,
+    `valid rate             ${
+      f(p.valid_rate)
+    }  (every goal reached, no illegal move, no conflict)`,
+    `optimal rate (SoC)     ${
+      f(p.optimal_soc_rate)
+    }  (valid, least sum of costs)`,
+    `optimal rate (makespan) ${
+      f(p.optimal_makespan_rate)
+    } (valid, least makespan)`,
+    `agents on goal         ${f(p.agent_success_rate)}`,
+    ...(p.optimum_unknown > 0
+      ? [
+        `optimum unknown        ${p.optimum_unknown} valid episodes (counted not optimal)`,
+      ]
+      : []),
+    ...(p.tokens_per_answer !== null
+      ? [`tokens per answer      ${f(p.tokens_per_answer, 1)}`]
+      : []),
   ];
   io.out(lines.join("\n"));
 }

@@ -18,7 +18,10 @@
  *   `validation` for anything designed or tuned, `test` for reported
  *   results; disjoint seed spaces) and `per_suite` (default: each suite's
  *   own count). Suite instances come from the suite seed space, disjoint
- *   from any training seed.
+ *   from any training seed. A grid suite (`paper-grid`, the paper's 21
+ *   cells of agents x map size) is drawn cell by cell: `per_cell`
+ *   instances a cell (default 150), ids like `3ag_3x3_hr0.1_000`, exact
+ *   optima as references; `per_suite` applies to the other suites.
  * - `stream` (optional, `0..2^31-1`): an independent stream of instances
  *   under the same `seed`, e.g. `stream: $stage`, so the stages of one run
  *   (and a `fixed` engineer's repeated config) draw fresh instances while
@@ -61,7 +64,7 @@ import {
   parseInstanceLines,
 } from "../mapf/instance.ts";
 import { mix32 } from "../mapf/rng.ts";
-import { getSuite, SUITE_NAMES } from "../mapf/suites.ts";
+import { generateSuite, getSuite, SUITE_NAMES } from "../mapf/suites.ts";
 import { parseEnvConfig } from "../schemas/env_config.ts";
 import { ConfigOrLevelSetSchema, isLevelSet } from "./level_set.ts";
 import { drawLevels, readLevelSet } from "./level_set_io.ts";
@@ -107,6 +110,8 @@ export const GenerateParamsSchema = v.pipe(
     count: v.optional(_int("count", 1, 1_000_000)),
     /** Instances per suite. */
     per_suite: v.optional(_int("per_suite", 1, 100_000)),
+    /** Instances per cell of a grid suite. */
+    per_cell: v.optional(_int("per_cell", 1, 100_000)),
     /** Seed. */
     seed: v.optional(_int("seed", 0, 0x7fffffff)),
     /** Independent instance stream under the same seed. */
@@ -133,6 +138,18 @@ export const GenerateParamsSchema = v.pipe(
   v.check(
     (p) => p.config === undefined || p.per_suite === undefined,
     "`per_suite` goes with `suites`; use `count` with `config`",
+  ),
+  v.check(
+    (p) =>
+      p.per_cell === undefined ||
+      (p.suites ?? []).some((n) => getSuite(n).cells !== undefined),
+    "`per_cell` goes with a grid suite (paper-grid) in `suites`",
+  ),
+  v.check(
+    (p) =>
+      p.per_suite === undefined ||
+      (p.suites ?? []).some((n) => getSuite(n).cells === undefined),
+    "a grid suite (paper-grid) is drawn per cell: use `per_cell`, not `per_suite`",
   ),
 );
 
@@ -169,24 +186,26 @@ export function runGenerate(
   const instances: Instance[] = [];
   const reports: GenerationReport[] = [];
   if (p.suites) {
-    const total = p.suites.reduce(
-      (s, n) => s + (p.per_suite ?? getSuite(n).count),
-      0,
-    );
+    const countOf = (n: string) => {
+      const suite = getSuite(n);
+      return suite.cells
+        ? (p.per_cell ?? suite.count) * suite.cells.length
+        : p.per_suite ?? suite.count;
+    };
+    const total = p.suites.reduce((s, n) => s + countOf(n), 0);
     let before = 0;
     for (const name of p.suites) {
       const suite = getSuite(name);
-      const count = p.per_suite ?? suite.count;
-      const r = generate(suite.config, {
-        count,
+      const r = generateSuite(name, {
+        count: suite.cells ? p.per_cell ?? suite.count : p.per_suite ??
+          suite.count,
         seed,
-        suite: name,
         split: p.split ?? "validation",
         maxAttempts,
         ...(options.signal ? { signal: options.signal } : {}),
         onProgress: (d) => options.onProgress?.(before + d, total),
       });
-      before += count;
+      before += countOf(name);
       instances.push(...r.instances);
       reports.push(r.report);
     }
@@ -233,11 +252,13 @@ export const GENERATE_PARAM_DOCS: Readonly<Record<string, string>> = {
   config:
     "the configuration to draw instances from (a preset, fields over a preset, or a weighted mixture); give it with count, or suites with per_suite",
   suites:
-    "named benchmark suites to draw (base, crowded, holey, slippery, large, corridors, crossing, tight, mini); needs split and per_suite",
+    "named benchmark suites to draw (base, crowded, holey, slippery, large, corridors, crossing, tight, mini, paper-grid); needs split, and per_suite or per_cell",
   split:
     "which seed space of the suites: test (reported results) or validation (designing and tuning); disjoint instances",
   count: "how many instances to draw from config",
   per_suite: "how many instances to draw per suite",
+  per_cell:
+    "how many instances to draw per cell of a grid suite (paper-grid; default 150)",
   seed: "seed of the draws (default: the node's seed)",
   stream:
     "an independent stream of instances under the same seed (e.g. $stage, so each stage trains on new instances)",

@@ -22,7 +22,7 @@ import {
   type GenerationReport,
 } from "../mapf/generator.ts";
 import { instancesToJsonLines } from "../mapf/instance.ts";
-import { getSuite, SUITE_NAMES } from "../mapf/suites.ts";
+import { generateSuite, getSuite, SUITE_NAMES } from "../mapf/suites.ts";
 import { configFromFlags, intFlag, splitFlag } from "./_cli_io.ts";
 import { type MapfCliIo, mapfIo, writeOutput } from "./_mapf_cli.ts";
 
@@ -64,7 +64,7 @@ export function generateCommand(io: MapfCliIo = mapfIo) {
     )
     .option(
       "--count <n>",
-      "number of instances (default 100, or the suite's count)",
+      "number of instances (default 100, or the suite's count; per cell for paper-grid)",
       intFlag("--count", 1),
     )
     .option("--seed <n>", "seed (0..2147483647)", intFlag("--seed", 0), 0)
@@ -102,10 +102,9 @@ export function generateCommand(io: MapfCliIo = mapfIo) {
           } catch (e) {
             throw new UserError((e as Error).message);
           }
-          result = generate(suite.config, {
+          result = generateSuite(suite.name, {
             count: o.count ?? suite.count,
             seed: o.seed,
-            suite: suite.name,
             split: o.split,
             maxAttempts: o.maxAttempts,
           });

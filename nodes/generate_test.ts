@@ -231,3 +231,37 @@ Deno.test("generate node: streams under one seed draw different instances, deter
   assert.notEqual(streamSeed(3, 1), streamSeed(4, 1));
   assert.notEqual(streamSeed(3, 1), streamSeed(3, 2));
 });
+
+Deno.test("generate node: the paper grid is drawn per cell (per_cell), in its own seed space, with benchmark ids", async () => {
+  const ctx = fakeCtx();
+  const p = v.parse(GenerateParamsSchema, {
+    suites: ["paper-grid", "base"],
+    split: "test",
+    per_cell: 2,
+    per_suite: 3,
+  });
+  const out = await kind.run(p, ctx);
+  const value = out.value as { count: number; suites: Record<string, unknown> };
+  assert.equal(value.count, 21 * 2 + 3);
+  const instances = await loadGenerated(
+    value,
+    (r) => Promise.resolve(ctx.blobs.get(r.$blob)!),
+  );
+  assert.deepEqual(
+    instances.slice(0, 3).map((i) => i.id),
+    ["3ag_3x3_hr0.1_000", "3ag_3x3_hr0.1_001", "3ag_4x4_hr0.1_000"],
+  );
+  assert.equal(instances[41]!.id, "5ag_10x10_hr0.1_001");
+  assert.equal(instances[42]!.id, "base-test2-0");
+  assert.deepEqual(Object.keys(value.suites), ["paper-grid", "base"]);
+  for (
+    const [bad, why] of [
+      [{ suites: ["base"], split: "test", per_cell: 2 }, /per_cell.*grid/],
+      [{ suites: ["paper-grid"], split: "test", per_suite: 2 }, /per_cell/],
+    ] as const
+  ) {
+    const r = v.safeParse(GenerateParamsSchema, bad);
+    assert.equal(r.success, false);
+    assert.match(r.issues!.map((i) => i.message).join("; "), why);
+  }
+});

@@ -13,6 +13,11 @@
  * Holes are impassable (`--holes blocked`, the benchmark's reading) unless
  * `--holes lethal` is given.
  *
+ * `--suite paper-grid` reads the benchmark file as envsmith's `paper-grid`
+ * suite (mapf/paper_grid_import.ts): ids, cells, modes and exact optima as
+ * the generated grid has them, every record checked first; a bad record is
+ * one line naming it and its field, and nothing is written.
+ *
  * @module
  */
 import { Command, Option } from "@commander-js/extra-typings";
@@ -24,6 +29,10 @@ import {
 } from "../mapf/instance.ts";
 import { importMovingAI, MovingAIError } from "../mapf/movingai.ts";
 import { parsePrompt, PromptParseError } from "../mapf/render_text.ts";
+import {
+  GridImportError,
+  importGridRecords,
+} from "../mapf/paper_grid_import.ts";
 import { intFlag } from "./_cli_io.ts";
 import { type MapfCliIo, mapfIo, readInput, writeOutput } from "./_mapf_cli.ts";
 
@@ -65,10 +74,16 @@ export function importCommand(io: MapfCliIo = mapfIo) {
       3,
     )
     .option("--horizon <steps>", "absolute horizon", intFlag("--horizon", 1))
+    .addOption(
+      new Option(
+        "--suite <name>",
+        "prompt: read the file as this suite (the paper's benchmark grid: checked record by record, exact optima)",
+      ).choices(["paper-grid"] as const),
+    )
     .option("--out <file>", "write to a file instead of stdout")
     .addHelpText(
       "after",
-      "\nExamples:\n  deno task cli import --format prompt benchmark.jsonl > paper.jsonl\n  deno task cli import --format movingai room.map room.scen --agents 8 > room.jsonl",
+      "\nExamples:\n  deno task cli import --format prompt benchmark.jsonl > paper.jsonl\n  deno task cli import --format prompt --suite paper-grid benchmark.jsonl --out grid.jsonl\n  deno task cli import --format movingai room.map room.scen --agents 8 > room.jsonl",
     )
     .action(async (file, scen, o) => {
       const common = {
@@ -79,7 +94,12 @@ export function importCommand(io: MapfCliIo = mapfIo) {
       };
       let out: Instance[];
       try {
-        if (o.format === "prompt") {
+        if (o.suite !== undefined && o.format !== "prompt") {
+          throw new UserError("--suite goes with --format prompt");
+        }
+        if (o.format === "prompt" && o.suite !== undefined) {
+          out = _importGrid(file, await readInput(io, file));
+        } else if (o.format === "prompt") {
           out = _importPrompts(file, await readInput(io, file), common);
         } else {
           if (scen === undefined) {
@@ -117,6 +137,39 @@ export function importCommand(io: MapfCliIo = mapfIo) {
         }`,
       );
     });
+}
+
+/** The paper's benchmark file (JSON lines of `{sample_id, text}`) as the paper-grid suite. */
+function _importGrid(file: string, text: string): Instance[] {
+  const records = text.split("\n").flatMap((l, i) => {
+    if (l.trim() === "") return [];
+    let row: { sample_id?: unknown; id?: unknown; text?: unknown };
+    try {
+      row = JSON.parse(l);
+    } catch (e) {
+      throw new UserError(
+        `${file} line ${i + 1}: not a JSON record {sample_id, text} (${
+          (e as Error).message
+        })`,
+      );
+    }
+    if (row === null || typeof row !== "object" || Array.isArray(row)) {
+      throw new UserError(
+        `${file} line ${i + 1}: not a JSON record {sample_id, text}`,
+      );
+    }
+    return [{ line: i + 1, id: row.sample_id ?? row.id, text: row.text }];
+  });
+  try {
+    return importGridRecords(records);
+  } catch (e) {
+    if (e instanceof GridImportError) {
+      throw new UserError(
+        `${file}${e.line > 0 ? " " : ": "}${e.message}`,
+      );
+    }
+    throw e;
+  }
 }
 
 /** Instances of a prompt text file, or of a JSON-lines file of `{sample_id, text}`. */

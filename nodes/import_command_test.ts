@@ -94,3 +94,62 @@ Deno.test("cli import: benchmark JSON lines, single prompts and MovingAI files",
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("cli import --suite paper-grid: the benchmark file as the grid; a bad record is one line and nothing is written", async () => {
+  const { generatePaperGrid } = await import("../mapf/paper_grid.ts");
+  const grid = generatePaperGrid({ perCell: 1, split: "test" }).instances;
+  const dir = await Deno.makeTempDir();
+  try {
+    const lines = grid.map((inst) =>
+      JSON.stringify({
+        sample_id: inst.id,
+        text: renderPrompt(inst, { instructions: false }),
+      })
+    );
+    const file = join(dir, "benchmark.jsonl");
+    await Deno.writeTextFile(file, lines.join("\n") + "\n");
+    const out = join(dir, "grid.jsonl");
+    await runCommand(importCommand, [
+      "--format",
+      "prompt",
+      "--suite",
+      "paper-grid",
+      file,
+      "--out",
+      out,
+    ]);
+    const back = parseInstanceLines(await Deno.readTextFile(out));
+    assert.deepEqual(back.map((i) => i.id), grid.map((i) => i.id));
+    assert.ok(back.every((i) => i.suite === "paper-grid"));
+    await Deno.remove(out);
+    const broken = join(dir, "broken.jsonl");
+    await Deno.writeTextFile(
+      broken,
+      [
+        ...lines.slice(0, 5),
+        '{"sample_id": "x", "text": ""}',
+        ...lines.slice(5),
+      ]
+        .join("\n"),
+    );
+    await assert.rejects(
+      () =>
+        runCommand(importCommand, [
+          "--format",
+          "prompt",
+          "--suite",
+          "paper-grid",
+          broken,
+          "--out",
+          out,
+        ]),
+      (e: unknown) =>
+        e instanceof UserError &&
+        e.message ===
+          `${broken} line 6 (x): sample_id: "x" is not a benchmark id like 3ag_3x3_hr0.1_000 (agents, rows x columns, hole ratio, index)`,
+    );
+    await assert.rejects(() => Deno.stat(out), Deno.errors.NotFound);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -12,7 +12,7 @@ import {
   parseInstanceLines,
 } from "../mapf/instance.ts";
 import type { SuiteSplit } from "../mapf/generator.ts";
-import { getSuite } from "../mapf/suites.ts";
+import { generateSuite, getSuite } from "../mapf/suites.ts";
 import type { AnyEnvConfig } from "../schemas/env_config.ts";
 import type { CliIo } from "./_cli_io.ts";
 
@@ -88,12 +88,19 @@ export function suiteInstances(
   } catch (e) {
     throw new UserError((e as Error).message);
   }
-  return generateOrExplain(suite.config, {
-    count: count ?? suite.count,
-    seed,
-    suite: suite.name,
-    split,
-  });
+  if (seed > 0x7fffffff) {
+    throw new UserError(`--seed must be at most 2147483647, got ${seed}`);
+  }
+  try {
+    return generateSuite(suite.name, {
+      count: count ?? suite.count,
+      seed,
+      split,
+    }).instances;
+  } catch (e) {
+    if (e instanceof GenerationError) throw new UserError(e.message);
+    throw e;
+  }
 }
 
 /** Run the generator, turning a generation failure into a user error. */

@@ -5,6 +5,10 @@ import { UserError } from "@envsmith/engine/errors";
 import { generate, instancesToJsonLines } from "../mapf/mod.ts";
 import { initCheckpoint, loadCheckpoint, OBS_VERSION } from "../policy/mod.ts";
 import { startStubServer } from "../llm/mod.ts";
+import { compileInstance } from "../mapf/instance.ts";
+import { parsePrompt } from "../mapf/render_text.ts";
+import { pathsToPlan } from "../mapf/replay.ts";
+import { solveMakespan } from "../mapf/solve_makespan.ts";
 import { trainCommand } from "./train_command.ts";
 import { evaluateCommand } from "./evaluate_command.ts";
 import type { PolicyCliIo } from "./policy_cli.ts";
@@ -298,6 +302,9 @@ Deno.test("cli evaluate with an LLM policy: plans from an endpoint, cached for -
     assert.equal(m.policy, `stub at ${stub.baseURL}`);
     assert.equal(m.episodes, 3);
     assert.equal(m.outcome_rates.timeout, 1, "everyone stays: timeouts");
+    assert.equal(m.valid_rate, 0);
+    // "Agent 0: S" three times: 32 characters, 8 tokens by the stub's count
+    assert.equal(m.tokens_per_answer, 8);
     assert.equal(stub.requests.length, 3);
     const again = await run(evaluateCommand, [...args, "--offline"], cache);
     assert.ok(
@@ -318,6 +325,60 @@ Deno.test("cli evaluate with an LLM policy: plans from an endpoint, cached for -
       (e: unknown) =>
         e instanceof UserError && /Give either --policy/.test(e.message),
     );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("cli evaluate: an LLM answering makespan-optimal plans on the paper grid is valid and optimal in every cell", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    await using stub = startStubServer((req) => {
+      const inst = parsePrompt(req.body.messages[1].content, { solve: false });
+      const sol = solveMakespan(compileInstance(inst))!;
+      const plan = pathsToPlan(sol.paths, inst.width);
+      return {
+        reply: plan.map((acts, a) =>
+          `Agent ${a}: ${acts.map((x) => "SUDLR"[x]).join(" ")}`
+        ).join("\n"),
+      };
+    });
+    const r = await run(evaluateCommand, [
+      "--base-url",
+      stub.baseURL,
+      "--model",
+      "stub",
+      "--suite",
+      "paper-grid",
+      "--split",
+      "test",
+      "--count",
+      "1",
+      "--json",
+    ], join(dir, "cache"));
+    const m = JSON.parse(r.out);
+    assert.equal(m.count, 21);
+    assert.equal(m.valid_rate, 1);
+    assert.equal(m.optimal_makespan_rate, 1);
+    assert.ok(m.optimal_soc_rate <= 1);
+    assert.equal(Object.keys(m.cells).length, 21);
+    assert.equal(m.cells["5ag_10x10"].optimal_makespan_rate, 1);
+    const text = await run(evaluateCommand, [
+      "--base-url",
+      stub.baseURL,
+      "--model",
+      "stub",
+      "--suite",
+      "paper-grid",
+      "--split",
+      "test",
+      "--count",
+      "1",
+      "--offline",
+    ], join(dir, "cache"));
+    assert.match(text.out, /valid rate +1\.000/);
+    assert.match(text.out, /optimal rate \(makespan\) 1\.000/);
+    assert.match(text.out, /tokens per answer +\d+\.\d/);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

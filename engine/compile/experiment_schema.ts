@@ -89,6 +89,20 @@ export const TableColumnSchema = v.union([
 ]);
 
 /**
+ * Per-instance records of a compared table's node: the list at `path`;
+ * records whose `column` field equals a column's label belong to that
+ * column (with `label`, a template: `* valid` makes a record of cell
+ * `3ag_3x3` belong to column `3ag_3x3 valid`); their `value` field is the
+ * number.
+ */
+export const TableInstancesSchema = v.strictObject({
+  path: v.string(),
+  column: v.string(),
+  value: v.string(),
+  label: v.optional(v.string()),
+});
+
+/**
  * `compare:` of a table: every row against the row `against`, paired over
  * the `over` axis (`paired_by`, default `over`); `instances` names
  * per-instance records in the node's value so the interval also resamples
@@ -98,11 +112,10 @@ export const TableColumnSchema = v.union([
 export const TableCompareSchema = v.strictObject({
   against: v.union([v.string(), v.number(), v.boolean()]),
   paired_by: v.optional(v.string()),
-  instances: v.optional(v.strictObject({
-    path: v.string(),
-    column: v.string(),
-    value: v.string(),
-  })),
+  instances: v.optional(v.union([
+    TableInstancesSchema,
+    v.pipe(v.array(TableInstancesSchema), v.minLength(1)),
+  ])),
   resamples: v.optional(
     v.pipe(v.number(), v.integer(), v.maxValue(1_000_000)),
   ),
@@ -120,6 +133,18 @@ export const TableAggregateSchema = v.union([
   v.picklist(["mean", "iqm"]),
   v.strictObject({ label: v.string(), of: v.picklist(["mean", "iqm"]) }),
 ]);
+
+/**
+ * `groups:` of a table: the columns a `*` path expands to, grouped by a
+ * pattern over their keys (`by`, a regular expression; its first capture
+ * group, or the whole match, names the group), side by side in group order,
+ * with an optional mean column per group (`mean`, a label with `$1` for the
+ * group's name) after each group.
+ */
+export const TableGroupsSchema = v.strictObject({
+  by: v.pipe(v.string(), v.minLength(1)),
+  mean: v.optional(v.pipe(v.string(), v.minLength(1))),
+});
 
 /** One entry of `tables:`. */
 export const TableSchema = v.strictObject({
@@ -148,6 +173,7 @@ export const TableSchema = v.strictObject({
     ),
   ),
   compare: v.optional(TableCompareSchema),
+  groups: v.optional(TableGroupsSchema),
   digits: v.optional(
     v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(12)),
   ),
@@ -213,6 +239,16 @@ export interface TableSpec {
   readonly digits?: number | undefined;
   /** Paired comparisons against a baseline row. */
   readonly compare?: TableCompare | undefined;
+  /** Groups of the `*` columns by a pattern over their keys, with a mean per group. */
+  readonly groups?: TableGroups | undefined;
+}
+
+/** A parsed `groups:` block. */
+export interface TableGroups {
+  /** A regular expression over a `*` column's key; its first capture group (or the match) names the group. */
+  readonly by: string;
+  /** The label of each group's mean column; `$1` is the group's name. */
+  readonly mean?: string | undefined;
 }
 
 /** A parsed `compare:` block. */
@@ -221,12 +257,8 @@ export interface TableCompare {
   readonly against: string | number | boolean;
   /** The pairing axis (the table's `over`). */
   readonly paired_by?: string | undefined;
-  /** Per-instance records of the node's value. */
-  readonly instances?: {
-    readonly path: string;
-    readonly column: string;
-    readonly value: string;
-  } | undefined;
+  /** Per-instance records of the node's value (one spec, or one per column family). */
+  readonly instances?: TableInstances | readonly TableInstances[] | undefined;
   /** Bootstrap resamples (at least 1,000). @default {10000} */
   readonly resamples?: number | undefined;
   /** Seed of the bootstrap. @default {1} */
@@ -239,6 +271,18 @@ export interface TableCompare {
   readonly equivalence?: number | undefined;
   /** Adds P(row > baseline) over the suites with its interval. */
   readonly probability_of_improvement?: boolean | undefined;
+}
+
+/** Where a compared table finds per-instance records (see `TableInstancesSchema`). */
+export interface TableInstances {
+  /** Field path of the list of records. */
+  readonly path: string;
+  /** The record field that names the column. */
+  readonly column: string;
+  /** The record field holding the number. */
+  readonly value: string;
+  /** A label template: `*` is the record's `column` field. */
+  readonly label?: string | undefined;
 }
 
 /** An aggregate column as written: `mean`, `iqm`, or `{ label, of }`. */

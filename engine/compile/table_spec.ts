@@ -117,6 +117,7 @@ function _check(
     );
   }
   _checkWhere(t);
+  _checkGroups(t);
   _checkCompare(t);
   _checkFreeAxes(t, errorsBefore);
   return true;
@@ -196,6 +197,34 @@ function _checkColumns(t: _Table): void {
       );
     }
   });
+}
+
+/** `groups:` compiles as a regular expression and groups `*` columns. */
+function _checkGroups(t: _Table): void {
+  const { c, spec, at } = t;
+  const g = spec.groups;
+  if (g === undefined) return;
+  try {
+    new RegExp(g.by);
+  } catch (e) {
+    c.diags.report(
+      "table",
+      [...at, "groups", "by"],
+      `table ${spec.name}: groups.by is not a regular expression: ${
+        (e as Error).message
+      }`,
+    );
+  }
+  const paths = typeof spec.columns === "string"
+    ? [spec.columns]
+    : spec.columns.map((x) => typeof x === "string" ? x : x.path);
+  if (!paths.some((p) => p.includes("*"))) {
+    c.diags.report(
+      "table",
+      [...at, "groups"],
+      `table ${spec.name}: groups group the columns a * path expands to, and no column has a * (e.g. value.cells.*.valid_rate)`,
+    );
+  }
 }
 
 /** A column's `node:` names a node (or stages of one) that varies with no axis the table's node lacks. */
@@ -312,16 +341,22 @@ function _checkCompare(t: _Table): void {
       `table ${spec.name}: compare.paired_by must be the table's over axis (${spec.over}), got "${cmp.paired_by}"`,
     );
   }
-  if (
-    cmp.instances !== undefined &&
-    !/^(value|report)(\.[A-Za-z0-9_-]+)*$/.test(cmp.instances.path)
-  ) {
-    c.diags.report(
-      "table",
-      [...where, "instances", "path"],
-      `table ${spec.name}: compare.instances.path "${cmp.instances.path}" is not a field path like value.per_instance`,
-    );
-  }
+  const list = cmp.instances === undefined
+    ? []
+    : Array.isArray(cmp.instances)
+    ? cmp.instances
+    : [cmp.instances];
+  list.forEach((inst, j) => {
+    if (!/^(value|report)(\.[A-Za-z0-9_-]+)*$/.test(inst.path)) {
+      c.diags.report(
+        "table",
+        Array.isArray(cmp.instances)
+          ? [...where, "instances", j, "path"]
+          : [...where, "instances", "path"],
+        `table ${spec.name}: compare.instances.path "${inst.path}" is not a field path like value.per_instance`,
+      );
+    }
+  });
 }
 
 function _checkWhere(t: _Table): void {

@@ -24,7 +24,10 @@
  *
  * @module
  */
-import type { TableCompare } from "../compile/experiment_schema.ts";
+import type {
+  TableCompare,
+  TableInstances,
+} from "../compile/experiment_schema.ts";
 import type { Experiment, GraphNode } from "../compile/experiment.ts";
 import {
   holm,
@@ -397,7 +400,9 @@ export function compareRows(
     ? undefined
     : spec.instances === undefined
     ? `compare.instances is not set, so the intervals resample ${pairedBy}s only (the instances each ${pairedBy} was scored on are held fixed)`
-    : `no per-instance outcomes (${spec.instances.path}) for ${
+    : `no per-instance outcomes (${
+      [...new Set(_instanceSpecs(spec).map((x) => x.path))].join(", ")
+    }) for ${
       fallback.length === groups.length ? "any column" : fallback.join(", ")
     }: ${
       fallback.length === groups.length ? "the" : "their"
@@ -460,36 +465,52 @@ type _Records = (
   id: string,
 ) => Map<string, { ids: string; x: Float64Array }> | undefined;
 
+/** The per-instance record specs of a compare block, as a list. */
+function _instanceSpecs(spec: TableCompare): readonly TableInstances[] {
+  const inst = spec.instances;
+  if (inst === undefined) return [];
+  return "path" in inst
+    ? [inst as TableInstances]
+    : inst as readonly TableInstances[];
+}
+
 function _recordsOf(
   exp: Experiment,
   spec: TableCompare,
   valueOf: ValueOf,
 ): _Records {
-  const inst = spec.instances;
+  const specs = _instanceSpecs(spec);
   const memo = new Map<
     string,
     Map<string, { ids: string; x: Float64Array }> | undefined
   >();
   return (id) => {
-    if (inst === undefined || id === "") return undefined;
+    if (specs.length === 0 || id === "") return undefined;
     if (memo.has(id)) return memo.get(id);
     const node = exp.nodes[exp.byId.get(id) ?? -1];
     const value = node ? valueOf(node) : undefined;
-    const path = inst.path.split(".");
-    const list = value === undefined
-      ? undefined
-      : getField({ value, report: null }, path);
     let out: Map<string, { ids: string; x: Float64Array }> | undefined;
-    if (Array.isArray(list)) {
-      const groups = new Map<string, { id: string; x: number }[]>();
+    const groups = new Map<string, { id: string; x: number }[]>();
+    let found = false;
+    for (const inst of specs) {
+      const list = value === undefined
+        ? undefined
+        : getField({ value, report: null }, inst.path.split("."));
+      if (!Array.isArray(list)) continue;
+      found = true;
       list.forEach((r, k) => {
         if (r === null || typeof r !== "object" || Array.isArray(r)) return;
         const col = r[inst.column], x = r[inst.value];
         if (col === undefined || typeof x !== "number") return;
-        const g = groups.get(String(col)) ?? [];
+        const label = inst.label === undefined
+          ? String(col)
+          : inst.label.replaceAll("*", String(col));
+        const g = groups.get(label) ?? [];
         g.push({ id: typeof r.id === "string" ? r.id : String(k), x });
-        groups.set(String(col), g);
+        groups.set(label, g);
       });
+    }
+    if (found) {
       out = new Map(
         [...groups].map(([k, g]) => {
           g.sort((a, b) => a.id < b.id ? -1 : a.id > b.id ? 1 : 0);

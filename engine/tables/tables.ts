@@ -104,6 +104,8 @@ export interface Table {
   readonly sources?: Readonly<Record<string, string>>;
   /** `*` column paths that matched nothing in the available results, each with why and a suggestion. */
   readonly unmatched?: readonly string[];
+  /** Group mean columns (`groups.mean`): label -> the labels of the columns averaged. */
+  readonly groupMeans?: Readonly<Record<string, readonly string[]>>;
 }
 
 function _split(path: string): string[] {
@@ -148,6 +150,10 @@ interface _Column {
   readonly axisValue: string | null;
   /** The plain nodes the column reads instead of the table's node (`node:`). */
   readonly plains?: readonly string[];
+  /** A `*` column: the index of its entry in `columns` and its key. */
+  readonly star?: { readonly entry: number; readonly key: string };
+  /** A group's mean column: the labels of the columns it averages. */
+  readonly members?: readonly string[];
 }
 
 /** What building one table needs. */
@@ -196,7 +202,11 @@ export function buildTable(
   for (const row of rows) {
     const perOver = new Map<string, (number | null)[]>();
     for (const col of columns) {
-      cells.push(_cell(b, row, col, overValues, perOver, missing));
+      cells.push(
+        col.members
+          ? _groupMeanCell(row, col, overValues, cells)
+          : _cell(b, row, col, overValues, perOver, missing),
+      );
     }
     const rowNodes = b.nodes.filter((n) => n.variant[spec.rows] === row);
     const rowState = {
@@ -212,7 +222,7 @@ export function buildTable(
         _aggregateCell(
           row,
           a,
-          columns.filter((c) => !c.plains).length,
+          columns.filter((c) => !c.plains && !c.members).length,
           overValues,
           perOver,
           cells,
@@ -230,9 +240,13 @@ export function buildTable(
       exp,
       {
         rows,
-        // columns read from other nodes (e.g. fallback rates) are not compared
+        // columns read from other nodes (e.g. fallback rates) are not
+        // compared, nor group means beside an aggregate (which would count
+        // their columns twice)
         columns: columnLabels.filter((l) =>
-          !columns.some((c) => c.plains && c.label === l)
+          !columns.some((c) =>
+            c.label === l && (c.plains || (c.members && aggs.length > 0))
+          )
         ),
         ...(aggLabel !== undefined ? { aggregate: aggLabel } : {}),
         ...(iqmLabel !== undefined ? { iqm: iqmLabel } : {}),
@@ -273,6 +287,13 @@ export function buildTable(
     ...(missing.length ? { command: runCommand(missing) } : {}),
     digits: spec.digits ?? 3,
     ...(columns.some((c) => c.plains) ? { sources: _sources(spec) } : {}),
+    ...(columns.some((c) => c.members)
+      ? {
+        groupMeans: Object.fromEntries(
+          columns.filter((c) => c.members).map((c) => [c.label, c.members!]),
+        ),
+      }
+      : {}),
     ...(b.unmatched.length ? { unmatched: b.unmatched } : {}),
     ...(comparison ? { comparison } : {}),
   };
@@ -359,7 +380,7 @@ function _columns(b: _Build): _Column[] {
   }
   const columns: _Column[] = [];
   const list = typeof spec.columns === "string" ? [spec.columns] : spec.columns;
-  for (const c of list) {
+  for (const [entry, c] of list.entries()) {
     const path = typeof c === "string" ? c : c.path;
     const label = typeof c === "string" ? undefined : c.label;
     const segs = _split(path);
@@ -392,13 +413,137 @@ function _columns(b: _Build): _Column[] {
     }
     for (const k of keys) {
       columns.push({
-        label: k,
+        label: label?.includes("*") ? label.replaceAll("*", k) : k,
         path: [...segs.slice(0, star), k, ...segs.slice(star + 1)],
         axisValue: null,
+        star: { entry, key: k },
       });
     }
   }
-  return columns;
+  return spec.groups ? _grouped(b, columns, list) : columns;
+}
+
+/**
+ * The columns with the `*` columns grouped by `groups.by` over their keys:
+ * groups in the order their first key was found, within a group every key's
+ * columns side by side (in the order of `columns:`), then the group's mean
+ * columns (one per `*` entry) when `groups.mean` is set. Keys that match no
+ * group follow, ungrouped. The `*` block takes the place of the first `*`
+ * column.
+ */
+function _grouped(
+  b: _Build,
+  columns: readonly _Column[],
+  list: readonly (string | { label: string; path: string })[],
+): _Column[] {
+  const g = b.spec.groups!;
+  const re = new RegExp(g.by);
+  const stars = columns.filter((c) => c.star);
+  if (stars.length === 0) return [...columns];
+  const keys = [...new Set(stars.map((c) => c.star!.key))];
+  const entries = [...new Set(stars.map((c) => c.star!.entry))];
+  const groupOf = (k: string) => {
+    const m = re.exec(k);
+    return m ? (m[1] ?? m[0]) : null;
+  };
+  const groups = [
+    ...new Set(keys.map(groupOf).filter((x): x is string => x !== null)),
+  ];
+  const find = (entry: number, key: string) =>
+    stars.find((c) => c.star!.entry === entry && c.star!.key === key);
+  const block: _Column[] = [];
+  const template = (entry: number) => {
+    const c = list[entry]!;
+    const label = typeof c === "string" ? undefined : c.label;
+    return label?.includes("*") ? label : "*";
+  };
+  for (const group of groups) {
+    const inGroup = keys.filter((k) => groupOf(k) === group);
+    for (const k of inGroup) {
+      for (const e of entries) {
+        const c = find(e, k);
+        if (c) block.push(c);
+      }
+    }
+    if (g.mean === undefined) continue;
+    const name = g.mean.replaceAll("$1", group);
+    for (const e of entries) {
+      const members = inGroup.map((k) => find(e, k)?.label).filter((
+        x,
+      ): x is string => x !== undefined);
+      if (members.length === 0) continue;
+      block.push({
+        label: template(e).replaceAll("*", name),
+        path: [],
+        axisValue: null,
+        members,
+      });
+    }
+  }
+  const loose = keys.filter((k) => groupOf(k) === null);
+  if (loose.length > 0) {
+    b.unmatched.push(
+      `groups.by ${g.by} matches no key of ${loose.slice(0, 4).join(", ")}${
+        loose.length > 4 ? ", …" : ""
+      } (shown ungrouped)`,
+    );
+    for (const k of loose) {
+      for (const e of entries) {
+        const c = find(e, k);
+        if (c) block.push(c);
+      }
+    }
+  }
+  const first = columns.findIndex((c) => c.star);
+  return [
+    ...columns.slice(0, first).filter((c) => !c.star),
+    ...block,
+    ...columns.slice(first).filter((c) => !c.star),
+  ];
+}
+
+/**
+ * A group's mean cell: per `over` value the mean of the group's columns
+ * (complete groups only), then mean ± std over the `over` values.
+ */
+function _groupMeanCell(
+  row: string,
+  col: _Column,
+  overValues: readonly string[],
+  cells: readonly Cell[],
+): Cell {
+  const members = col.members!.map((l) =>
+    cells.find((c) => c.row === row && c.column === l)
+  ).filter((c): c is Cell => c !== undefined);
+  const samples: Sample[] = [];
+  for (const over of overValues) {
+    const xs = members.map((c) =>
+      c.samples.find((s) => s.over === over)?.value ?? null
+    );
+    if (xs.length !== col.members!.length || xs.some((x) => x === null)) {
+      continue;
+    }
+    samples.push({
+      over,
+      id: "",
+      value: (xs as number[]).reduce((a, x) => a + x, 0) / xs.length,
+    });
+  }
+  const values = samples.map((x) => x.value as number);
+  const skipped = members.length > 0 && members.every((c) => c.skipped)
+    ? members[0]!.skipped
+    : undefined;
+  return {
+    row,
+    column: col.label,
+    ..._stats(values),
+    n: values.length,
+    samples,
+    missing: [...new Set(members.flatMap((c) => c.missing))],
+    ...(members.some((c) => c.imported) ? { imported: true } : {}),
+    ...(skipped ? { skipped } : {}),
+    notes: [],
+  };
 }
 
 /**
@@ -656,6 +801,14 @@ export function tableNotes(t: Table): string[] {
       `${labels.join(", ")}: from ${node}${
         node.includes("*") ? ", mean over the stages the row depends on" : ""
       }`,
+    );
+  }
+  const means = Object.keys(t.groupMeans ?? {});
+  if (means.length > 0) {
+    notes.push(
+      `${means.join(", ")}: mean over ${
+        means.length > 1 ? "each group's" : "the group's"
+      } columns per ${t.over?.axis ?? "run"}, then aggregated`,
     );
   }
   if (t.aggregate) {

@@ -352,3 +352,127 @@ Deno.test("table: a `*` column path with a typo names the path that matched noth
   }), cmd);
   assert.equal(none.unmatched, undefined);
 });
+
+const GRID = `experiment: g
+seed: 1
+matrix:
+  model: [base, tuned]
+  seed: [1, 2]
+nodes:
+  score: { kind: test.sleep, with: { ms: 0, value: [$matrix.model, $seed] } }
+tables:
+  - name: grid
+    node: score
+    rows: model
+    columns:
+      - { label: "* valid", path: value.value.cells.*.valid }
+      - { label: "* optimal", path: value.value.cells.*.optimal }
+    groups: { by: "^(\\\\d+ag)_", mean: "$1 mean" }
+    over: seed
+    compare: { against: base }
+`;
+
+Deno.test("table: groups lay the * columns out by a pattern over their keys, side by side, with a mean per group", () => {
+  const gx = compileExperiment("g.yaml", GRID, { kinds, env: () => undefined });
+  // valid = size/10 + seed/100 (+0.2 tuned); optimal = valid / 2
+  const lookup: Lookup = (n) => {
+    const cells: Record<string, Json> = {};
+    for (const k of ["3ag_3x3", "3ag_4x4", "4ag_4x4"]) {
+      const v = Number(k.split("x")[1]) / 10 + Number(n.variant.seed) / 100 +
+        (n.variant.model === "tuned" ? 0.2 : 0);
+      cells[k] = { valid: v, optimal: v / 2 };
+    }
+    return { status: "ok", value: { value: { cells } } };
+  };
+  const t = buildTable(gx, gx.tables[0]!, lookup, cmd);
+  assert.deepEqual(t.columns, [
+    "3ag_3x3 valid",
+    "3ag_3x3 optimal",
+    "3ag_4x4 valid",
+    "3ag_4x4 optimal",
+    "3ag mean valid",
+    "3ag mean optimal",
+    "4ag_4x4 valid",
+    "4ag_4x4 optimal",
+    "4ag mean valid",
+    "4ag mean optimal",
+  ]);
+  const cell = (row: string, col: string) =>
+    t.cells.find((c) => c.row === row && c.column === col)!;
+  // 3ag mean valid of tuned: seed 1 (0.51 + 0.61) / 2, seed 2 (0.52 + 0.62) / 2
+  const m = cell("tuned", "3ag mean valid");
+  assert.equal(m.n, 2);
+  assert.ok(Math.abs(m.mean! - 0.565) < 1e-12);
+  assert.ok(Math.abs(m.std! - Math.SQRT2 * 0.005) < 1e-12);
+  assert.ok(Math.abs(cell("base", "4ag mean optimal").mean! - 0.2075) < 1e-12);
+  // the group means are compared like any column (seeds resampled)
+  const d = t.comparison!.cells.find((c) =>
+    c.row === "tuned" && c.column === "3ag mean valid"
+  )!;
+  assert.ok(Math.abs(d.diff! - 0.2) < 1e-9);
+  const md = tableMarkdown(t);
+  assert.match(md, /\| model \| 3ag_3x3 valid \| 3ag_3x3 optimal \|/);
+  assert.match(
+    md,
+    /3ag mean valid, 3ag mean optimal, 4ag mean valid, 4ag mean optimal: mean over each group's columns per seed/,
+  );
+  // bad groups are refused before anything runs, naming the table
+  assert.throws(
+    () =>
+      compileExperiment("g.yaml", GRID.replace("^(\\\\d+ag)_", "(["), {
+        kinds,
+        env: () => undefined,
+      }),
+    /table grid: groups.by is not a regular expression/,
+  );
+  assert.throws(
+    () =>
+      compileExperiment(
+        "g.yaml",
+        GRID.replace("value.value.cells.*.valid", "value.value.valid")
+          .replace("value.value.cells.*.optimal", "value.value.optimal"),
+        { kinds, env: () => undefined },
+      ),
+    /table grid: groups group the columns a \* path expands to/,
+  );
+});
+
+Deno.test("table: compare.instances with label templates resamples the instances of templated * columns", () => {
+  const yaml = GRID.replace(
+    "    compare: { against: base }",
+    `    compare:
+      against: base
+      resamples: 1000
+      instances:
+        - { path: value.value.per_instance, column: cell, value: valid, label: "* valid" }
+        - { path: value.value.per_instance, column: cell, value: optimal, label: "* optimal" }`,
+  );
+  const gx = compileExperiment("g.yaml", yaml, { kinds, env: () => undefined });
+  const lookup: Lookup = (n) => {
+    const cells: Record<string, Json> = {};
+    const per: Json[] = [];
+    for (const k of ["3ag_3x3", "3ag_4x4", "4ag_4x4"]) {
+      const xs = [0, 1, 1, 0].map((x, i) =>
+        (i + Number(n.variant.seed)) % 2 === 0 ? x : 1 - x
+      );
+      const v = xs.reduce((a, b) => a + b, 0) / xs.length;
+      cells[k] = { valid: v, optimal: v / 2 };
+      xs.forEach((x, i) =>
+        per.push({ id: `${k}_${i}`, cell: k, valid: x, optimal: x / 2 })
+      );
+    }
+    return { status: "ok", value: { value: { cells, per_instance: per } } };
+  };
+  const t = buildTable(gx, gx.tables[0]!, lookup, cmd);
+  const note = t.comparison!.seedsOnly!;
+  // only the group means (no per-instance records) fall back to seeds
+  assert.match(
+    note,
+    /3ag mean valid, 3ag mean optimal, 4ag mean valid, 4ag mean optimal: their intervals resample seeds only/,
+  );
+  assert.doesNotMatch(note, /3ag_3x3/);
+  assert.match(
+    note,
+    /no per-instance outcomes \(value\.value\.per_instance\) for 3ag mean valid/,
+  );
+});
