@@ -1,8 +1,8 @@
 /**
  * Readiness: whether this machine can run the nodes a plan would run, asked
- * of their kinds ({@linkcode NodeKind.ready}) by `plan`, `run` and
- * `run-node`, never by `tables`, `report` or anything that only reads the
- * cache. What a node needs of the machine (a Python environment, a GPU) is
+ * of their kinds (`NodeKind.ready`) by `plan`, `run` and
+ * `run-node FILE NODE`, never by `tables`, `report` or anything that only
+ * reads the cache. What a node needs of the machine (a Python environment, a GPU) is
  * kept out of its key, so the key, and the tables built on it, can be
  * computed anywhere.
  *
