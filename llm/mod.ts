@@ -80,6 +80,7 @@ export {
   LlmContextOverflowError,
   LlmError,
   type LlmErrorData,
+  LlmGrammarError,
   LlmHttpError,
   LlmTimeoutError,
   LlmUnreachableError,
