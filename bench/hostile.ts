@@ -113,7 +113,7 @@ async function _serverCase(
 
 async function _post(
   base: string,
-  body: string | Uint8Array,
+  body: string,
   signal?: AbortSignal,
 ): Promise<string> {
   const res = await fetch(`${base}/chat/completions`, {
