@@ -298,8 +298,9 @@ const LM_KIND_FILES: readonly string[] = [
  */
 const DIGEST_FILES: Record<string, readonly string[]> = {
   "exec": [
-    "engine/canonical.ts",
     "engine/errors.ts",
+    "engine/input_files.ts",
+    "engine/limits.ts",
     "engine/regular_file.ts",
     "engine/run/child_process.ts",
     "engine/run/exec_kind.ts",

@@ -228,6 +228,7 @@ async function _planCase(
   name: string,
   make: (dir: string) => Promise<void>,
   engineer: boolean,
+  limits: string[] = [],
 ): Promise<Measured> {
   const d = join(dir, name);
   await Deno.mkdir(d, { recursive: true });
@@ -258,6 +259,7 @@ nodes:
     join(ROOT, "cli.ts"),
     "--cache",
     join(d, "cache"),
+    ...limits,
     "plan",
     join(d, "exp.yaml"),
   ], d);
@@ -265,13 +267,23 @@ nodes:
   const out = await child.output();
   const seconds = (performance.now() - t0) / 1000;
   const err = new TextDecoder().decode(out.stderr).trim().split("\n");
+  err.push(...new TextDecoder().decode(out.stdout).trim().split("\n"));
   const answer = seconds >= CAP_S - 0.5
     ? `still running after ${CAP_S} s (stopped)`
     : `exit ${out.code}: ${err.filter((l) => l).at(-1)?.slice(0, 200)}`;
   return { name, answer, seconds, peakMb: peakMb() };
 }
 
-const PLAN_CASES: Record<string, [(d: string) => Promise<void>, boolean]> = {
+const twoGb = async (d: string) => {
+  const f = await Deno.open(join(d, "data"), { write: true, create: true });
+  await f.truncate(2 * 1024 * 1024 * 1024);
+  f.close();
+};
+
+const PLAN_CASES: Record<
+  string,
+  [(d: string) => Promise<void>, boolean, string[]?]
+> = {
   "exec-kind-dev-zero": [
     (d) => Deno.symlink("/dev/zero", join(d, "data")),
     false,
@@ -286,14 +298,12 @@ const PLAN_CASES: Record<string, [(d: string) => Promise<void>, boolean]> = {
     },
     false,
   ],
-  "exec-kind-2GB-file": [
-    async (d) => {
-      const f = await Deno.open(join(d, "data"), { write: true, create: true });
-      await f.truncate(2 * 1024 * 1024 * 1024);
-      f.close();
-    },
-    false,
-  ],
+  "exec-kind-2GB-file": [twoGb, false],
+  // hashed when the limit is raised: streamed, memory stays flat
+  "exec-kind-2GB-file-limit-raised": [twoGb, false, [
+    "--limit",
+    "input-bytes=4G",
+  ]],
   "exec-engineer-dev-zero": [
     (d) => Deno.symlink("/dev/zero", join(d, "data")),
     true,
@@ -325,8 +335,8 @@ if (import.meta.main) {
     for (const [name, send] of Object.entries(SERVER_CASES)) {
       if (pick(name)) show(await _serverCase(dir, gguf, name, send));
     }
-    for (const [name, [make, engineer]] of Object.entries(PLAN_CASES)) {
-      if (pick(name)) show(await _planCase(dir, name, make, engineer));
+    for (const [name, [make, engineer, limits]] of Object.entries(PLAN_CASES)) {
+      if (pick(name)) show(await _planCase(dir, name, make, engineer, limits));
     }
   } finally {
     await Deno.remove(dir, { recursive: true });
