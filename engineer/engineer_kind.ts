@@ -159,8 +159,6 @@ export type ProgramRunner = (
 export interface EngineerFingerprintInfo {
   /** Directory relative paths resolve against (the experiment file's). */
   readonly baseDir: string;
-  /** Most bytes of the files one node declares as inputs (`--limit input-bytes`). @default 256 MiB */
-  readonly inputBytes?: number;
 }
 
 /** An object schema: what an engineer's parameters must be declared as. */

@@ -450,7 +450,8 @@ export const engineer: EngineerKind<ExecEngineerParams> = {
       params as { command?: unknown; inputs?: unknown },
       info.baseDir,
       Deno.env.get("PATH"),
-      info.inputBytes,
+      // (the engine passes its input-bytes limit beside baseDir)
+      (info as { inputBytes?: number }).inputBytes,
     );
   },
   create: (params, env) => execEngineer(params, env),

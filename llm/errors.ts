@@ -113,15 +113,6 @@ export class LlmContextOverflowError extends LlmError {
   }
 }
 
-/** llama.cpp refused the reply grammar of a request (local runtime). */
-export class LlmGrammarError extends LlmError {
-  /** Build the error. */
-  constructor(message: string, data: LlmErrorData, options?: ErrorOptions) {
-    super(message, data, options);
-    this.name = "LlmGrammarError";
-  }
-}
-
 /** The client options are invalid (bad URL, missing API-key variable, ...). */
 export class LlmConfigError extends TypeError {
   /** The option at fault, e.g. `apiKeyEnv`. */

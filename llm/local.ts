@@ -48,7 +48,6 @@ import {
   LlmConfigError,
   LlmContextOverflowError,
   LlmError,
-  LlmGrammarError,
 } from "./errors.ts";
 
 /** Options of {@linkcode LocalChatClient}. */
@@ -402,26 +401,6 @@ export class LocalChatClient {
       });
       loaded.wrappers.set(thinking, wrapper);
     }
-    o.signal?.throwIfAborted();
-    // A prompt far longer than the context is refused from a bounded count
-    // before the chat template is applied: the whole prompt is tokenized
-    // only when it may fit (a 100 MB prompt cost minutes).
-    const chars = messages.reduce((n, m) => n + m.content.length, 0);
-    const atLeast = chars <= 4 * contextSize
-      ? 0 // tokenized whole below, cheaply
-      : promptTokensAtLeast(model, messages, contextSize);
-    if (atLeast > contextSize - 1) {
-      throw new LlmContextOverflowError(
-        `The prompt (at least ${atLeast} tokens) does not fit the context of ${contextSize} tokens of ${o.gguf}; raise context_size or shorten the context (budget).`,
-        {
-          baseURL: endpointId,
-          model: o.gguf,
-          attempts: 0,
-          promptTokens: atLeast,
-          contextSize,
-        },
-      );
-    }
     const history: ChatHistoryItem[] = messages.map((m) =>
       m.role === "assistant"
         ? { type: "model", response: [m.content] }
@@ -454,7 +433,7 @@ export class LocalChatClient {
       try {
         grammar = new nlc.LlamaGrammar(llama, { grammar: o.grammar });
       } catch (e) {
-        throw new LlmGrammarError(
+        throw new LlmError(
           `llama.cpp rejected the reply grammar: ${(e as Error).message}`,
           { baseURL: endpointId, model: o.gguf, attempts: 0 },
           { cause: e },
@@ -526,45 +505,6 @@ export class LocalChatClient {
       await context?.dispose();
     }
   }
-}
-
-/** Characters tokenized at a time by {@linkcode promptTokensAtLeast}. */
-const _CHUNK = 8192;
-
-/**
- * A lower bound of the tokens of `messages`, counted chunk by chunk and
- * stopped as soon as it passes `limit`, so its cost is bounded by the
- * context, not by the prompt. Each message counts one token (its role
- * marker); a chunk is cut at a space where there is one, and counts two
- * tokens less than it tokenizes to (a token may span a cut).
- *
- * @example
- * ```ts ignore
- * const n = promptTokensAtLeast(model, [{ role: "user", content: huge }], 8192);
- * if (n > 8191) throw new Error("does not fit");
- * ```
- */
-export function promptTokensAtLeast(
-  model: Pick<LlamaModel, "tokenize">,
-  messages: readonly ChatMessage[],
-  limit: number,
-): number {
-  let n = 0;
-  for (const m of messages) {
-    n++;
-    const t = m.content;
-    for (let i = 0; i < t.length && n <= limit;) {
-      let j = Math.min(t.length, i + _CHUNK);
-      if (j < t.length) {
-        const space = t.lastIndexOf(" ", j);
-        if (space > i + _CHUNK / 2) j = space;
-      }
-      n += Math.max(0, model.tokenize(t.slice(i, j)).length - 2);
-      i = j;
-    }
-    if (n > limit) break;
-  }
-  return n;
 }
 
 function _int(

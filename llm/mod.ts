@@ -80,7 +80,6 @@ export {
   LlmContextOverflowError,
   LlmError,
   type LlmErrorData,
-  LlmGrammarError,
   LlmHttpError,
   LlmTimeoutError,
   LlmUnreachableError,

@@ -24,7 +24,8 @@
  * Requests are untrusted, and each is bounded before the work it could
  * blow up: a body over `maxBodyBytes` is refused (413) before it is parsed
  * (from its Content-Length, or once that many bytes arrived); a prompt is
- * counted in tokens, chunk by chunk, before it is rendered whole; a
+ * counted in tokens, chunk by chunk (`prompt_budget.ts`), before it is
+ * rendered whole; a
  * `json_schema` is checked against the schema limits of `gbnf.ts`
  * (subschemas, depth, enum length, numeric bounds, lengths, grammar size)
  * while it is turned into a grammar, answered 400 naming the limit; more
@@ -57,12 +58,9 @@ import {
   jsonSchemaToGbnf,
   type SchemaLimits,
 } from "./gbnf.ts";
-import {
-  LlmContextOverflowError,
-  LlmError,
-  LlmGrammarError,
-} from "./errors.ts";
+import { LlmContextOverflowError, LlmError } from "./errors.ts";
 import { ggufDigest, LocalChatClient, type LocalChatOptions } from "./local.ts";
+import { PromptCounter } from "./prompt_budget.ts";
 
 /** Options of {@linkcode startOpenAiServer}. */
 export interface OpenAiServerOptions {
@@ -393,6 +391,8 @@ export interface OpenAiHandlerOptions {
   maxQueue?: number;
   /** Limits on `json_schema` schemas. */
   schemaLimits?: Partial<SchemaLimits>;
+  /** Counts prompts before they are rendered whole (none: not counted here). */
+  counter?: PromptCounter;
 }
 
 /**
@@ -465,6 +465,19 @@ export function openAiHandler(
       if (!(e instanceof ChatRequestError)) throw e;
       return _error(e.status, e.message, e.param);
     }
+    if (o.counter !== undefined) {
+      // (the runtime may clamp it to the model's trained context, and
+      // counts exactly then)
+      const context = o.contextSize ?? 8192;
+      const atLeast = o.counter.atLeast(parsed.messages, context);
+      if (atLeast > context - 1) {
+        return _error(
+          400,
+          `The prompt (at least ${atLeast} tokens) does not fit the context of ${context} tokens of ${o.model}; shorten it, or start the server with a larger --context-size`,
+          "messages",
+        );
+      }
+    }
     try {
       const reply = await new LocalChatClient({
         gguf: o.gguf,
@@ -506,7 +519,12 @@ export function openAiHandler(
       if (e instanceof LlmContextOverflowError) {
         return _error(400, e.message, "messages");
       }
-      if (e instanceof LlmGrammarError) {
+      // (the local runtime says so in its message: the grammar came from
+      // the client's schema)
+      if (
+        e instanceof LlmError &&
+        e.message.startsWith("llama.cpp rejected the reply grammar")
+      ) {
         return _error(400, e.message, "response_format");
       }
       if (e instanceof LlmError) return _error(500, e.message);
@@ -576,6 +594,7 @@ export async function startOpenAiServer(
     contextSize: 256,
     maxTokens: 1,
   }).chat([{ role: "user", content: "." }]);
+  const counter = await PromptCounter.load(o.gguf);
   const model = o.modelName ?? basename(o.gguf);
   const hostname = o.hostname ?? "127.0.0.1";
   const handler = openAiHandler({
@@ -586,6 +605,7 @@ export async function startOpenAiServer(
     ...(o.maxBodyBytes === undefined ? {} : { maxBodyBytes: o.maxBodyBytes }),
     ...(o.maxQueue === undefined ? {} : { maxQueue: o.maxQueue }),
     ...(o.schemaLimits === undefined ? {} : { schemaLimits: o.schemaLimits }),
+    counter,
   });
   const { promise: listening, resolve } = Promise.withResolvers<number>();
   const server = Deno.serve({
@@ -602,8 +622,11 @@ export async function startOpenAiServer(
     port,
     model,
     startMs: performance.now() - t0,
-    finished: server.finished,
+    finished: server.finished.finally(() => counter.dispose()),
     close: () => server.shutdown(),
-    [Symbol.asyncDispose]: () => server.shutdown(),
+    [Symbol.asyncDispose]: async () => {
+      await server.shutdown();
+      await counter.dispose();
+    },
   };
 }
