@@ -454,6 +454,7 @@ const ENGINEER_FILES: Record<string, readonly string[]> = {
     "llm/json_extract.ts",
     "llm/local.ts",
     "llm/openai_server.ts",
+    "llm/prompt_budget.ts",
     "llm/serve_llm_command.ts",
     "llm/served_client.ts",
     "llm/served_process.ts",
