@@ -133,6 +133,14 @@ async function _post(
 }
 
 const hi = [{ role: "user", content: "hi" }];
+
+let _bigBody: string | undefined;
+/** The 100 MB body, built before the server starts (not timed). */
+function _big(): string {
+  return _bigBody ??= `{"messages":[{"role":"user","content":"${
+    "x".repeat(100 * 1024 * 1024)
+  }"}],"max_tokens":1}`;
+}
 const schemaBody = (schema: unknown) =>
   JSON.stringify({
     messages: hi,
@@ -144,12 +152,28 @@ const schemaBody = (schema: unknown) =>
   });
 
 const SERVER_CASES: Record<string, (base: string) => Promise<string>> = {
-  "server-body-100MB": (base) => {
-    const text = "x".repeat(100 * 1024 * 1024);
-    return _post(
-      base,
-      `{"messages":[{"role":"user","content":"${text}"}],"max_tokens":1}`,
-    );
+  "server-body-100MB": (base) => _post(base, _big()),
+  // the same Content-Length, the body's first 64 KiB sent, then waiting for
+  // the answer: the server's own time, without the client's upload
+  "server-body-100MB-declared": async (base) => {
+    const url = new URL(base);
+    const conn = await Deno.connect({
+      hostname: url.hostname,
+      port: Number(url.port),
+    });
+    const head = `POST /v1/chat/completions HTTP/1.1\r\nhost: ${url.host}\r\n` +
+      `content-type: application/json\r\ncontent-length: ${
+        100 * 1024 * 1024
+      }\r\n\r\n`;
+    await conn.write(new TextEncoder().encode(head));
+    await conn.write(new Uint8Array(64 * 1024).fill(0x20));
+    const buf = new Uint8Array(4096);
+    const n = await conn.read(buf);
+    conn.close();
+    const text = new TextDecoder().decode(buf.subarray(0, n ?? 0));
+    const status = text.split(" ")[1];
+    const m = /"message":"([^"]{0,160})/.exec(text);
+    return `${status} ${m?.[1] ?? ""}`;
   },
   "server-prompt-3MB": (base) =>
     _post(
@@ -332,6 +356,7 @@ if (import.meta.main) {
           m.seconds.toFixed(2)
         } | ${m.peakMb.toFixed(0)} |`,
       );
+    if (pick("server-body")) _big();
     for (const [name, send] of Object.entries(SERVER_CASES)) {
       if (pick(name)) show(await _serverCase(dir, gguf, name, send));
     }

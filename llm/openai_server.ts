@@ -403,11 +403,15 @@ async function _body(
   request: Request,
   max: number,
 ): Promise<string | Response> {
-  const tooLarge = (n: string) =>
-    _error(
+  const tooLarge = (n: string) => {
+    const res = _error(
       413,
       `the body is ${n} bytes; this server reads at most ${max} (serve-llm --max-body-bytes N raises it)`,
     );
+    // the rest of the body is not read: the connection ends with the answer
+    res.headers.set("connection", "close");
+    return res;
+  };
   const declared = Number(request.headers.get("content-length") ?? NaN);
   if (declared > max) return tooLarge(String(declared));
   if (request.body === null) return "";
