@@ -482,14 +482,19 @@ export function openAiHandler(
         );
       }
     }
+    // A client that goes away stops its generation (or its turn); the
+    // listener goes before the answer is sent (Deno also aborts a
+    // request's signal once its answer was delivered).
+    const gone = new AbortController();
+    const onAbort = () => gone.abort();
+    request.signal.addEventListener("abort", onAbort, { once: true });
     try {
       const reply = await new LocalChatClient({
         gguf: o.gguf,
         threads: o.threads,
         ...(o.contextSize === undefined ? {} : { contextSize: o.contextSize }),
         ...parsed.options,
-        // a client that goes away stops its generation (or its turn)
-        signal: request.signal,
+        signal: gone.signal,
       }).chat(parsed.messages);
       served++;
       return _json({
@@ -516,7 +521,7 @@ export function openAiHandler(
         },
       });
     } catch (e) {
-      if (request.signal.aborted) {
+      if (gone.signal.aborted) {
         // nobody reads this answer: the client has gone
         return _error(499, "the client closed the request");
       }
@@ -533,6 +538,8 @@ export function openAiHandler(
       }
       if (e instanceof LlmError) return _error(500, e.message);
       throw e;
+    } finally {
+      request.signal.removeEventListener("abort", onAbort);
     }
   }
   return async (request) => {

@@ -149,13 +149,10 @@ export function handFiles(
   const copies = new Map<string, FileReference>();
   for (const ref of refs) {
     if (byPath.has(ref.path)) continue;
-    const copy = join(
-      dir,
-      `${ref.input.replace(/[^A-Za-z0-9_.-]/g, "_")}.${ref.field}`.slice(
-        0,
-        200,
-      ),
-    );
+    // (named by the producer, its blob and the field: unique, and a
+    // `.gguf` field keeps its extension)
+    const name = ref.input.replace(/[^A-Za-z0-9_.-]/g, "_").slice(0, 100);
+    const copy = join(dir, `${name}-${ref.hash.slice(0, 12)}.${ref.field}`);
     const got = _stream(ref.path, copy);
     if (got !== ref.hash) {
       store.quarantine(ref.path);
