@@ -299,8 +299,9 @@ const LM_KIND_FILES: readonly string[] = [
  */
 const DIGEST_FILES: Record<string, readonly string[]> = {
   "exec": [
-    "engine/canonical.ts",
     "engine/errors.ts",
+    "engine/input_files.ts",
+    "engine/limits.ts",
     "engine/regular_file.ts",
     "engine/run/child_process.ts",
     "engine/run/exec_kind.ts",
@@ -505,6 +506,7 @@ const ENGINEER_FILES: Record<string, readonly string[]> = {
     "llm/json_extract.ts",
     "llm/local.ts",
     "llm/openai_server.ts",
+    "llm/prompt_budget.ts",
     "llm/serve_llm_command.ts",
     "llm/served_client.ts",
     "llm/served_process.ts",

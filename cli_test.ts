@@ -5,6 +5,7 @@ import { createProgram, main } from "./cli.ts";
 import { commands as domainCommands } from "./nodes/mod.ts";
 import { readManifest, Store } from "@envsmith/engine/cache";
 import { SilentReporter } from "@envsmith/engine/run";
+import { sha256Hex } from "@envsmith/engine/hash";
 import { kinds as testKinds } from "./engine/testdata/kinds.ts";
 import { lmVenvDir } from "./nodes/lm_env.ts";
 
@@ -443,7 +444,8 @@ tables:
   const ver = await cli(["--cache", p.cache, "cache", "verify"]);
   assert.equal(ver.code, 1);
   assert.match(ver.out, new RegExp(`Corrupt cache blob ${blob}`));
-  assert.match(ver.err, /verified 3 entries and 1 blobs .*: 1 corrupt/);
+  // (the blob, and the entry left dangling without it)
+  assert.match(ver.err, /verified 3 entries and 1 blobs .*: 2 corrupt/);
   assert.equal((await cli(["--cache", p.cache, "cache", "verify"])).code, 0);
   assert.match(
     (await cli(["--cache", p.cache, "run", p.file])).err,
@@ -472,6 +474,98 @@ tables:
     )?.length,
     1,
   );
+});
+
+Deno.test("cli: cache verify reports dangling blobs and entries whatever the import mode", async () => {
+  const yaml = `experiment: dv
+seed: 1
+nodes:
+  w: { kind: test.blob, with: { size: 100 } }
+  a: { kind: test.add, with: { a: 1, b: 2 } }
+`;
+  await using p = await project(yaml);
+  assert.equal((await cli(["--cache", p.cache, "run", p.file])).code, 0);
+  const bundle = join(p.dir, "b.esb");
+  assert.equal(
+    (await cli(["--cache", p.cache, "cache", "export", bundle])).code,
+    0,
+  );
+  // A bundle with one more blob, referenced by no entry.
+  const extra = new TextEncoder().encode("a blob no entry names");
+  const hash = sha256Hex(extra);
+  const text = await Deno.readFile(bundle);
+  const end = text.lastIndexOf(10, text.length - 2) + 1;
+  const count = JSON.parse(new TextDecoder().decode(text.subarray(end))).count;
+  const enc = new TextEncoder();
+  const forged = [
+    text.subarray(0, end),
+    enc.encode(
+      JSON.stringify({
+        type: "blob",
+        name: hash,
+        size: extra.length,
+        sha256: hash,
+      }) + "\n",
+    ),
+    extra,
+    enc.encode("\n" + JSON.stringify({ type: "end", count: count + 1 }) + "\n"),
+  ];
+  const out = join(p.dir, "extra.esb");
+  await Deno.writeFile(
+    out,
+    new Uint8Array(await new Blob(forged).arrayBuffer()),
+  );
+  for (const trust of [true, false]) {
+    const cache = join(p.dir, `c-${trust}`);
+    const im = await cli([
+      "--cache",
+      cache,
+      "cache",
+      "import",
+      out,
+      ...(trust ? ["--trust"] : []),
+    ]);
+    assert.equal(im.code, 0, im.err);
+    const ver = await cli(["--cache", cache, "cache", "verify"]);
+    assert.equal(ver.code, 0, `trust ${trust}: ${ver.err}`);
+    assert.match(
+      ver.out,
+      new RegExp(
+        `^Dangling blob ${hash} \\(.*\\): no entry references it; \`cache gc\` removes it$`,
+      ),
+    );
+    assert.equal(ver.out.split("\n").length, 1, ver.out);
+    assert.match(
+      ver.err,
+      /all intact; 1 dangling blob no entry references \(`cache gc` removes them\)/,
+    );
+    // An entry whose blob went missing is dangling: moved aside, exit 1.
+    const store = new Store(cache);
+    const blobs = [...store.blobHashes()].filter((h) => h !== hash);
+    assert.equal(blobs.length, 1);
+    Deno.removeSync(store.blobPath(blobs[0]!));
+    const again = await cli(["--cache", cache, "cache", "verify"]);
+    assert.equal(again.code, 1);
+    assert.match(
+      again.out,
+      new RegExp(
+        `^Dangling cache entry [0-9a-f]{64} \\(.*\\): its blob ${
+          blobs[0]
+        } is missing( \\(imported from extra\\.esb\\))?; moved aside, it will be recomputed$`,
+        "m",
+      ),
+    );
+    assert.match(again.err, /1 corrupt \(moved to/);
+    assert.equal((await cli(["--cache", cache, "cache", "verify"])).code, 0);
+  }
+  // A results-only import (no blobs) is complete as it is: not dangling.
+  const json = join(p.dir, "json.esb");
+  await cli(["--cache", p.cache, "cache", "export", json, "--only", "json"]);
+  const ro = join(p.dir, "c-json");
+  assert.equal((await cli(["--cache", ro, "cache", "import", json])).code, 0);
+  const v = await cli(["--cache", ro, "cache", "verify"]);
+  assert.equal(v.code, 0, v.out);
+  assert.equal(v.out, "");
 });
 
 Deno.test("cli: ablate fails clearly when its experiment file is missing", async () => {

@@ -39,6 +39,11 @@ export interface Limits {
    * (`$earlier.x` at stage k counts k). @default 200000
    */
   readonly references: number;
+  /**
+   * Bytes of the files one node declares in `inputs:` (the `exec` kind's
+   * and the `exec` engineer's), hashed at every plan. @default 256 MiB
+   */
+  readonly inputBytes: number;
 }
 
 /** One limit: its command-line name, what it bounds, its default. */
@@ -110,6 +115,12 @@ export const LIMITS: readonly LimitInfo[] = [
       "references between nodes once stages and the matrix are expanded ($earlier.x at stage k counts k)",
     default: 200_000,
   },
+  {
+    field: "inputBytes",
+    name: "input-bytes",
+    what: "bytes of the files one node declares in inputs: (hashed at plan)",
+    default: 256 * 1024 * 1024,
+  },
 ];
 
 /** The default limits. */
@@ -131,7 +142,7 @@ export function raiseHint(field: keyof Limits): string {
 /**
  * Parses `NAME=N[,NAME=N...]` (the value of `--limit` or `ENVSMITH_LIMITS`);
  * `N` is a positive integer, optionally with a `k`, `M` or `G` suffix
- * (powers of 1024 for `file-bytes`, of 1000 otherwise).
+ * (powers of 1024 for `file-bytes` and `input-bytes`, of 1000 otherwise).
  *
  * @throws {UserError} naming the bad part and the valid names.
  *
@@ -157,7 +168,7 @@ export function parseLimits(text: string): Partial<Limits> {
         } (e.g. --limit stages=50000)`,
       );
     }
-    const unit = info.field === "fileBytes" ? 1024 : 1000;
+    const unit = info.field.endsWith("Bytes") ? 1024 : 1000;
     const scale = { "": 1, k: unit, m: unit ** 2, g: unit ** 3 }[
       m[3]!.toLowerCase() as "" | "k" | "m" | "g"
     ];

@@ -73,12 +73,14 @@
  */
 export type {
   BlobRef,
+  FingerprintInfo,
   Json,
   NodeContext,
   NodeKind,
   NodeResult,
   ResultWarning,
 } from "./types.ts";
+export { hashInputs, InputFileError } from "./input_files.ts";
 export {
   CorruptEntryError,
   type Diagnostic,

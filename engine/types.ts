@@ -119,7 +119,7 @@ export interface NodeKind<P = unknown, V extends Json = Json> {
    * their `$...` strings). The `exec` kind returns the digests of its
    * declared input files here. Throwing marks the node as not cacheable.
    */
-  fingerprint?(params: unknown, info: { readonly baseDir: string }): Json;
+  fingerprint?(params: unknown, info: FingerprintInfo): Json;
   /**
    * Optional: modules besides `module` whose code this node runs, chosen by
    * its literal parameters (as `fingerprint` sees them), e.g. the one
@@ -160,6 +160,17 @@ export interface NodeKind<P = unknown, V extends Json = Json> {
     readonly value: Json;
     readonly report?: Json;
   }): ResultWarning | null;
+}
+
+/** What {@linkcode NodeKind.fingerprint} is given besides the literal parameters. */
+export interface FingerprintInfo {
+  /** The experiment file's directory: relative paths resolve against it. */
+  readonly baseDir: string;
+  /**
+   * The `input-bytes` limit: most bytes of the files one node declares as
+   * inputs (hashed into its key). @default 256 MiB
+   */
+  readonly inputBytes?: number;
 }
 
 /** What {@linkcode NodeKind.warning} returns. */

@@ -39,7 +39,8 @@
  */
 import * as v from "valibot";
 import { delimiter, isAbsolute, join, resolve } from "node:path";
-import { createHash } from "node:crypto";
+import { hashInputs, InputFileError } from "@envsmith/engine/kind";
+import { DEFAULT_LIMITS } from "@envsmith/engine/limits";
 import { type AnyEnvConfig, ENV_CONFIG_BOUNDS } from "../schemas/env_config.ts";
 import { heaviest } from "./config_ops.ts";
 import type {
@@ -166,19 +167,6 @@ const _Params = v.strictObject({
   ),
 });
 
-function _hashPath(path: string, rel: string, out: Record<string, string>) {
-  const st = Deno.statSync(path);
-  if (st.isDirectory) {
-    for (const e of [...Deno.readDirSync(path)].map((e) => e.name).sort()) {
-      _hashPath(join(path, e), join(rel, e), out);
-    }
-  } else {
-    out[rel] = createHash("sha256").update(Deno.readFileSync(path)).digest(
-      "hex",
-    );
-  }
-}
-
 function _isFile(path: string): Deno.FileInfo | null {
   try {
     return Deno.statSync(path);
@@ -209,7 +197,13 @@ export function execFingerprint(
   params: { command?: unknown; inputs?: unknown },
   baseDir: string,
   path: string | undefined = Deno.env.get("PATH"),
+  inputBytes: number = DEFAULT_LIMITS.inputBytes,
 ): { files: Record<string, string> } {
+  // The program, its script arguments and `inputs` are hashed together:
+  // regular files only (a device or a FIFO is refused before it is
+  // opened), streamed, and within the input-bytes limit together.
+  const hashed: string[] = [];
+  const hash = (rel: string) => void hashed.push(rel);
   const command = params.command;
   if (!Array.isArray(command) || typeof command[0] !== "string") {
     throw new EngineerConfigError(
@@ -236,7 +230,7 @@ export function execFingerprint(
         `exec command ${program} is not executable: chmod +x ${program}, or run it through its interpreter (command: [python3, ${program}])`,
       );
     }
-    _hashPath(p, program, files);
+    hash(program);
   } else if (_onPath(program, path) === null) {
     throw new EngineerConfigError(
       `exec command ${program} is not on PATH; install it, or give its path (command: [/usr/bin/${program}, ...])`,
@@ -246,7 +240,7 @@ export function execFingerprint(
     if (typeof a !== "string" || a.startsWith("-")) continue;
     const p = isAbsolute(a) ? a : resolve(baseDir, a);
     const st = _isFile(p);
-    if (st?.isFile) _hashPath(p, a, files);
+    if (st?.isFile) hash(a);
     else if (st === null && _SCRIPT_RE.test(a)) {
       throw new EngineerConfigError(
         `exec command argument ${a} does not exist (relative to ${baseDir}, the experiment file's directory); correct the path`,
@@ -266,7 +260,15 @@ export function execFingerprint(
         `exec input ${f} does not exist (relative to ${baseDir}, the experiment file's directory); correct the path in inputs:`,
       );
     }
-    _hashPath(p, f, files);
+    hash(f);
+  }
+  try {
+    Object.assign(files, hashInputs(baseDir, hashed, inputBytes));
+  } catch (e) {
+    if (e instanceof InputFileError) {
+      throw new EngineerConfigError(`exec engineer: ${e.message}`);
+    }
+    throw e;
   }
   return { files };
 }
@@ -447,6 +449,9 @@ export const engineer: EngineerKind<ExecEngineerParams> = {
     return execFingerprint(
       params as { command?: unknown; inputs?: unknown },
       info.baseDir,
+      Deno.env.get("PATH"),
+      // (the engine passes its input-bytes limit beside baseDir)
+      (info as { inputBytes?: number }).inputBytes,
     );
   },
   create: (params, env) => execEngineer(params, env),

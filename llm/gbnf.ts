@@ -18,6 +18,14 @@
  * {@linkcode GbnfSchemaError} naming the path, rather than produce a grammar
  * that allows more than the schema.
  *
+ * A schema may come from anyone (the model server turns a request's
+ * `json_schema` into a grammar), so its size is bounded while it is read,
+ * before any grammar is built ({@linkcode SCHEMA_LIMITS}): subschemas,
+ * nesting depth, values of one enum, literal characters, decimal places and
+ * magnitude of numeric bounds, string lengths and item counts, and the
+ * grammar's own size. Over a limit throws {@linkcode SchemaLimitError}
+ * naming it.
+ *
  * @example
  * ```ts
  * import { jsonSchemaToGbnf } from "./gbnf.ts";
@@ -73,7 +81,67 @@ export interface GbnfOptions {
    * @default {16}
    */
   maxItems?: number;
+  /** Limits on the schema, over {@linkcode SCHEMA_LIMITS}. */
+  limits?: Partial<SchemaLimits>;
 }
+
+/** Bounds on a schema, checked while it is read, before a grammar is built. */
+export interface SchemaLimits {
+  /** Subschemas (every schema object, alternatives and items included). */
+  readonly nodes: number;
+  /** Nesting depth of subschemas. */
+  readonly depth: number;
+  /** Values of one `enum`, alternatives of one `anyOf`/`oneOf` or `type` list, properties of one object. */
+  readonly enumValues: number;
+  /** Characters of every `enum`/`const` value and property name, together. */
+  readonly literalChars: number;
+  /** Decimal places a numeric bound may need (`minimum: 1e-300` needs 300). */
+  readonly decimals: number;
+  /** Magnitude of a numeric bound. */
+  readonly magnitude: number;
+  /** `minLength`/`maxLength` of a string (llama.cpp refuses a repetition past 2,000 symbols). */
+  readonly stringLength: number;
+  /** `minItems`/`maxItems` of an array (each item repeats 3 symbols: 500 stays within llama.cpp's 2,000). */
+  readonly items: number;
+  /** String lengths and item counts of every string and array, together (llama.cpp expands each repetition). */
+  readonly repeats: number;
+  /** Characters of the grammar written. */
+  readonly grammarChars: number;
+}
+
+/**
+ * The default schema limits: far above the shapes of real reply schemas
+ * (envsmith's engineer reply: 47 subschemas, 9 deep, enums of 2, bounds
+ * with 3 decimals, an 8 KB grammar), and low enough that the worst schema
+ * they admit is turned into a grammar in milliseconds.
+ */
+export const SCHEMA_LIMITS: Readonly<SchemaLimits> = Object.freeze({
+  nodes: 2_000,
+  depth: 32,
+  enumValues: 1_000,
+  literalChars: 65_536,
+  decimals: 6,
+  magnitude: 1e15,
+  stringLength: 1_000,
+  items: 500,
+  repeats: 50_000,
+  grammarChars: 1 << 20,
+});
+
+/** The name of each limit in messages (`schema-depth`). */
+export const SCHEMA_LIMIT_NAMES: Readonly<Record<keyof SchemaLimits, string>> =
+  Object.freeze({
+    nodes: "schema-nodes",
+    depth: "schema-depth",
+    enumValues: "schema-enum",
+    literalChars: "schema-literal-chars",
+    decimals: "schema-decimals",
+    magnitude: "schema-magnitude",
+    stringLength: "schema-string-length",
+    items: "schema-items",
+    repeats: "schema-repeats",
+    grammarChars: "schema-grammar-chars",
+  });
 
 /** A schema construct the converter cannot express exactly. */
 export class GbnfSchemaError extends TypeError {
@@ -84,6 +152,26 @@ export class GbnfSchemaError extends TypeError {
     super(`${message} (at ${path || "the root"})`);
     this.name = "GbnfSchemaError";
     this.path = path;
+  }
+}
+
+/** A schema over one of the {@linkcode SchemaLimits}. */
+export class SchemaLimitError extends GbnfSchemaError {
+  /** Which limit, e.g. `depth`. */
+  readonly limit: keyof SchemaLimits;
+  /** Its value. */
+  readonly max: number;
+  /** Build the error: `message`, then the limit's name and value. */
+  constructor(
+    message: string,
+    path: string,
+    limit: keyof SchemaLimits,
+    max: number,
+  ) {
+    super(`${message}; the limit ${SCHEMA_LIMIT_NAMES[limit]} is ${max}`, path);
+    this.name = "SchemaLimitError";
+    this.limit = limit;
+    this.max = max;
   }
 }
 
@@ -233,29 +321,49 @@ export function numberRangeGbnf(
  * The GBNF grammar of the JSON texts valid under `schema` (root rule
  * `root`), compact: at most one space between tokens.
  *
- * @throws {GbnfSchemaError} for constructs it cannot express exactly.
+ * @throws {SchemaLimitError} for a schema over one of the limits (checked
+ * while it is read, before the grammar grows past them).
+ * @throws {GbnfSchemaError} for constructs it cannot express exactly, and
+ * for keywords of the wrong type (`enum: "a"`, `minItems: -1`).
  */
 export function jsonSchemaToGbnf(
   schema: JsonSchema,
   options: GbnfOptions = {},
 ): string {
+  const limits: SchemaLimits = { ...SCHEMA_LIMITS, ...options.limits };
   const rules = new Map<string, string>();
   const byBody = new Map<string, string>();
   const decimals = options.decimals ?? 3;
   const maxString = options.maxStringLength ?? 200;
   const maxItems = options.maxItems ?? 16;
+  let nodes = 0, literalChars = 0, repeats = 0, grammarChars = 0;
+  const over = (
+    limit: keyof SchemaLimits,
+    value: number,
+    what: string,
+    path: string,
+  ): void => {
+    if (value > limits[limit]) {
+      throw new SchemaLimitError(what, path, limit, limits[limit]);
+    }
+  };
   const rule = (hint: string, body: string): string => {
     const known = byBody.get(body);
     if (known !== undefined) return known;
-    let name = hint.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(
-      /^-+|-+$/g,
-      "",
-    ) || "r";
+    let name = hint.toLowerCase().replace(/[^a-z0-9]+/g, "-").slice(0, 200)
+      .replace(/^-+|-+$/g, "") || "r";
     if (rules.has(name) || name === "root" || name === "ws") {
       let i = 2;
       while (rules.has(`${name}-${i}`)) i++;
       name = `${name}-${i}`;
     }
+    grammarChars += name.length + body.length + 6;
+    over(
+      "grammarChars",
+      grammarChars,
+      `the grammar grows past ${limits.grammarChars} characters`,
+      "",
+    );
     rules.set(name, body);
     byBody.set(body, name);
     return name;
@@ -268,8 +376,94 @@ export function jsonSchemaToGbnf(
     max === min
       ? (min === 0 ? '""' : `${item}{${min}}`)
       : `${item}{${min},${max}}`;
+  const literal = (x: unknown, path: string): string => {
+    let text: string | undefined;
+    try {
+      text = JSON.stringify(x);
+    } catch { /* a BigInt, a cycle: not JSON */ }
+    if (text === undefined) {
+      throw new GbnfSchemaError("a value that is not JSON", path);
+    }
+    literalChars += text.length;
+    over(
+      "literalChars",
+      literalChars,
+      `enum and const values and property names add up to more than ${limits.literalChars} characters`,
+      path,
+    );
+    return gbnfLiteral(text);
+  };
+  /** A count keyword: a non-negative integer within `limit`. */
+  const count = (
+    s: JsonSchema,
+    key: "minItems" | "maxItems" | "minLength" | "maxLength",
+    limit: "items" | "stringLength",
+    path: string,
+  ): number | undefined => {
+    const x = s[key];
+    if (x === undefined) return undefined;
+    if (typeof x !== "number" || !Number.isInteger(x) || x < 0) {
+      throw new GbnfSchemaError(
+        `${key} must be a non-negative integer (got ${
+          JSON.stringify(x)?.slice(0, 40)
+        })`,
+        path,
+      );
+    }
+    over(limit, x, `${key} ${x} is too large`, path);
+    return x;
+  };
+  /** A numeric bound: a finite number within the magnitude and decimals limits. */
+  const bound = (
+    s: JsonSchema,
+    key: "minimum" | "maximum" | "exclusiveMinimum" | "exclusiveMaximum",
+    path: string,
+  ): number | boolean | undefined => {
+    const x = s[key];
+    if (x === undefined) return undefined;
+    if (typeof x === "boolean" && key.startsWith("exclusive")) return x;
+    if (typeof x !== "number" || !Number.isFinite(x)) {
+      throw new GbnfSchemaError(
+        `${key} must be a finite number (got ${
+          JSON.stringify(x)?.slice(0, 40)
+        })`,
+        path,
+      );
+    }
+    over("magnitude", Math.abs(x), `${key} ${x} is too large`, path);
+    over(
+      "decimals",
+      _decimalsOf(x),
+      `${key} ${x} needs ${_decimalsOf(x)} decimal places`,
+      path,
+    );
+    return x;
+  };
+  const list = (x: unknown, key: string, path: string): unknown[] => {
+    if (!Array.isArray(x)) {
+      throw new GbnfSchemaError(`${key} must be a list`, path);
+    }
+    over("enumValues", x.length, `${key} has ${x.length} entries`, path);
+    return x;
+  };
 
-  const visit = (s: JsonSchema, path: string, hint: string): string => {
+  const visit = (
+    s: JsonSchema,
+    path: string,
+    hint: string,
+    depth: number,
+  ): string => {
+    if (s === null || typeof s !== "object" || Array.isArray(s)) {
+      throw new GbnfSchemaError("a schema must be an object", path);
+    }
+    over("depth", depth, `the schema nests deeper than ${limits.depth}`, path);
+    nodes++;
+    over(
+      "nodes",
+      nodes,
+      `the schema has more than ${limits.nodes} subschemas`,
+      path,
+    );
     for (const key of Object.keys(s)) {
       if (
         !_IGNORED.has(key) &&
@@ -293,57 +487,104 @@ export function jsonSchemaToGbnf(
         ].includes(key)
       ) {
         throw new GbnfSchemaError(
-          `the keyword "${key}" is not supported`,
+          `the keyword "${key.slice(0, 80)}" is not supported`,
           path,
         );
       }
     }
     if (s.const !== undefined) {
-      return rule(hint, gbnfLiteral(JSON.stringify(s.const)));
+      return rule(hint, literal(s.const, `${path}.const`));
     }
     if (s.enum !== undefined) {
+      const values = list(s.enum, "enum", `${path}.enum`);
+      if (values.length === 0) {
+        throw new GbnfSchemaError("enum must list at least one value", path);
+      }
       return rule(
         hint,
-        s.enum.map((x) => gbnfLiteral(JSON.stringify(x))).join(" | "),
+        values.map((x, i) => literal(x, `${path}.enum.${i}`)).join(" | "),
       );
     }
-    const alts = s.anyOf ?? s.oneOf;
-    if (alts !== undefined) {
+    const altsKey = s.anyOf !== undefined ? "anyOf" : "oneOf";
+    if (s[altsKey] !== undefined) {
+      const alts = list(s[altsKey], altsKey, `${path}.${altsKey}`);
+      if (alts.length === 0) {
+        throw new GbnfSchemaError(`${altsKey} must not be empty`, path);
+      }
       const names = alts.map((a, i) =>
-        visit(a, `${path}.${s.anyOf ? "anyOf" : "oneOf"}.${i}`, `${hint}-${i}`)
+        visit(
+          a as JsonSchema,
+          `${path}.${altsKey}.${i}`,
+          `${hint}-${i}`,
+          depth + 1,
+        )
       );
       return rule(hint, names.join(" | "));
     }
     const type = s.type;
     if (Array.isArray(type)) {
+      list(type, "type", `${path}.type`);
       return rule(
         hint,
-        type.map((t, i) => visit({ ...s, type: t }, path, `${hint}-${i}`))
-          .join(" | "),
+        type.map((t, i) => {
+          if (typeof t !== "string") {
+            throw new GbnfSchemaError("type must name types", `${path}.type`);
+          }
+          return visit({ ...s, type: t }, path, `${hint}-${i}`, depth + 1);
+        }).join(" | "),
       );
     }
     switch (type) {
       case "object": {
-        const props = Object.entries(s.properties ?? {});
-        const required = new Set(s.required ?? []);
+        const raw = s.properties === undefined ? {} : s.properties;
+        if (raw === null || typeof raw !== "object" || Array.isArray(raw)) {
+          throw new GbnfSchemaError("properties must be an object", path);
+        }
+        const props = Object.entries(raw);
+        over(
+          "enumValues",
+          props.length,
+          `properties has ${props.length} entries`,
+          path,
+        );
+        const req = s.required === undefined ? [] : s.required;
+        if (!Array.isArray(req) || req.some((r) => typeof r !== "string")) {
+          throw new GbnfSchemaError(
+            "required must be a list of property names",
+            path,
+          );
+        }
+        const required = new Set(req);
         const members = props.map(([k, p]) => {
-          const value = visit(p, `${path}.properties.${k}`, `${hint}-${k}`);
-          return `${gbnfLiteral(JSON.stringify(k))} ws ":" ws ${value}`;
+          const value = visit(
+            p,
+            `${path}.properties.${k.slice(0, 80)}`,
+            `${hint}-${k}`,
+            depth + 1,
+          );
+          return `${literal(k, path)} ws ":" ws ${value}`;
         });
         // Rule r(i, c): members i.. in order, optional ones may be absent;
         // `c` says whether a member was already written (so a comma comes
-        // first). One rule per (i, c): linear in the number of members.
+        // first). One rule per (i, c), each computed once: linear in the
+        // number of members.
+        const memo = new Map<string, string>();
         const rest = (i: number, comma: boolean): string => {
           if (i === props.length) return "";
+          const at = `${i}${comma ? "c" : ""}`;
+          const known = memo.get(at);
+          if (known !== undefined) return known;
           const here = `${comma ? '"," ws ' : ""}${members[i]}`;
           const next = rest(i + 1, true);
           const withIt = next === "" ? here : `${here} ${next}`;
-          const body = required.has(props[i]![0])
-            ? withIt
-            : `( ${withIt} )${
-              rest(i + 1, comma) === "" ? "?" : ` | ${rest(i + 1, comma)}`
-            }`;
-          return rule(`${hint}-m${i}${comma ? "c" : ""}`, body);
+          let body = withIt;
+          if (!required.has(props[i]![0])) {
+            const without = rest(i + 1, comma);
+            body = `( ${withIt} )${without === "" ? "?" : ` | ${without}`}`;
+          }
+          const name = rule(`${hint}-m${at}`, body);
+          memo.set(at, name);
+          return name;
         };
         const inner = rest(0, false);
         const body = `"{" ws ${inner === "" ? "" : inner + " ws "}"}"`;
@@ -353,9 +594,28 @@ export function jsonSchemaToGbnf(
         if (s.items === undefined) {
           throw new GbnfSchemaError("an array needs `items`", path);
         }
-        const item = visit(s.items, `${path}.items`, `${hint}-item`);
-        const min = s.minItems ?? 0;
-        const max = s.maxItems ?? Math.max(min, maxItems);
+        const item = visit(
+          s.items,
+          `${path}.items`,
+          `${hint}-item`,
+          depth + 1,
+        );
+        const min = count(s, "minItems", "items", path) ?? 0;
+        const max = count(s, "maxItems", "items", path) ??
+          Math.max(min, maxItems);
+        if (min > max) {
+          throw new GbnfSchemaError(
+            `minItems ${min} is above maxItems ${max}`,
+            path,
+          );
+        }
+        repeats += max;
+        over(
+          "repeats",
+          repeats,
+          `string lengths and item counts add up to more than ${limits.repeats}`,
+          path,
+        );
         const tail = max <= 1
           ? '""'
           : repeat(`("," ws ${item})`, Math.max(min - 1, 0), max - 1);
@@ -366,8 +626,22 @@ export function jsonSchemaToGbnf(
         return rule(hint, body);
       }
       case "string": {
-        const min = s.minLength ?? 0;
-        const max = s.maxLength ?? Math.max(min, maxString);
+        const min = count(s, "minLength", "stringLength", path) ?? 0;
+        const max = count(s, "maxLength", "stringLength", path) ??
+          Math.max(min, maxString);
+        if (min > max) {
+          throw new GbnfSchemaError(
+            `minLength ${min} is above maxLength ${max}`,
+            path,
+          );
+        }
+        repeats += max;
+        over(
+          "repeats",
+          repeats,
+          `string lengths and item counts add up to more than ${limits.repeats}`,
+          path,
+        );
         return rule(hint, `"\\"" ${repeat(char, min, max)} "\\""`);
       }
       case "boolean":
@@ -377,32 +651,48 @@ export function jsonSchemaToGbnf(
       case "integer":
       case "number": {
         const integer = type === "integer";
-        let min = s.minimum ?? -1e9;
-        let max = s.maximum ?? 1e9;
+        const lo = bound(s, "minimum", path);
+        const hi = bound(s, "maximum", path);
+        const xlo = bound(s, "exclusiveMinimum", path);
+        const xhi = bound(s, "exclusiveMaximum", path);
+        let min = typeof lo === "number" ? lo : -1e9;
+        let max = typeof hi === "number" ? hi : 1e9;
         const step = integer ? 1 : 10 ** -Math.max(decimals, 1);
-        if (typeof s.exclusiveMinimum === "number") {
-          min = Math.max(min, s.exclusiveMinimum + step);
+        if (typeof xlo === "number") min = Math.max(min, xlo + step);
+        if (typeof xhi === "number") max = Math.min(max, xhi - step);
+        if (xlo === true) min += step;
+        if (xhi === true) max -= step;
+        if (!(min <= max)) {
+          throw new GbnfSchemaError(
+            `the range ${min}..${max} holds no number`,
+            path,
+          );
         }
-        if (typeof s.exclusiveMaximum === "number") {
-          max = Math.min(max, s.exclusiveMaximum - step);
+        // (a bound moved by an exclusive step may pick up float noise,
+        // 0.1 + 0.2: the places stay within the limit)
+        const d = Math.min(
+          Math.max(decimals, _decimalsOf(min), _decimalsOf(max)),
+          Math.max(decimals, limits.decimals),
+        );
+        const body = numberRangeGbnf(min, max, { integer, decimals: d });
+        if (body === "") {
+          throw new GbnfSchemaError(
+            `the range ${min}..${max} holds no ${type}`,
+            path,
+          );
         }
-        if (typeof s.exclusiveMinimum === "boolean" && s.exclusiveMinimum) {
-          min += step;
-        }
-        if (typeof s.exclusiveMaximum === "boolean" && s.exclusiveMaximum) {
-          max -= step;
-        }
-        const d = Math.max(decimals, _decimalsOf(min), _decimalsOf(max));
-        return rule(hint, numberRangeGbnf(min, max, { integer, decimals: d }));
+        return rule(hint, body);
       }
       default:
         throw new GbnfSchemaError(
-          `a schema without a supported type (${JSON.stringify(type)})`,
+          `a schema without a supported type (${
+            JSON.stringify(type)?.slice(0, 80)
+          })`,
           path,
         );
     }
   };
-  const root = visit(schema, "", "value");
+  const root = visit(schema, "", "value", 1);
   const lines = [`root ::= ${root}`, `ws ::= " "?`];
   for (const [name, body] of rules) lines.push(`${name} ::= ${body}`);
   return lines.join("\n") + "\n";

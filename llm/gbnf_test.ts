@@ -2,8 +2,12 @@ import assert from "node:assert/strict";
 import {
   gbnfLiteral,
   GbnfSchemaError,
+  type JsonSchema,
   jsonSchemaToGbnf,
   numberRangeGbnf,
+  SCHEMA_LIMITS,
+  SchemaLimitError,
+  type SchemaLimits,
 } from "./gbnf.ts";
 
 /** A JS regex for a GBNF alternation of literals and classes (what numberRangeGbnf writes). */
@@ -101,4 +105,133 @@ Deno.test("jsonSchemaToGbnf: objects in order with optional members, arrays with
     (e) => e instanceof GbnfSchemaError && /items/.test(e.message),
   );
   assert.equal(gbnfLiteral('say "hi"\n'), '"say \\"hi\\"\\n"');
+});
+
+/** Runs `fn`, asserting it throws a SchemaLimitError of `limit` within `ms`; returns the error. */
+function refused(
+  fn: () => unknown,
+  limit: keyof SchemaLimits,
+  ms = 1000,
+): SchemaLimitError {
+  const t0 = performance.now();
+  let err: unknown;
+  try {
+    fn();
+  } catch (e) {
+    err = e;
+  }
+  const took = performance.now() - t0;
+  assert.ok(err instanceof SchemaLimitError, `expected ${limit}, got ${err}`);
+  assert.equal(err.limit, limit);
+  assert.match(err.message, new RegExp(`the limit schema-[a-z-]+ is `));
+  assert.ok(took < ms, `${limit}: refused after ${took.toFixed(0)} ms`);
+  return err;
+}
+
+Deno.test("jsonSchemaToGbnf: hostile schemas are refused by a named limit in milliseconds", () => {
+  const g = (s: unknown) => () => jsonSchemaToGbnf(s as JsonSchema);
+  // 300 decimal places: minutes and a GB before the limit
+  const tiny = refused(
+    g({ type: "number", minimum: 1e-300, maximum: 1 }),
+    "decimals",
+  );
+  assert.match(tiny.message, /minimum 1e-300 needs 300 decimal places/);
+  refused(g({ type: "integer", maximum: 1e300 }), "magnitude");
+  refused(
+    g({ enum: Array.from({ length: 300_000 }, (_, i) => i) }),
+    "enumValues",
+  );
+  // 100,000 levels: a stack overflow before the limit
+  let deep: unknown = { type: "null" };
+  for (let i = 0; i < 100_000; i++) deep = { type: "array", items: deep };
+  const d = refused(g(deep), "depth");
+  assert.equal(d.max, SCHEMA_LIMITS.depth);
+  const wide: Record<string, unknown> = {};
+  for (let i = 0; i < 700; i++) {
+    wide[`p${i}`] = {
+      type: "array",
+      items: { type: "array", items: { type: "null" } },
+    };
+  }
+  refused(g({ type: "object", properties: wide }), "nodes");
+  refused(g({ enum: ["x".repeat(70_000)] }), "literalChars");
+  refused(g({ type: "string", maxLength: 1e9 }), "stringLength");
+  refused(
+    g({ type: "array", items: { type: "null" }, minItems: 100_000 }),
+    "items",
+  );
+  const strings: Record<string, unknown> = {};
+  for (let i = 0; i < 100; i++) {
+    strings[`s${i}`] = { type: "string", maxLength: 1000 };
+  }
+  refused(g({ type: "object", properties: strings }), "repeats");
+  // numbers that pass each bound but add up to a large grammar
+  const numbers: Record<string, unknown> = {};
+  for (let i = 0; i < 900; i++) {
+    numbers[`n${i}`] = {
+      type: "number",
+      minimum: -1e15 + i,
+      maximum: 1e15,
+      exclusiveMaximum: 9e14 + i / 8,
+    };
+  }
+  refused(g({ type: "object", properties: numbers }), "grammarChars");
+  // limits can be set per call
+  refused(
+    () => jsonSchemaToGbnf({ enum: [1, 2, 3] }, { limits: { enumValues: 2 } }),
+    "enumValues",
+  );
+});
+
+Deno.test("jsonSchemaToGbnf: keywords of the wrong type are schema errors, not crashes", () => {
+  const bad: unknown[] = [
+    null,
+    [],
+    5,
+    { enum: "abc" },
+    { enum: [] },
+    { anyOf: {} },
+    { anyOf: [] },
+    { anyOf: [5] },
+    { type: "object", properties: null },
+    { type: "object", properties: [] },
+    { type: "object", properties: { a: null } },
+    { type: "object", required: "a" },
+    { type: "array", items: null },
+    { type: "array", items: { type: "null" }, minItems: -1 },
+    { type: "array", items: { type: "null" }, minItems: 3, maxItems: 2 },
+    { type: "string", maxLength: 1.5 },
+    { type: "string", minLength: "3" },
+    { type: "number", minimum: "0" },
+    { type: "number", minimum: 5, maximum: 1 },
+    { type: "integer", minimum: 0.2, maximum: 0.8 },
+    { type: [1, 2] },
+    { type: { a: 1 } },
+    { const: 1n },
+  ];
+  for (const s of bad) {
+    assert.throws(
+      () => jsonSchemaToGbnf(s as JsonSchema),
+      (e) => e instanceof GbnfSchemaError,
+      String(JSON.stringify(s, (_, v) => typeof v === "bigint" ? "1n" : v)),
+    );
+  }
+});
+
+Deno.test("jsonSchemaToGbnf: optional properties cost linear time (16 took 10 s, exponential)", () => {
+  for (const n of [16, 40, 1000]) {
+    const props: Record<string, unknown> = {};
+    for (let i = 0; i < n; i++) props[`p${i}`] = { type: "boolean" };
+    const t0 = performance.now();
+    const g = jsonSchemaToGbnf(
+      { type: "object", properties: props } as JsonSchema,
+    );
+    const ms = performance.now() - t0;
+    assert.ok(ms < 2000, `${n} optional properties: ${ms.toFixed(0)} ms`);
+    // one rule per (member, comma) pair at most, plus the members'
+    assert.ok(
+      g.split("\n").length < 3 * n + 10,
+      `${n}: ${g.split("\n").length} rules`,
+    );
+  }
 });

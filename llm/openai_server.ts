@@ -21,6 +21,19 @@
  * `stream`, `n` above 1, tools, a schema construct the grammar cannot
  * express, a prompt that does not fit the context. An unknown model is 404.
  *
+ * Requests are untrusted, and each is bounded before the work it could
+ * blow up: a body over `maxBodyBytes` is refused (413) before it is parsed
+ * (from its Content-Length, or once that many bytes arrived); a prompt is
+ * counted in tokens, chunk by chunk (`prompt_budget.ts`), before it is
+ * rendered whole; a
+ * `json_schema` is checked against the schema limits of `gbnf.ts`
+ * (subschemas, depth, enum length, numeric bounds, lengths, grammar size)
+ * while it is turned into a grammar, answered 400 naming the limit; more
+ * than `maxQueue` requests at once are answered 429 (Retry-After). No
+ * request a client can send is answered 500. When a client goes away, its
+ * generation stops (the request's signal aborts it) and the next one
+ * starts.
+ *
  * The model is loaded (and one token generated) before the server listens,
  * so a ready server answers at once and a broken file fails at start. One
  * generation runs at a time (the local runtime queues them); `threads` is
@@ -39,9 +52,15 @@
  */
 import { basename } from "node:path";
 import type { ChatMessage } from "./client.ts";
-import { GbnfSchemaError, type JsonSchema, jsonSchemaToGbnf } from "./gbnf.ts";
+import {
+  GbnfSchemaError,
+  type JsonSchema,
+  jsonSchemaToGbnf,
+  type SchemaLimits,
+} from "./gbnf.ts";
 import { LlmContextOverflowError, LlmError } from "./errors.ts";
 import { ggufDigest, LocalChatClient, type LocalChatOptions } from "./local.ts";
+import { PromptCounter } from "./prompt_budget.ts";
 
 /** Options of {@linkcode startOpenAiServer}. */
 export interface OpenAiServerOptions {
@@ -57,7 +76,22 @@ export interface OpenAiServerOptions {
   contextSize?: number;
   /** The model id `/v1/models` lists. @default the file's name */
   modelName?: string;
+  /** Largest request body read, bytes (more is 413). @default {MAX_BODY_BYTES} */
+  maxBodyBytes?: number;
+  /** Chat requests handled at once (generating or waiting); more is 429. @default {MAX_QUEUE} */
+  maxQueue?: number;
+  /** Limits on `json_schema` schemas, over `gbnf.ts`'s `SCHEMA_LIMITS`. */
+  schemaLimits?: Partial<SchemaLimits>;
 }
+
+/** Default largest request body: 4 MiB (a full 32k-token context is ~130 KB of text). */
+export const MAX_BODY_BYTES = 4 * 1024 * 1024;
+
+/** Default number of chat requests handled at once (one generates, the rest wait). */
+export const MAX_QUEUE = 8;
+
+/** Most messages of one request. */
+export const MAX_MESSAGES = 10_000;
 
 /** A running server. */
 export interface OpenAiServer extends AsyncDisposable {
@@ -127,6 +161,7 @@ const _ROLES = new Set(["system", "user", "assistant"]);
 export function parseChatRequest(
   body: unknown,
   model: string,
+  schemaLimits: Partial<SchemaLimits> = {},
 ): ParsedChatRequest {
   if (body === null || typeof body !== "object" || Array.isArray(body)) {
     throw new ChatRequestError("the body must be a JSON object", null);
@@ -135,7 +170,7 @@ export function parseChatRequest(
   if (b.model !== undefined && b.model !== model) {
     throw new ChatRequestError(
       `the model ${
-        JSON.stringify(b.model)
+        _show(b.model)
       } is not served here; this server serves "${model}"`,
       "model",
       404,
@@ -177,9 +212,7 @@ export function parseChatRequest(
       !(b.temperature <= 2)
     ) {
       throw new ChatRequestError(
-        `temperature must be a number in [0, 2] (got ${
-          JSON.stringify(b.temperature)
-        })`,
+        `temperature must be a number in [0, 2] (got ${_show(b.temperature)})`,
         "temperature",
       );
     }
@@ -188,7 +221,7 @@ export function parseChatRequest(
   if (b.seed !== undefined && b.seed !== null) {
     options.seed = _int(b.seed, "seed", 0, 0xffffffff);
   }
-  const grammar = _grammar(b.response_format);
+  const grammar = _grammar(b.response_format, schemaLimits);
   if (grammar !== undefined) options.grammar = grammar;
   const kwargs = b.chat_template_kwargs;
   if (kwargs !== undefined && kwargs !== null) {
@@ -212,10 +245,26 @@ export function parseChatRequest(
   return { messages, options };
 }
 
+/** A value of a request, shown in a message: its JSON, at most 80 characters. */
+function _show(x: unknown): string {
+  let text: string | undefined;
+  try {
+    text = JSON.stringify(x);
+  } catch { /* not JSON */ }
+  text ??= String(x);
+  return text.length > 80 ? `${text.slice(0, 77)}...` : text;
+}
+
 function _messages(raw: unknown): ChatMessage[] {
   if (!Array.isArray(raw) || raw.length === 0) {
     throw new ChatRequestError(
       "messages must be a non-empty array of {role, content}",
+      "messages",
+    );
+  }
+  if (raw.length > MAX_MESSAGES) {
+    throw new ChatRequestError(
+      `messages has ${raw.length} entries; this server reads at most ${MAX_MESSAGES}`,
       "messages",
     );
   }
@@ -227,9 +276,7 @@ function _messages(raw: unknown): ChatMessage[] {
     const { role, content } = m as Record<string, unknown>;
     if (typeof role !== "string" || !_ROLES.has(role)) {
       throw new ChatRequestError(
-        `${at}.role must be system, user or assistant (got ${
-          JSON.stringify(role)
-        })`,
+        `${at}.role must be system, user or assistant (got ${_show(role)})`,
         `${at}.role`,
       );
     }
@@ -259,16 +306,17 @@ function _messages(raw: unknown): ChatMessage[] {
 function _int(x: unknown, name: string, min: number, max: number): number {
   if (typeof x !== "number" || !Number.isInteger(x) || x < min || x > max) {
     throw new ChatRequestError(
-      `${name} must be an integer in [${min}, ${max}] (got ${
-        JSON.stringify(x)
-      })`,
+      `${name} must be an integer in [${min}, ${max}] (got ${_show(x)})`,
       name,
     );
   }
   return x;
 }
 
-function _grammar(format: unknown): string | undefined {
+function _grammar(
+  format: unknown,
+  limits: Partial<SchemaLimits>,
+): string | undefined {
   if (format === undefined || format === null) return undefined;
   const type = (format as { type?: unknown } | null)?.type;
   if (type === "text") return undefined;
@@ -285,18 +333,21 @@ function _grammar(format: unknown): string | undefined {
       );
     }
     try {
-      return jsonSchemaToGbnf(schema as JsonSchema);
+      return jsonSchemaToGbnf(schema as JsonSchema, { limits });
     } catch (e) {
-      if (!(e instanceof GbnfSchemaError)) throw e;
+      // Whatever fails here fails on the client's schema: a 400, never a 500.
+      const why = e instanceof GbnfSchemaError
+        ? e.message
+        : `the schema cannot be read (${(e as Error)?.message ?? e})`;
       throw new ChatRequestError(
-        `response_format.json_schema: ${e.message}; this server turns a schema into an exact grammar and refuses what it cannot express`,
+        `response_format.json_schema: ${why}; this server turns a schema into an exact grammar and refuses what it cannot express`,
         "response_format.json_schema.schema",
       );
     }
   }
   throw new ChatRequestError(
     `response_format.type must be text, json_object or json_schema (got ${
-      JSON.stringify(type)
+      _show(type)
     })`,
     "response_format.type",
   );
@@ -334,6 +385,56 @@ export interface OpenAiHandlerOptions {
   threads: number;
   /** Context size. */
   contextSize?: number;
+  /** Largest body read, bytes. @default {MAX_BODY_BYTES} */
+  maxBodyBytes?: number;
+  /** Chat requests handled at once. @default {MAX_QUEUE} */
+  maxQueue?: number;
+  /** Limits on `json_schema` schemas. */
+  schemaLimits?: Partial<SchemaLimits>;
+  /** Counts prompts before they are rendered whole (none: not counted here). */
+  counter?: PromptCounter;
+}
+
+/**
+ * The body of `request` as text, at most `max` bytes: refused from its
+ * Content-Length before anything is read, or as soon as more arrived.
+ */
+async function _body(
+  request: Request,
+  max: number,
+): Promise<string | Response> {
+  const tooLarge = (n: string) => {
+    const res = _error(
+      413,
+      `the body is ${n} bytes; this server reads at most ${max} (serve-llm --max-body-bytes N raises it)`,
+    );
+    // the rest of the body is not read: the connection ends with the answer
+    res.headers.set("connection", "close");
+    return res;
+  };
+  const declared = Number(request.headers.get("content-length") ?? NaN);
+  if (declared > max) return tooLarge(String(declared));
+  if (request.body === null) return "";
+  const reader = request.body.getReader();
+  const parts: Uint8Array[] = [];
+  let n = 0;
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    n += value.length;
+    if (n > max) {
+      reader.cancel().catch(() => {});
+      return tooLarge(`more than ${max}`);
+    }
+    parts.push(value);
+  }
+  const bytes = new Uint8Array(n);
+  let at = 0;
+  for (const p of parts) {
+    bytes.set(p, at);
+    at += p.length;
+  }
+  return new TextDecoder().decode(bytes);
 }
 
 /** The request handler of the server (exported for tests and embedding). */
@@ -341,46 +442,59 @@ export function openAiHandler(
   o: OpenAiHandlerOptions,
 ): (request: Request) => Promise<Response> {
   const created = Math.floor(Date.now() / 1000);
-  let served = 0;
-  return async (request) => {
-    const path = new URL(request.url).pathname.replace(/\/+$/, "");
-    if (path === "/v1/models" || path === "/health") {
-      if (request.method !== "GET") {
-        return _error(405, `${path} answers GET only`);
-      }
-      return path === "/health" ? _json({ status: "ok" }) : _json({
-        object: "list",
-        data: [{ id: o.model, object: "model", created, owned_by: "envsmith" }],
-      });
+  const maxBody = o.maxBodyBytes ?? MAX_BODY_BYTES;
+  const maxQueue = o.maxQueue ?? MAX_QUEUE;
+  let served = 0, active = 0;
+  async function chat(request: Request): Promise<Response> {
+    let text: string | Response;
+    try {
+      text = await _body(request, maxBody);
+    } catch (e) {
+      return _error(400, `the body could not be read: ${(e as Error).message}`);
     }
-    if (path !== "/v1/chat/completions") {
-      return _error(
-        404,
-        `no route ${request.method} ${path}; this server answers GET /v1/models and POST /v1/chat/completions`,
-      );
-    }
-    if (request.method !== "POST") {
-      return _error(405, "/v1/chat/completions answers POST only");
-    }
+    if (text instanceof Response) return text;
     let body: unknown;
     try {
-      body = JSON.parse(await request.text());
+      body = JSON.parse(text);
     } catch (e) {
-      return _error(400, `the body is not JSON: ${(e as Error).message}`);
+      return _error(
+        400,
+        `the body is not JSON: ${(e as Error).message.slice(0, 200)}`,
+      );
     }
     let parsed: ParsedChatRequest;
     try {
-      parsed = parseChatRequest(body, o.model);
+      parsed = parseChatRequest(body, o.model, o.schemaLimits);
     } catch (e) {
       if (!(e instanceof ChatRequestError)) throw e;
       return _error(e.status, e.message, e.param);
     }
+    if (o.counter !== undefined) {
+      // (the runtime may clamp it to the model's trained context, and
+      // counts exactly then)
+      const context = o.contextSize ?? 8192;
+      const atLeast = o.counter.atLeast(parsed.messages, context);
+      if (atLeast > context - 1) {
+        return _error(
+          400,
+          `The prompt (at least ${atLeast} tokens) does not fit the context of ${context} tokens of ${o.model}; shorten it, or start the server with a larger --context-size`,
+          "messages",
+        );
+      }
+    }
+    // A client that goes away stops its generation (or its turn); the
+    // listener goes before the answer is sent (Deno also aborts a
+    // request's signal once its answer was delivered).
+    const gone = new AbortController();
+    const onAbort = () => gone.abort();
+    request.signal.addEventListener("abort", onAbort, { once: true });
     try {
       const reply = await new LocalChatClient({
         gguf: o.gguf,
         threads: o.threads,
         ...(o.contextSize === undefined ? {} : { contextSize: o.contextSize }),
         ...parsed.options,
+        signal: gone.signal,
       }).chat(parsed.messages);
       served++;
       return _json({
@@ -407,11 +521,69 @@ export function openAiHandler(
         },
       });
     } catch (e) {
+      if (gone.signal.aborted) {
+        // nobody reads this answer: the client has gone
+        return _error(499, "the client closed the request");
+      }
       if (e instanceof LlmContextOverflowError) {
         return _error(400, e.message, "messages");
       }
+      // (the local runtime says so in its message: the grammar came from
+      // the client's schema)
+      if (
+        e instanceof LlmError &&
+        e.message.startsWith("llama.cpp rejected the reply grammar")
+      ) {
+        return _error(400, e.message, "response_format");
+      }
       if (e instanceof LlmError) return _error(500, e.message);
       throw e;
+    } finally {
+      request.signal.removeEventListener("abort", onAbort);
+    }
+  }
+  return async (request) => {
+    const path = new URL(request.url).pathname.replace(/\/+$/, "");
+    if (path === "/v1/models" || path === "/health") {
+      if (request.method !== "GET") {
+        return _error(405, `${path} answers GET only`);
+      }
+      return path === "/health" ? _json({ status: "ok" }) : _json({
+        object: "list",
+        data: [{ id: o.model, object: "model", created, owned_by: "envsmith" }],
+      });
+    }
+    if (path !== "/v1/chat/completions") {
+      return _error(
+        404,
+        `no route ${request.method} ${path}; this server answers GET /v1/models and POST /v1/chat/completions`,
+      );
+    }
+    if (request.method !== "POST") {
+      return _error(405, "/v1/chat/completions answers POST only");
+    }
+    if (active >= maxQueue) {
+      return new Response(
+        JSON.stringify({
+          error: {
+            message:
+              `${active} requests are being handled (at most ${maxQueue} at once); retry shortly`,
+            type: "rate_limit_error",
+            param: null,
+            code: null,
+          },
+        }),
+        {
+          status: 429,
+          headers: { "content-type": "application/json", "retry-after": "1" },
+        },
+      );
+    }
+    active++;
+    try {
+      return await chat(request);
+    } finally {
+      active--;
     }
   };
 }
@@ -433,6 +605,7 @@ export async function startOpenAiServer(
     contextSize: 256,
     maxTokens: 1,
   }).chat([{ role: "user", content: "." }]);
+  const counter = await PromptCounter.load(o.gguf);
   const model = o.modelName ?? basename(o.gguf);
   const hostname = o.hostname ?? "127.0.0.1";
   const handler = openAiHandler({
@@ -440,6 +613,10 @@ export async function startOpenAiServer(
     model,
     threads,
     ...(o.contextSize === undefined ? {} : { contextSize: o.contextSize }),
+    ...(o.maxBodyBytes === undefined ? {} : { maxBodyBytes: o.maxBodyBytes }),
+    ...(o.maxQueue === undefined ? {} : { maxQueue: o.maxQueue }),
+    ...(o.schemaLimits === undefined ? {} : { schemaLimits: o.schemaLimits }),
+    counter,
   });
   const { promise: listening, resolve } = Promise.withResolvers<number>();
   const server = Deno.serve({
@@ -456,8 +633,11 @@ export async function startOpenAiServer(
     port,
     model,
     startMs: performance.now() - t0,
-    finished: server.finished,
+    finished: server.finished.finally(() => counter.dispose()),
     close: () => server.shutdown(),
-    [Symbol.asyncDispose]: () => server.shutdown(),
+    [Symbol.asyncDispose]: async () => {
+      await server.shutdown();
+      await counter.dispose();
+    },
   };
 }

@@ -109,6 +109,49 @@ Deno.test("openai server: parseChatRequest refuses what it cannot honour, naming
   assert.match(schema.options.grammar!, /"1" \[0-2\]/);
 });
 
+Deno.test("openai server: hostile schemas and messages are 400s naming the limit, in milliseconds", () => {
+  const schema = (s: unknown) => ({
+    messages: hi,
+    response_format: { type: "json_schema", json_schema: { schema: s } },
+  });
+  let deep = '{"type":"null"}';
+  for (let i = 0; i < 100_000; i++) deep = `{"type":"array","items":${deep}}`;
+  const cases: [unknown, RegExp][] = [
+    [
+      schema({ type: "number", minimum: 1e-300, maximum: 1 }),
+      /needs 300 decimal places; the limit schema-decimals is 6/,
+    ],
+    [
+      schema({ enum: Array.from({ length: 300_000 }, (_, i) => i) }),
+      /enum has 300000 entries; the limit schema-enum is 1000/,
+    ],
+    [schema(JSON.parse(deep)), /the limit schema-depth is 32/],
+    [schema({ enum: "abc" }), /enum must be a list/],
+    [schema({ type: "object", properties: null }), /properties must be/],
+    [schema({ type: "array", items: null }), /a schema must be an object/],
+    [
+      { messages: Array.from({ length: 20_000 }, () => hi[0]) },
+      /messages has 20000 entries; this server reads at most 10000/,
+    ],
+    [{ messages: hi, model: { x: "y".repeat(1e6) } }, /is not served here/],
+  ];
+  for (const [body, message] of cases) {
+    const t0 = performance.now();
+    const e = throwsType(
+      () => parseChatRequest(body, "m.gguf"),
+      ChatRequestError,
+    );
+    const ms = performance.now() - t0;
+    assert.ok(e.status === 400 || e.status === 404);
+    assert.match(e.message, message);
+    assert.ok(
+      e.message.length < 600,
+      `a ${e.message.length}-character message`,
+    );
+    assert.ok(ms < 2000, `${message}: ${ms.toFixed(0)} ms`);
+  }
+});
+
 Deno.test("openai server: chat over real HTTP on a random-weight GGUF", async (t) => {
   const dir = await Deno.makeTempDir({ prefix: "envsmith-serve-" });
   const gguf = join(dir, "tiny.gguf");
@@ -118,6 +161,8 @@ Deno.test("openai server: chat over real HTTP on a random-weight GGUF", async (t
       gguf,
       threads: 1,
       contextSize: 2048,
+      maxBodyBytes: 1 << 20,
+      maxQueue: 2,
     });
     console.log(`server ready in ${server.startMs.toFixed(0)} ms`);
     const post = (body: unknown) =>
@@ -304,6 +349,162 @@ Deno.test("openai server: chat over real HTTP on a random-weight GGUF", async (t
           assert.match(body.error.message, message);
           assert.equal(body.error.type, "invalid_request_error");
         }
+      },
+    );
+
+    await t.step(
+      "a body over the limit is 413 before it is parsed, with or without a length",
+      async () => {
+        const rss0 = Deno.memoryUsage().rss;
+        const t0 = performance.now();
+        const big = new Uint8Array(8 << 20).fill(0x20);
+        let res = await post(new TextDecoder().decode(big));
+        assert.equal(res.status, 413);
+        assert.match(
+          (await res.json()).error.message,
+          /the body is 8388608 bytes; this server reads at most 1048576 \(serve-llm --max-body-bytes N raises it\)/,
+        );
+        // chunked: no Content-Length, refused once the limit is passed
+        let sent = 0;
+        const stream = new ReadableStream<Uint8Array>({
+          pull(c) {
+            if (sent >= 64 << 20) return c.close();
+            sent += 1 << 16;
+            c.enqueue(new Uint8Array(1 << 16).fill(0x20));
+          },
+        });
+        res = await fetch(`${server.baseURL}/chat/completions`, {
+          method: "POST",
+          body: stream,
+        }).catch((e) => e);
+        if (res instanceof Response) {
+          assert.equal(res.status, 413);
+          assert.match((await res.json()).error.message, /more than 1048576/);
+        }
+        assert.ok(sent < 64 << 20, `the server read ${sent} bytes`);
+        const ms = performance.now() - t0;
+        assert.ok(ms < 5000, `${ms.toFixed(0)} ms`);
+        const grew = (Deno.memoryUsage().rss - rss0) / 2 ** 20;
+        assert.ok(grew < 300, `${grew.toFixed(0)} MB more`);
+      },
+    );
+
+    await t.step(
+      "a prompt far over the context is refused after counting about a context of tokens",
+      async () => {
+        const t0 = performance.now();
+        const res = await post({
+          messages: [{ role: "user", content: "ab ".repeat(300_000) }],
+          max_tokens: 1,
+        });
+        const ms = performance.now() - t0;
+        assert.equal(res.status, 400);
+        const body = await res.json();
+        assert.match(
+          body.error.message,
+          /The prompt \(at least \d+ tokens\) does not fit the context of 2048 tokens/,
+        );
+        const atLeast = Number(/at least (\d+)/.exec(body.error.message)![1]);
+        // counted chunk by chunk, stopped past the context: not 900,000
+        assert.ok(atLeast > 2047 && atLeast < 2048 + 9000, `${atLeast}`);
+        assert.equal(body.error.param, "messages");
+        assert.ok(ms < 5000, `${ms.toFixed(0)} ms`);
+      },
+    );
+
+    await t.step(
+      "no request a client can send is answered 500",
+      async () => {
+        const bodies: unknown[] = [
+          "",
+          "[",
+          "null",
+          '"x"',
+          "1e999",
+          "\u0000",
+          { messages: [{ role: "user", content: null }] },
+          { messages: [null] },
+          { messages: hi, response_format: null },
+          { messages: hi, response_format: "json" },
+          { messages: hi, response_format: { type: "json_schema" } },
+          {
+            messages: hi,
+            response_format: {
+              type: "json_schema",
+              json_schema: {
+                schema: { type: "string", maxLength: 1000, minLength: 1000 },
+              },
+            },
+            max_tokens: 1,
+          },
+          {
+            messages: hi,
+            response_format: {
+              type: "json_schema",
+              json_schema: {
+                schema: { type: "integer", minimum: 0.2, maximum: 0.8 },
+              },
+            },
+          },
+          { messages: hi, max_tokens: 1e300 },
+          { messages: hi, seed: "1" },
+          { messages: hi, chat_template_kwargs: [] },
+          { messages: hi, max_tokens: 2048 },
+          { messages: [{ role: "user", content: [{ type: "image" }] }] },
+        ];
+        for (const b of bodies) {
+          const res = await post(b);
+          await res.body?.cancel();
+          assert.ok(
+            res.status < 500,
+            `${res.status} for ${JSON.stringify(b).slice(0, 120)}`,
+          );
+        }
+      },
+    );
+
+    await t.step(
+      "a client that goes away stops its generation; past maxQueue is 429",
+      async () => {
+        // A reply of exactly 6,000 characters: seconds of generation.
+        const long = {
+          messages: hi,
+          temperature: 1,
+          response_format: {
+            type: "json_schema",
+            json_schema: {
+              schema: {
+                type: "array",
+                items: { type: "string", minLength: 1000, maxLength: 1000 },
+                minItems: 6,
+                maxItems: 6,
+              },
+            },
+          },
+        };
+        const gone = new AbortController();
+        const first = fetch(`${server.baseURL}/chat/completions`, {
+          method: "POST",
+          body: JSON.stringify(long),
+          signal: gone.signal,
+        }).catch((e) => e);
+        await new Promise((r) => setTimeout(r, 300));
+        // one generating, one waiting, the third refused
+        const waiting = post({ messages: hi, max_tokens: 2 });
+        await new Promise((r) => setTimeout(r, 100));
+        const refused = await post({ messages: hi, max_tokens: 2 });
+        assert.equal(refused.status, 429);
+        assert.equal(refused.headers.get("retry-after"), "1");
+        assert.match((await refused.json()).error.message, /at most 2 at once/);
+        const t0 = performance.now();
+        gone.abort();
+        assert.ok((await first) instanceof Error);
+        const next = await waiting;
+        const ms = performance.now() - t0;
+        assert.equal(next.status, 200);
+        assert.equal((await next.json()).usage.completion_tokens, 2);
+        // the 6,000-character reply would take far longer
+        assert.ok(ms < 5000, `the next request waited ${ms.toFixed(0)} ms`);
       },
     );
   } finally {

@@ -17,7 +17,11 @@
  */
 import { Command, InvalidArgumentError } from "@commander-js/extra-typings";
 import { LlmConfigError, LlmError } from "./errors.ts";
-import { startOpenAiServer } from "./openai_server.ts";
+import {
+  MAX_BODY_BYTES,
+  MAX_QUEUE,
+  startOpenAiServer,
+} from "./openai_server.ts";
 
 function _int(name: string, min: number, max: number) {
   return (value: string): number => {
@@ -58,6 +62,18 @@ export function serveLlmCommand() {
       8192,
     )
     .option(
+      "--max-body-bytes <n>",
+      "largest request body read; a larger one is answered 413 before it is parsed",
+      _int("--max-body-bytes", 1024, 1 << 30),
+      MAX_BODY_BYTES,
+    )
+    .option(
+      "--max-queue <n>",
+      "chat requests handled at once (one generates, the others wait); more are answered 429",
+      _int("--max-queue", 1, 1024),
+      MAX_QUEUE,
+    )
+    .option(
       "--model-name <id>",
       "the model id /v1/models lists (default: the file's name)",
     )
@@ -74,6 +90,8 @@ export function serveLlmCommand() {
           port: o.port,
           threads: o.threads,
           contextSize: o.contextSize,
+          maxBodyBytes: o.maxBodyBytes,
+          maxQueue: o.maxQueue,
           ...(o.modelName === undefined ? {} : { modelName: o.modelName }),
         });
       } catch (e) {

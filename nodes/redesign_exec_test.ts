@@ -275,6 +275,8 @@ Deno.test("exec engineer: a missing or non-executable program is refused at plan
     "noexec.sh": "echo {}\n",
     "helper.json": "{}",
   });
+  await Deno.symlink("/dev/zero", join(dir, "zero"));
+  await new Deno.Command("mkfifo", { args: [join(dir, "fifo")] }).output();
   try {
     const yaml = (engineer: string) =>
       `experiment: x\nseed: 1\nnodes:\n  c: { kind: redesign, with: { engineer: ${engineer}, config: { preset: easy } } }\n`;
@@ -301,9 +303,21 @@ Deno.test("exec engineer: a missing or non-executable program is refused at plan
           "{ name: exec, command: [] }",
           /command is \[PROGRAM, ARGS\.\.\.\]/,
         ],
+        // devices and FIFOs are refused before they are opened (a FIFO
+        // hung plan, /dev/zero grew it past 2.5 GB)
+        [
+          "{ name: exec, command: [python3, eng.py], inputs: [zero] }",
+          /^c: exec engineer: input zero \(\/dev\/zero\) is a device, not a regular file/,
+        ],
+        [
+          "{ name: exec, command: [python3, eng.py], inputs: [fifo] }",
+          /^c: exec engineer: input fifo is a FIFO, not a regular file/,
+        ],
       ] as const
     ) {
+      const t0 = performance.now();
       const r = await plan(engineer);
+      assert.ok(performance.now() - t0 < 5000, engineer);
       assert.equal(r.code, 2, engineer);
       assert.equal(r.err.split("\n").length <= 2, true, r.err);
       assert.match(r.err.split("\n").at(-1)!.trim(), message);

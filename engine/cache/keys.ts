@@ -12,6 +12,7 @@
 import { canonicalJson, sha256Hex } from "../canonical.ts";
 import { nodeCodeDigest } from "./digest.ts";
 import { UserError } from "../errors.ts";
+import { DEFAULT_LIMITS } from "../limits.ts";
 import type { Experiment } from "../compile/experiment.ts";
 import { InputRef, type Resolvable } from "../refs.ts";
 import { isFileField } from "../compile/file_refs.ts";
@@ -81,7 +82,10 @@ export function computeKeys(exp: Experiment): NodeKey[] {
     let fingerprint: Json | undefined;
     if (node.kind.fingerprint) {
       try {
-        fingerprint = node.kind.fingerprint(node.literal, { baseDir: exp.dir });
+        fingerprint = node.kind.fingerprint(node.literal, {
+          baseDir: exp.dir,
+          inputBytes: (exp.limits ?? DEFAULT_LIMITS).inputBytes,
+        });
       } catch (e) {
         // A mistake in the experiment (a declared input file that does not
         // exist) is refused before anything runs, not run to fail.

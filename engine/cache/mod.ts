@@ -50,6 +50,7 @@ export {
   SELECTED_BLOB_BYTES,
 } from "./bundle.ts";
 export { gc, type GcResult, verifyCache, type VerifyResult } from "./gc.ts";
+export { type ReferenceCheck, verifyReferences } from "./verify_refs.ts";
 export { Lock, type LockInfo, type LockOptions, tryLock } from "./lock.ts";
 export {
   describeChanges,

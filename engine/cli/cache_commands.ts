@@ -15,6 +15,7 @@ import {
 } from "../cache/bundle.ts";
 import { UserError } from "../errors.ts";
 import { gc, verifyCache } from "../cache/gc.ts";
+import { verifyReferences } from "../cache/verify_refs.ts";
 import { computeKeys } from "../cache/keys.ts";
 import { Store } from "../cache/store.ts";
 import { matchesPattern } from "../compile/node_pattern.ts";
@@ -163,8 +164,16 @@ export function cacheGcCommand(
 /** `cache verify`: exit 1 when anything was corrupt. */
 export function cacheVerifyCommand(ctx: CommandContext): Promise<number> {
   const store = new Store(ctx.cache);
-  const r = verifyCache(store);
+  const checked = verifyCache(store);
+  // entries and blobs that do not reference each other (any import mode)
+  const refs = verifyReferences(store);
+  const r = {
+    ...checked,
+    corrupt: [...checked.corrupt, ...refs.danglingEntries],
+    stuck: [...checked.stuck, ...refs.stuck],
+  };
   for (const c of r.corrupt) ctx.output.out(c);
+  for (const b of refs.danglingBlobs) ctx.output.out(b);
   ctx.output.err(
     `verified ${r.entries} entries and ${r.blobs} blobs in ${store.root}: ` +
       (r.corrupt.length === 0
@@ -172,6 +181,11 @@ export function cacheVerifyCommand(ctx: CommandContext): Promise<number> {
         : r.stuck.length === 0
         ? `${r.corrupt.length} corrupt (moved to ${store.root}/corrupt; they will be recomputed)`
         : `${r.corrupt.length} corrupt; ${r.stuck.length} could not be moved aside (is the cache read-only?): a run on a writable cache recomputes them`) +
+      (refs.danglingBlobs.length
+        ? `; ${refs.danglingBlobs.length} dangling blob${
+          refs.danglingBlobs.length === 1 ? "" : "s"
+        } no entry references (\`cache gc\` removes them)`
+        : "") +
       (r.imported
         ? ` (${r.imported} entries were imported from bundles: their files are intact, their values were computed elsewhere and cannot be checked here; tables marks them, run recomputes them)`
         : ""),

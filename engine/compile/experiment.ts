@@ -90,6 +90,8 @@ export interface Experiment {
   readonly file: string;
   /** Absolute directory of the file. */
   readonly dir: string;
+  /** The resource limits it was loaded with (absent: the defaults). */
+  readonly limits?: Limits;
   /** `description:`, when given. */
   readonly description?: string;
   /** `seed:` */
@@ -325,5 +327,6 @@ export function compileExperiment(
     tables,
     ...(executor ? { executor } : {}),
     ...(options.overrides?.length ? { overrides: [...options.overrides] } : {}),
+    ...(options.limits ? { limits } : {}),
   };
 }

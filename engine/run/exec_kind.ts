@@ -30,7 +30,8 @@ import {
   relative,
   resolve,
 } from "node:path";
-import { sha256Hex } from "../canonical.ts";
+import { hashInputs } from "../input_files.ts";
+import { DEFAULT_LIMITS } from "../limits.ts";
 import { ChildSpawnError, describeExit, runChild } from "./child_process.ts";
 import { UserError } from "../errors.ts";
 import { NotRegularFileError, readRegularFile } from "../regular_file.ts";
@@ -99,21 +100,15 @@ export function outputName(o: ExecParams["outputs"][number]): string {
   return typeof o === "string" ? o.replace(/[^A-Za-z0-9_-]/g, "_") : o.name;
 }
 
-function _hashPath(
-  path: string,
-  rel: string,
-  out: Record<string, string>,
-): void {
-  const st = Deno.statSync(path);
-  if (st.isDirectory) {
-    for (const e of [...Deno.readDirSync(path)].map((e) => e.name).sort()) {
-      _hashPath(join(path, e), join(rel, e), out);
-    }
-  } else out[rel] = sha256Hex(Deno.readFileSync(path));
-}
-
+/** Copies a declared input (a regular file or a folder of them) into the work directory. */
 function _copy(src: string, dest: string): void {
   const st = Deno.statSync(src);
+  if (!st.isFile && !st.isDirectory) {
+    // (plan refuses it; this is a file replaced since)
+    throw new UserError(
+      `input ${src} is no longer a regular file or folder; plan again`,
+    );
+  }
   if (st.isDirectory) {
     Deno.mkdirSync(dest, { recursive: true });
     for (const e of Deno.readDirSync(src)) {
@@ -152,28 +147,20 @@ export const exec: NodeKind<ExecParams> = {
   module: import.meta.url,
   fingerprint(params, info): Json {
     const p = params as { inputs?: unknown };
-    const files: Record<string, string> = {};
-    for (const f of Array.isArray(p.inputs) ? p.inputs : []) {
+    const inputs = Array.isArray(p.inputs) ? p.inputs : [];
+    for (const f of inputs) {
       if (typeof f !== "string" || f.startsWith("$")) {
         throw new UserError(
           `exec inputs must be literal paths, got ${JSON.stringify(f)}`,
         );
       }
-      try {
-        _hashPath(resolve(info.baseDir, f), f, files);
-      } catch (e) {
-        if (e instanceof Deno.errors.NotFound) {
-          throw new UserError(
-            `input file ${f} does not exist (inputs are relative to ${info.baseDir}, the experiment file's directory); create it, or correct the path in inputs:`,
-          );
-        }
-        throw new Error(
-          `input file ${f} (relative to ${info.baseDir}): ${
-            (e as Error).message
-          }`,
-        );
-      }
     }
+    // regular files and folders of them, streamed, within input-bytes
+    const files = hashInputs(
+      info.baseDir,
+      inputs as string[],
+      info.inputBytes ?? DEFAULT_LIMITS.inputBytes,
+    );
     return { files };
   },
   async run(p, ctx) {

@@ -162,6 +162,54 @@ Deno.test("exec: input files must be literal paths inside the experiment directo
   );
 });
 
+Deno.test("exec: inputs that are not regular files, or over input-bytes, are refused at plan in one line", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "envsmith-exec-" });
+  try {
+    await Deno.symlink("/dev/zero", join(dir, "zero"));
+    await new Deno.Command("mkfifo", { args: [join(dir, "fifo")] }).output();
+    await Deno.writeFile(join(dir, "data.bin"), new Uint8Array(5000));
+    const plan = (input: string, limits?: { inputBytes: number }) =>
+      makePlan(
+        compileExperiment(
+          join(dir, "e.yaml"),
+          `experiment: x\nseed: 1\nnodes:\n  a: { kind: exec, with: { command: cat, inputs: [${input}] } }\n`,
+          { kinds: [exec], ...(limits ? { limits } : {}) },
+        ),
+        new Store(join(dir, "cache")),
+      );
+    for (
+      const [input, re, limits] of [
+        [
+          "zero",
+          /^a: input zero \(\/dev\/zero\) is a device, not a regular file: inputs: are hashed into the key/,
+        ],
+        ["fifo", /^a: input fifo is a FIFO, not a regular file/],
+        [
+          "data.bin",
+          /^a: the inputs of this node hold more than 4096 bytes \(data\.bin is 5000\);.*--limit input-bytes=N/,
+          { inputBytes: 4096 },
+        ],
+      ] as const
+    ) {
+      const t0 = performance.now();
+      assert.throws(
+        () => plan(input, limits),
+        (e: unknown) =>
+          e instanceof UserError && re.test(e.message) &&
+          !e.message.includes("\n"),
+        input,
+      );
+      assert.ok(performance.now() - t0 < 5000, input);
+    }
+    // within the limit, the file's digest is in the key
+    const ok = plan("data.bin", { inputBytes: 5000 });
+    assert.equal(ok.keys.length, 1);
+    assert.ok(ok.keys[0]!.cacheable);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("exec: timeout_ms and an interrupted run kill every process the command forked", async () => {
   const dir = await Deno.makeTempDir({ prefix: "envsmith-exec-" });
   const alive = (pid: number) => {

@@ -2,10 +2,10 @@ import assert from "node:assert/strict";
 import * as v from "valibot";
 import { compileExperiment } from "../compile/experiment.ts";
 import { computeKeys } from "../cache/keys.ts";
-import { ExperimentError } from "../errors.ts";
-import { isAbsolute, relative, resolve } from "node:path";
+import { CorruptEntryError, ExperimentError } from "../errors.ts";
+import { isAbsolute, join, relative, resolve } from "node:path";
 import { Store } from "../cache/store.ts";
-import { filePathOf } from "./file_input.ts";
+import { filePathOf, handFiles, removeHanded } from "./file_input.ts";
 import { jobFromSpec } from "./job_spec.ts";
 import { runAll, tmpProject, valueOf } from "../_test_util.ts";
 import { kinds } from "../testdata/kinds.ts";
@@ -63,12 +63,127 @@ Deno.test("a file reference runs with the verified file's path, in process and f
   assert.equal(res.failures.length, 0);
   const got = valueOf(e, res, "r") as { path: string; text: string };
   assert.equal(got.text, "weights v1");
-  assert.ok(got.path.startsWith(p.cache), got.path);
+  // a copy made for the run, in the cache's tmp/, removed after it
+  assert.ok(got.path.startsWith(join(p.cache, "tmp")), got.path);
+  assert.throws(() => Deno.statSync(got.path), Deno.errors.NotFound);
   // A job rebuilt from its key components (run-node, remote executors)
-  // resolves the marked reference the same way.
+  // resolves the marked reference the same way: the blob, recorded as a
+  // file reference so the run hands a copy.
   const key = computeKeys(e)[e.byId.get("r")!]!.key;
   const job = jobFromSpec(p.store, key, new Map(all.map((k) => [k.name, k])));
-  assert.deepEqual(job.params, { file: got.path, tag: "x" });
+  const m = valueOf(e, res, "m") as { model: { $blob: string } };
+  const blob = resolve(p.store.blobPath(m.model.$blob));
+  assert.deepEqual(job.params, { file: blob, tag: "x" });
+  assert.deepEqual(job.files, [{
+    path: blob,
+    hash: m.model.$blob,
+    input: "m",
+    field: "model",
+  }]);
+});
+
+/** Writes into the file it is handed (as a node must not), or reads it. */
+const writer: NodeKind<{ file: string; write: boolean }> = {
+  name: "test.writer",
+  description: "writes into its file reference (test kind)",
+  params: v.strictObject({ file: v.string(), write: v.boolean() }),
+  module: import.meta.url,
+  run(p) {
+    const mode = Deno.statSync(p.file).mode! & 0o777;
+    if (p.write) {
+      Deno.chmodSync(p.file, 0o644); // (root needs no chmod; others do)
+      Deno.writeTextFileSync(p.file, "tampered");
+    }
+    return Promise.resolve({
+      value: { text: Deno.readTextFileSync(p.file), mode },
+    });
+  },
+};
+
+Deno.test("a node that writes into its file reference fails in one line, stores nothing, and no other reader sees it", async () => {
+  await using p = await tmpProject(`experiment: f
+seed: 1
+nodes:
+  m: { kind: test.maker, with: { text: "weights v1" } }
+  bad: { kind: test.writer, with: { file: $m.model, write: true } }
+  after: { kind: test.writer, with: { file: $m.model, write: false } }
+  also: { kind: test.reader, with: { file: $m.model, tag: y } }
+`);
+  const kinds = [...all, writer as NodeKind];
+  const e = compileExperiment(p.file, await Deno.readTextFile(p.file), {
+    kinds,
+  });
+  const t0 = performance.now();
+  const res = await runAll(e, p.store, { jobs: 1 });
+  assert.ok(performance.now() - t0 < 5000);
+  assert.deepEqual(res.failures.map((f) => f.id), ["bad"]);
+  const msg = res.failures[0]!.message;
+  assert.equal(msg.split("\n").length, 1, msg);
+  assert.match(
+    msg,
+    /^the node changed its input file \$m\.model \(.*: other bytes\); a file reference is read-only: write a new file in the work directory instead\. Nothing of this node was stored\.$/,
+  );
+  const keys = computeKeys(e);
+  assert.equal(p.store.hasEntry(keys[e.byId.get("bad")!]!.key), false);
+  // the readers after it read the producer's bytes, from read-only copies
+  const after = valueOf(e, res, "after") as { text: string; mode: number };
+  assert.deepEqual(after, { text: "weights v1", mode: 0o444 });
+  assert.equal(
+    (valueOf(e, res, "also") as { text: string }).text,
+    "weights v1",
+  );
+  // and the store's blob is intact
+  const m = valueOf(e, res, "m") as { model: { $blob: string } };
+  assert.equal(
+    new TextDecoder().decode(p.store.readBlob(m.model)),
+    "weights v1",
+  );
+});
+
+Deno.test("a file reference whose blob was changed in the store is never handed to a node", async () => {
+  await using p = await tmpProject(yaml("weights v1"));
+  const e = exp(await Deno.readTextFile(p.file), p.file);
+  const first = await runAll(e, p.store);
+  assert.equal(first.failures.length, 0);
+  const m = valueOf(e, first, "m") as { model: { $blob: string } };
+  const blob = p.store.blobPath(m.model.$blob);
+  const tamper = () => {
+    Deno.chmodSync(blob, 0o644);
+    Deno.writeTextFileSync(blob, "weights v2");
+  };
+  // Handing it: the copy is checked while it streams (a blob verified
+  // before by this process is checked again), the blob moved aside.
+  p.store.verifyBlob(m.model.$blob);
+  tamper();
+  const ref = {
+    path: resolve(blob),
+    hash: m.model.$blob,
+    input: "m",
+    field: "model",
+  };
+  const dir = join(p.cache, "tmp", "handed");
+  assert.throws(
+    () => handFiles(p.store, [ref], { file: ref.path }, dir),
+    (err: unknown) =>
+      err instanceof CorruptEntryError &&
+      /the file model of m does not hold what its name says .*it was moved aside, and the next run recomputes m/
+        .test(err.message),
+  );
+  removeHanded(dir);
+  assert.equal(p.store.hasBlob(m.model.$blob), false);
+  // A run recomputes the producer, then the reader reads its bytes.
+  const key = computeKeys(e)[e.byId.get("r")!]!.key;
+  Deno.removeSync(p.store.entryPath(key));
+  const again = await runAll(e, p.store);
+  assert.equal(again.failures.length, 0);
+  assert.equal(
+    (valueOf(e, again, "r") as { text: string }).text,
+    "weights v1",
+  );
+  assert.equal(
+    new TextDecoder().decode(p.store.readBlob(m.model)),
+    "weights v1",
+  );
 });
 
 Deno.test("a file reference: its key reads the producer's key (marked file), the fingerprint does not see it", () => {

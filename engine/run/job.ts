@@ -19,6 +19,13 @@ import { blobsIn, type Entry, type Store } from "../cache/store.ts";
 import type { Json, NodeContext, NodeKind, NodeResult } from "../types.ts";
 import { VERSIONS } from "../version.ts";
 import type { WorkerRequest } from "./worker.ts";
+import {
+  checkHanded,
+  type FileReference,
+  type HandedFiles,
+  handFiles,
+  removeHanded,
+} from "./file_input.ts";
 import { type WorkerHooks, WorkerPool } from "./worker_pool.ts";
 
 /** One node ready to execute: everything resolved. */
@@ -41,6 +48,11 @@ export interface Job {
   readonly baseDir: string;
   /** Modules besides the kind's whose code the node runs (`NodeKind.codeModules`). */
   readonly codeModules?: readonly string[];
+  /**
+   * The file references among the parameters (their blob paths): the node
+   * is handed verified read-only copies, checked again after it ran.
+   */
+  readonly files?: readonly FileReference[];
 }
 
 /** Options of {@linkcode executeJob} and of a run. */
@@ -234,13 +246,25 @@ export async function executeJob(
   // The log and the work directory are made inside the try: when the disk
   // is full they fail like the node does, and the lock is still released.
   let workDir: string | undefined;
+  let handed: HandedFiles | undefined;
   let log: (m: string) => void = () => {};
   const logPath = join(store.root, "logs", `${job.key}.log`);
   try {
     log = _nodeLog(job, store.logPath(job.key));
     workDir = store.workDir(job.key);
+    let running = job;
+    if (job.files?.length) {
+      // file references: verified read-only copies, not the store's blobs
+      handed = handFiles(
+        store,
+        job.files,
+        job.params,
+        store.tmpPath(`in-${job.key.slice(0, 16)}`),
+      );
+      running = { ...job, params: handed.params };
+    }
     const result = await _run(
-      job,
+      running,
       store,
       workDir,
       log,
@@ -248,6 +272,7 @@ export async function executeJob(
       options.signal,
       options.workers,
     );
+    if (handed !== undefined) checkHanded(handed);
     const entry = _entryOf(job, result, performance.now() - t0);
     for (const b of entry.blobs) store.verifyBlob(b);
     if (job.cacheable) store.writeEntry(entry);
@@ -267,6 +292,7 @@ export async function executeJob(
     );
   } finally {
     lock?.release();
+    if (handed !== undefined) removeHanded(handed.dir);
     if (workDir !== undefined) {
       try {
         Deno.removeSync(workDir, { recursive: true });

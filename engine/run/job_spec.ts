@@ -15,7 +15,7 @@ import type { KeyComponents } from "../cache/keys.ts";
 import { getField } from "../refs.ts";
 import type { Store } from "../cache/store.ts";
 import type { Json, NodeKind } from "../types.ts";
-import { filePathOf } from "./file_input.ts";
+import { filePathOf, type FileReference } from "./file_input.ts";
 
 /** What `run-node KEY` reads. */
 export interface JobSpec {
@@ -105,16 +105,18 @@ export function jobFromSpec(
       `The code of kind ${spec.kind} changed since job ${key} was planned; rerun plan/run, or use run-node FILE NODE_ID`,
     );
   }
+  const files: FileReference[] = [];
   return {
     id: spec.id,
     key: spec.key,
     cacheable: true,
     kind,
-    params: _decode(spec, store, spec.components.params),
+    params: _decode(spec, store, spec.components.params, files),
     components: spec.components,
     inputs: spec.inputs,
     baseDir: spec.baseDir,
     ...(spec.codeModules?.length ? { codeModules: spec.codeModules } : {}),
+    ...(files.length ? { files } : {}),
   };
 }
 
@@ -135,9 +137,14 @@ function _readSpec(store: Store, key: string): JobSpec {
 }
 
 /** Key-component parameters back to values: `{$ref}` read from the store, `$$`-escaped keys unescaped. */
-function _decode(spec: JobSpec, store: Store, t: Json): Json {
+function _decode(
+  spec: JobSpec,
+  store: Store,
+  t: Json,
+  files: FileReference[],
+): Json {
   if (t === null || typeof t !== "object") return t;
-  if (Array.isArray(t)) return t.map((x) => _decode(spec, store, x));
+  if (Array.isArray(t)) return t.map((x) => _decode(spec, store, x, files));
   const ref = t.$ref as { key: string; path: string[] } | undefined;
   if (ref && Object.keys(t).length === 1) {
     const entry = store.loadVerified(ref.key);
@@ -152,13 +159,13 @@ function _decode(spec: JobSpec, store: Store, t: Json): Json {
       throw new UserError(`Input ${name} has no field ${ref.path.join(".")}`);
     }
     if ((t.$ref as { file?: unknown }).file === true) {
-      return filePathOf(got, name, ref.path[0]!, store);
+      return filePathOf(got, name, ref.path[0]!, store, files);
     }
     return got;
   }
   const out: { [k: string]: Json } = {};
   for (const [k, x] of Object.entries(t)) {
-    out[k.startsWith("$$") ? k.slice(1) : k] = _decode(spec, store, x);
+    out[k.startsWith("$$") ? k.slice(1) : k] = _decode(spec, store, x, files);
   }
   return out;
 }

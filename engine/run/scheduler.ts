@@ -23,7 +23,7 @@ import {
   NodeFailure,
 } from "./job.ts";
 import { writeJobSpec } from "./job_spec.ts";
-import { filePathOf } from "./file_input.ts";
+import { filePathOf, type FileReference } from "./file_input.ts";
 import { isFileField } from "../compile/file_refs.ts";
 import {
   type Manifest,
@@ -232,6 +232,7 @@ export function resolveJob(
   const { exp, keys } = plan;
   const node = exp.nodes[i]!;
   const k = keys[i]!;
+  const files: FileReference[] = [];
   const params = resolveInputs(node.params, (ref) => {
     const name = exp.nodes[ref.index]!.id;
     const dep = values.get(ref.index);
@@ -253,7 +254,7 @@ export function resolveJob(
       );
     }
     if (isFileField(exp.nodes[ref.index]!.kind, ref.path)) {
-      return filePathOf(got, name, ref.path[0]!, store);
+      return filePathOf(got, name, ref.path[0]!, store, files);
     }
     return got;
   });
@@ -269,6 +270,7 @@ export function resolveJob(
     ...(node.kind.codeModules && k.cacheable
       ? { codeModules: nodeModules(node.kind, node.literal, exp.dir).slice(1) }
       : {}),
+    ...(files.length ? { files } : {}),
   };
 }
 
