@@ -13,6 +13,9 @@
  * ROOT/logs/<key>.log          the log of the last execution of a node
  * ROOT/jobs/<key>.json         what `run-node KEY` needs to run a node
  * ROOT/locks/<key>.lock        held while a process computes a key
+ * ROOT/locks/gc.lock           held while `cache gc` runs
+ * ROOT/locks/run-<run>.lock    held by a run (announces it to `cache gc`)
+ * ROOT/imports/*.lock          held while a `cache import` writes
  * ROOT/runs/<experiment>/*.json run manifests
  * ROOT/runs/<experiment>/<run>/ a run's executor files (Slurm scripts, logs)
  * ROOT/tmp/                    temporary files (same file system, for renames)
@@ -757,6 +760,35 @@ export class Store {
       return true;
     } catch {
       return false;
+    }
+  }
+
+  /**
+   * Records that a `cache import` of `bundle` writes into this cache
+   * (`ROOT/imports/import@HOST~PID~RANDOM.lock`, a lock file refreshed
+   * while it lives): `cache gc` removes nothing while one is there, since
+   * the blobs an import has written are referenced only by entries it has
+   * yet to write. Released when the import ends, however it ends; a killed
+   * import leaves it behind, and gc names it.
+   */
+  beginImport(bundle: string): Lock {
+    const path = join(this.#dir("imports"), `${tmpName("import")}.lock`);
+    const got = onDisk(path, "write", () => tryLock(path, bundle));
+    if (!("release" in got)) {
+      throw new UserError(`${path}: cannot record the import (${got.note})`);
+    }
+    return got;
+  }
+
+  /** The import records of {@linkcode Store.beginImport} present now (paths). */
+  importRecords(): string[] {
+    const dir = join(this.root, "imports");
+    try {
+      return [...Deno.readDirSync(dir)].filter((e) => !e.name.startsWith("."))
+        .map((e) => join(dir, e.name)).sort();
+    } catch (e) {
+      if (e instanceof Deno.errors.NotFound) return [];
+      throw asFileSystemError(e, dir, "read") ?? e;
     }
   }
 
