@@ -382,6 +382,20 @@ export class Store {
     });
   }
 
+  /** Whether the existing file `final` passes `check` (a regular file, read within 4 GiB). */
+  #intact(final: string, check: (bytes: Uint8Array) => void): boolean {
+    try {
+      check(readRegularFile(final, MAX_BLOB_BYTES));
+      return true;
+    } catch (e) {
+      if (e instanceof Deno.errors.NotFound) return false; // moved meanwhile
+      if (e instanceof NotRegularFileError || e instanceof RangeError) {
+        return false;
+      }
+      throw e;
+    }
+  }
+
   /** Links the complete file `tmp` to `final` unless it exists (write-once); removes `tmp`. */
   #place(tmp: string, final: string): boolean {
     try {
@@ -634,7 +648,17 @@ export class Store {
     if (this.#writeOnce(final, bytes, ["entries", entry.key.slice(0, 2)])) {
       return true;
     }
-    if (this.importMark(entry.key) === null) return false;
+    if (this.importMark(entry.key) === null) {
+      // Write-once keeps an existing entry only when it is intact: a
+      // damaged file would fail every reader, so it is moved aside.
+      if (
+        this.#intact(final, (b) => this.verifyEntryBytes(entry.key, final, b))
+      ) {
+        return false;
+      }
+      this.quarantine(final);
+      return this.#writeOnce(final, bytes, ["entries", entry.key.slice(0, 2)]);
+    }
     // Replace (atomic rename), then unmark: a crash in between leaves a
     // local result still marked, which is recomputed again, never the
     // reverse.
@@ -664,7 +688,19 @@ export class Store {
   /** Stores bytes as a blob (write-once, named by their sha256). */
   writeBlob(bytes: Uint8Array, media: string): BlobRef {
     const hash = sha256Hex(bytes);
-    this.#writeOnce(this.blobPath(hash), bytes, ["blobs", hash.slice(0, 2)]);
+    const final = this.blobPath(hash);
+    const dir = ["blobs", hash.slice(0, 2)];
+    if (
+      !this.#writeOnce(final, bytes, dir) &&
+      !this.#intact(final, (b) => {
+        if (sha256Hex(b) !== hash) throw new RangeError("damaged");
+      })
+    ) {
+      // A damaged copy (its bytes no longer hash to its name) would fail
+      // every reader of this result: moved aside and written anew.
+      this.quarantine(final);
+      this.#writeOnce(final, bytes, dir);
+    }
     this.#verifiedBlobs.add(hash);
     return { $blob: hash, size: bytes.length, media };
   }
