@@ -75,8 +75,8 @@ const _BAD_MANIFEST = "manifest-";
 /** Name of the lock a running `cache gc` holds (`locks/gc.lock`). */
 export const GC_LOCK = "gc";
 
-/** Prefix of the lock a starting run holds until its manifest is written (`locks/run-RUN.lock`). */
-export const RUN_LOCK_PREFIX = "run-";
+/** Directory of the locks runs hold while they live (`live/RUN.lock`), apart from key locks. */
+export const RUN_LOCK_DIR = "live";
 
 /**
  * `cache gc` removed nothing because something in the cache may need
@@ -224,23 +224,27 @@ function _checkLocks(
   protectedKeys: Set<string>,
   manifestRuns: Set<string>,
 ): void {
-  const dir = join(store.root, "locks");
-  let names: string[];
-  try {
-    names = [...Deno.readDirSync(dir)].map((e) => e.name);
-  } catch (e) {
-    if (e instanceof Deno.errors.NotFound) return;
-    _refuse(
-      dir,
-      `the locks in ${dir} cannot be listed (${
-        (e as Error).message
-      }), so gc cannot tell which computations are running`,
-      `Make the directory readable; ${_AGAIN}`,
-    );
-  }
-  for (const name of names.sort()) {
+  const list = (dir: string): string[] => {
+    try {
+      return [...Deno.readDirSync(dir)].map((e) => join(dir, e.name));
+    } catch (e) {
+      if (e instanceof Deno.errors.NotFound) return [];
+      _refuse(
+        dir,
+        `the locks in ${dir} cannot be listed (${
+          (e as Error).message
+        }), so gc cannot tell which computations are running`,
+        `Make the directory readable; ${_AGAIN}`,
+      );
+    }
+  };
+  const names = [
+    ...list(join(store.root, RUN_LOCK_DIR)),
+    ...list(join(store.root, "locks")),
+  ];
+  for (const path of names) {
+    const name = path.split("/").pop()!;
     if (!name.endsWith(".lock") || name === `${GC_LOCK}.lock`) continue;
-    const path = join(dir, name);
     const id = name.slice(0, -".lock".length);
     const st = lockState(path);
     if (st.state === "free" || st.state === "stale") continue;
@@ -253,9 +257,8 @@ function _checkLocks(
         `Run \`cache gc\` again in 5 minutes (a lock nobody refreshes is then stale), or delete it if no process uses this cache (rm ${path}).`,
       );
     }
-    if (id.startsWith(RUN_LOCK_PREFIX)) {
-      const run = id.slice(RUN_LOCK_PREFIX.length);
-      if (manifestRuns.has(run)) continue;
+    if (_isRunLock(path)) {
+      if (manifestRuns.has(id)) continue;
       _refuse(
         path,
         `a run (${
@@ -273,6 +276,10 @@ function _checkLocks(
       `Run \`cache gc\` again when it has finished.`,
     );
   }
+}
+
+function _isRunLock(path: string): boolean {
+  return path.split("/").slice(-2, -1)[0] === RUN_LOCK_DIR;
 }
 
 /** How long gc waits for starting runs to write their manifests. */
@@ -382,7 +389,7 @@ async function _collect(
       break;
     } catch (e) {
       const starting = e instanceof GcRefusedError &&
-        e.file.split("/").pop()!.startsWith(RUN_LOCK_PREFIX);
+        _isRunLock(e.file);
       if (!starting || Date.now() > deadline) throw e;
       await new Promise((r) => setTimeout(r, 100));
     }

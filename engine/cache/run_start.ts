@@ -1,6 +1,6 @@
 /**
  * The handshake that keeps `run` and `cache gc` apart. A run takes
- * `locks/run-RUN.lock` before it plans (plans read which entries are
+ * `live/RUN.lock` before it plans (plans read which entries are
  * cached) and then checks that no gc holds `locks/gc.lock`; gc takes its
  * lock first and then looks for run locks whose manifest it cannot see.
  * Whichever comes second sees the other: a run waits for a gc that runs,
@@ -8,8 +8,10 @@
  *
  * @module
  */
-import { GC_LOCK, RUN_LOCK_PREFIX } from "./gc.ts";
-import { type Lock, lockState } from "./lock.ts";
+import { join } from "node:path";
+import { onDisk } from "../fs_errors.ts";
+import { GC_LOCK, RUN_LOCK_DIR } from "./gc.ts";
+import { type Lock, lockState, tryLock } from "./lock.ts";
 import type { Store } from "./store.ts";
 
 /** Options of {@linkcode announceRun}. */
@@ -36,8 +38,11 @@ export async function announceRun(
 ): Promise<Lock> {
   let told = false;
   for (;;) {
-    const got = store.lock(`${RUN_LOCK_PREFIX}${runId}`, note, {
-      heartbeatMs: 30_000,
+    const dir = join(store.root, RUN_LOCK_DIR);
+    const path = join(dir, `${runId}.lock`);
+    const got = onDisk(path, "create the lock", () => {
+      Deno.mkdirSync(dir, { recursive: true });
+      return tryLock(path, note, { heartbeatMs: 30_000 });
     });
     if (!("release" in got)) {
       throw new Error(`run id ${runId} is in use (${got.note})`);

@@ -14,7 +14,7 @@
  * ROOT/jobs/<key>.json         what `run-node KEY` needs to run a node
  * ROOT/locks/<key>.lock        held while a process computes a key
  * ROOT/locks/gc.lock           held while `cache gc` runs
- * ROOT/locks/run-<run>.lock    held by a run (announces it to `cache gc`)
+ * ROOT/live/<run>.lock        held by a run (announces it to `cache gc`)
  * ROOT/imports/*.lock          held while a `cache import` writes
  * ROOT/runs/<experiment>/*.json run manifests
  * ROOT/runs/<experiment>/<run>/ a run's executor files (Slurm scripts, logs)
