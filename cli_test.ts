@@ -762,3 +762,69 @@ Deno.test("cli: a broken domain subcommand factory is reported and does not take
     /warning: the subcommand factory brokenCommand failed: numberFlag is not defined/,
   );
 });
+
+Deno.test("cli: cache gc with a damaged manifest of experiments/smoke.yaml keeps all 20 entries and says so", async () => {
+  await using p = await project("");
+  const run = async (args: string[]) => {
+    const o = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", "cli.ts", "--cache", p.cache, ...args],
+      cwd: ROOT,
+      env: { CI: "1" },
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    return {
+      code: o.code,
+      err: new TextDecoder().decode(o.stderr),
+      out: new TextDecoder().decode(o.stdout),
+    };
+  };
+  assert.equal((await run(["run", "experiments/smoke.yaml"])).code, 0);
+  const store = new Store(p.cache);
+  const before = [...store.keys()].sort();
+  const blobs = [...store.blobHashes()].sort();
+  assert.equal(before.length, 20);
+  const [manifest, ...others] = [...Deno.readDirSync(store.runsDir("smoke"))]
+    .filter((e) => e.name.endsWith(".json")).map((e) =>
+      join(store.runsDir("smoke"), e.name)
+    );
+  assert.deepEqual(others, []);
+  const good = await Deno.readTextFile(manifest!);
+  for (
+    const [damage, problem] of [
+      ["not json", /is not JSON \(Unexpected token/],
+      [good.slice(0, good.length >> 1), /is not JSON \(/],
+      ["[1,2,3]", /is not a run manifest: a JSON array, expected an object/],
+    ] as const
+  ) {
+    await Deno.writeTextFile(manifest!, damage);
+    for (const dry of [[], ["--dry-run"]]) {
+      const gc = await run(["cache", "gc", ...dry]);
+      assert.equal(gc.code, 2, gc.err);
+      assert.equal(gc.out, "");
+      const lines = gc.err.trim().split("\n");
+      assert.equal(lines.length, 1, gc.err);
+      assert.match(lines[0]!, /^cache gc removed nothing: run manifest /);
+      assert.ok(lines[0]!.includes(manifest!), lines[0]);
+      assert.match(lines[0]!, problem);
+      assert.match(
+        lines[0]!,
+        /so gc cannot tell which entries that run needs\. Repair it, or delete it if that run's results are not needed; then run `cache gc` again\.$/,
+      );
+      assert.doesNotMatch(gc.err, /removed \d+ entries|\n\s+at /);
+      assert.deepEqual([...store.keys()].sort(), before);
+      assert.deepEqual([...store.blobHashes()].sort(), blobs);
+    }
+  }
+  // Repaired: nothing is garbage, nothing removed.
+  await Deno.writeTextFile(manifest!, good);
+  const ok = await run(["cache", "gc"]);
+  assert.equal(ok.code, 0, ok.err);
+  assert.match(ok.err, /^removed 0 entries, 0 blobs, 0 manifests/m);
+  assert.deepEqual([...store.keys()].sort(), before);
+  // Deleted, as the message allows: then its entries are garbage.
+  await Deno.remove(manifest!);
+  const gone = await run(["cache", "gc"]);
+  assert.equal(gone.code, 0, gone.err);
+  assert.match(gone.err, /^removed 20 entries, \d+ blobs, 0 manifests/m);
+});

@@ -118,16 +118,27 @@ function _error(id: unknown, error: string): { text: string; ok: boolean } {
 }
 
 /**
+ * Longest request line read (1 MiB; a completion is a few KB): a longer
+ * one is skipped as it streams, never held, and answered with an error.
+ */
+export const MAX_REQUEST_BYTES = 1024 * 1024;
+
+/**
  * Serve rewards: read request lines from `io.input()` until it ends, answer
- * each on `io.write`, flushed per chunk read.
+ * each on `io.write`, flushed per chunk read. Memory is bounded by
+ * `maxLine` (characters of one line) whatever the input: a line longer
+ * than that is answered with an error, in its turn, and the session goes on.
  */
 export async function serveRewards(
   instances: ReadonlyMap<string, ScoringInstance>,
   io: Pick<RewardIo, "input" | "write">,
+  maxLine: number = MAX_REQUEST_BYTES,
 ): Promise<RewardSessionStats> {
   const decoder = new TextDecoder();
   const stats: RewardSessionStats = { scored: 0, errors: 0 };
   let rest = "";
+  /** Characters of an over-long line skipped so far (-1: not skipping). */
+  let skipped = -1;
   const answer = (line: string, out: string[]) => {
     if (line.trim() === "") return;
     const a = answerRewardLine(line, instances);
@@ -135,16 +146,46 @@ export async function serveRewards(
     else stats.errors++;
     out.push(a.text);
   };
-  for await (const chunk of io.input()) {
-    const text = rest + decoder.decode(chunk, { stream: true });
-    const lines = text.split("\n");
+  const tooLong = (chars: number, out: string[]) => {
+    stats.errors++;
+    out.push(
+      _error(
+        null,
+        `request line of ${chars} characters or more, longer than the ${maxLine} a request may have; skipped`,
+      ).text,
+    );
+  };
+  const take = (text: string, out: string[]) => {
+    if (skipped >= 0) {
+      const nl = text.indexOf("\n");
+      if (nl < 0) {
+        skipped += text.length;
+        return;
+      }
+      tooLong(skipped + nl, out);
+      skipped = -1;
+      text = text.slice(nl + 1);
+    }
+    const lines = (rest + text).split("\n");
     rest = lines.pop()!;
+    for (const line of lines) {
+      if (line.length > maxLine) tooLong(line.length, out);
+      else answer(line, out);
+    }
+    if (rest.length > maxLine) {
+      skipped = rest.length;
+      rest = "";
+    }
+  };
+  for await (const chunk of io.input()) {
     const out: string[] = [];
-    for (const line of lines) answer(line, out);
+    take(decoder.decode(chunk, { stream: true }), out);
     if (out.length > 0) await io.write(out.join("\n") + "\n");
   }
   const out: string[] = [];
-  answer(rest + decoder.decode(), out);
+  take(decoder.decode(), out);
+  if (skipped >= 0) tooLong(skipped, out);
+  else answer(rest, out);
   if (out.length > 0) await io.write(out.join("\n") + "\n");
   return stats;
 }

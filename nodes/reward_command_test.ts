@@ -159,3 +159,67 @@ Deno.test("reward: the CLI command loads FILE and refuses duplicate ids", async 
     await Deno.remove(tmp);
   }
 });
+
+Deno.test("reward: over-long, binary and malformed lines are answered in turn with one error each, in bounded memory", async () => {
+  const id = instances[0]!.id;
+  const good = JSON.stringify({ id, completion: solverText(0) });
+  const parts: Uint8Array[] = [];
+  const enc = new TextEncoder();
+  parts.push(enc.encode(good + "\n"));
+  // 40 MB without a newline, streamed in 64 KiB chunks: never held.
+  const block = enc.encode("x".repeat(64 * 1024));
+  const blocks = 640;
+  // Binary: invalid UTF-8, NULs and a lone continuation byte.
+  const binary = new Uint8Array([0xff, 0xfe, 0x00, 0x80, 0x7b, 0x0a]);
+  const tail = enc.encode(
+    `{"id": "${id}", "completion": "Agent 0: R` + "\n" + good, // last line without newline
+  );
+  async function* input() {
+    yield parts[0]!;
+    for (let i = 0; i < blocks; i++) yield block;
+    yield enc.encode("\n");
+    yield binary;
+    yield tail;
+  }
+  const out: string[] = [];
+  const before = Deno.memoryUsage().rss;
+  const t0 = performance.now();
+  const stats = await serveRewards(map, {
+    input,
+    write: (t) => Promise.resolve(void out.push(t)),
+  });
+  const grew = (Deno.memoryUsage().rss - before) / 1e6;
+  const ms = performance.now() - t0;
+  const rows = out.join("").split("\n").filter((l) => l !== "").map((l) =>
+    JSON.parse(l)
+  );
+  assert.deepEqual(stats, { scored: 2, errors: 3 });
+  assert.equal(rows.length, 5);
+  assert.equal(rows[0].outcome, "success");
+  assert.equal(rows[1].id, null);
+  assert.match(
+    rows[1].error,
+    /^request line of 41943040 characters or more, longer than the 1048576 a request may have; skipped$/,
+  );
+  assert.match(rows[2].error, /^not JSON/);
+  assert.match(rows[3].error, /^not JSON/); // the cut JSON line
+  assert.equal(rows[4].outcome, "success");
+  // Linear, not quadratic, in the skipped bytes; far below the 40 MB.
+  assert.ok(ms < 20_000, `${ms} ms`);
+  assert.ok(grew < 30, `rss grew ${grew} MB`);
+});
+
+Deno.test("reward: a line just over the limit is refused, one at the limit is read", async () => {
+  const id = instances[0]!.id;
+  const line = JSON.stringify({ id, completion: solverText(0) });
+  const out: string[] = [];
+  const stats = await serveRewards(map, {
+    input: () => chunks(`${line}\n${line} \n${line}`, 9),
+    write: (t) => Promise.resolve(void out.push(t)),
+  }, line.length);
+  assert.deepEqual(stats, { scored: 2, errors: 1 });
+  assert.match(
+    out.join(""),
+    new RegExp(`line of ${line.length + 1} characters`),
+  );
+});

@@ -931,6 +931,21 @@ export async function importBundle(
 ): Promise<ImportResult> {
   const maxBytes = options.maxBytes ?? BUNDLE_MAX_BYTES;
   const checked = await _check(store, file, maxBytes);
+  const record = store.beginImport(resolve(file));
+  try {
+    return await _write(store, file, maxBytes, checked, options);
+  } finally {
+    record.release();
+  }
+}
+
+async function _write(
+  store: Store,
+  file: string,
+  maxBytes: number,
+  checked: Awaited<ReturnType<typeof _check>>,
+  options: ImportOptions,
+): Promise<ImportResult> {
   const completeOf = (key: string) =>
     checked.entries.get(key)!.blobs.every((b) =>
       checked.blobs.has(b) || store.hasBlob(b)

@@ -1,23 +1,22 @@
 /**
  * `cache gc`: removes the entries that no run manifest references, the blobs
  * no kept entry references, their logs and job specs, and stale temporary
- * files. Manifests are kept unless `keepRuns` limits them.
+ * files. Manifests are kept unless `keepRuns` limits them. It keeps what
+ * it cannot prove dead: anything that might need entries gc cannot see
+ * stops it before it removes anything ({@linkcode GcRefusedError}).
  *
  * @module
  */
 import { join } from "node:path";
 import { hostname } from "node:os";
 import {
-  badManifestLine,
   listManifests,
   type Manifest,
-  MAX_MANIFEST_BYTES,
   readManifestChecked,
 } from "./manifest.ts";
-import { processAlive } from "./lock.ts";
-import { NotRegularFileError, readRegularText } from "../regular_file.ts";
+import { type Lock, type LockInfo, lockState, processAlive } from "./lock.ts";
 import type { Store } from "./store.ts";
-import { CorruptEntryError } from "../errors.ts";
+import { CorruptEntryError, UserError } from "../errors.ts";
 
 /** What gc removed (or would remove). */
 export interface GcResult {
@@ -31,12 +30,8 @@ export interface GcResult {
   readonly runs: string[];
   /** Leftovers of killed processes removed from `tmp/`. */
   readonly leftovers: number;
-  /** One line per manifest that could not be read (moved aside unless a dry run; its entries kept). */
-  readonly badManifests: string[];
   /** Runs still alive (their manifests and entries kept whatever `keepRuns` says). */
   readonly liveRuns: string[];
-  /** Why no entry was removed, when gc could not tell which are referenced. */
-  readonly entriesKeptBecause?: string;
 }
 
 function _size(p: string): number {
@@ -74,75 +69,331 @@ export function runAlive(m: Manifest, path: string): boolean {
   }
 }
 
-/** Prefix of bad manifests moved to `corrupt/` (their keys stay protected). */
+/** Prefix under which older versions moved bad manifests to `corrupt/`. */
 const _BAD_MANIFEST = "manifest-";
-const _KEY = /[0-9a-f]{64}/g;
+
+/** Name of the lock a running `cache gc` holds (`locks/gc.lock`). */
+export const GC_LOCK = "gc";
+
+/** Directory of the locks runs hold while they live (`live/RUN.lock`), apart from key locks. */
+export const RUN_LOCK_DIR = "live";
 
 /**
- * The keys a manifest file that is not a valid manifest may reference: every
- * 64-hex string in it (a conservative superset). `null` when the file
- * cannot be read at all.
+ * `cache gc` removed nothing because something in the cache may need
+ * entries it cannot see: a manifest that cannot be read, an import that is
+ * running or stopped halfway, a lock whose owner cannot be determined.
+ * The message says which file, what is wrong with it and the fix.
  */
-function _keysIn(path: string): Set<string> | null {
-  let text: string;
-  try {
-    text = readRegularText(path, MAX_MANIFEST_BYTES);
-  } catch (e) {
-    // Not a regular file: nothing envsmith wrote, so nothing it references.
-    if (e instanceof NotRegularFileError) return new Set();
-    if (e instanceof Deno.errors.NotFound) return new Set();
-    return null;
+export class GcRefusedError extends UserError {
+  /** The file that stopped gc. */
+  readonly file: string;
+  /** Creates the error. */
+  constructor(file: string, message: string) {
+    super(message);
+    this.name = "GcRefusedError";
+    this.file = file;
   }
-  return new Set(text.match(_KEY) ?? []);
+}
+
+function _refuse(file: string, what: string, fix: string): never {
+  throw new GcRefusedError(
+    file,
+    `cache gc removed nothing: ${what}. ${fix}`,
+  );
+}
+
+const _AGAIN = "then run `cache gc` again.";
+
+/** Refuses for the first bad manifest (naming how many more there are). */
+function _refuseManifest(bad: { path: string; problem: string }[]): never {
+  const first = bad[0]!;
+  const more = bad.length > 1
+    ? ` (and ${bad.length - 1} more bad manifest${bad.length > 2 ? "s" : ""})`
+    : "";
+  const aside = first.path.includes("/corrupt/");
+  _refuse(
+    first.path,
+    `run manifest ${first.path} is ${
+      aside ? "a manifest an earlier gc moved aside, " : ""
+    }${
+      _problemText(first.problem)
+    }${more}, so gc cannot tell which entries that run needs`,
+    aside
+      ? `Repair it and move it back into runs/, or delete it if that run's results are not needed; ${_AGAIN}`
+      : `Repair it, or delete it if that run's results are not needed; ${_AGAIN}`,
+  );
+}
+
+function _problemText(problem: string): string {
+  return problem.startsWith("not ") || problem.startsWith("a ") ||
+      problem.startsWith("an ") || problem.startsWith("larger")
+    ? problem
+    : problem === "missing"
+    ? "gone while gc read it"
+    : problem;
+}
+
+/** Seconds, rounded, for messages. */
+function _s(ms: number): string {
+  return `${Math.round(ms / 1000)} s`;
+}
+
+/** Every manifest file, failing loudly when a runs directory cannot be listed. */
+function _manifestFiles(store: Store): string[] {
+  const base = join(store.root, "runs");
+  let dirs: Deno.DirEntry[];
+  try {
+    dirs = [...Deno.readDirSync(base)];
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound) return [];
+    _refuse(
+      base,
+      `the run manifests in ${base} cannot be listed (${
+        (e as Error).message
+      }), so gc cannot tell which entries runs need`,
+      `Make the directory readable; ${_AGAIN}`,
+    );
+  }
+  for (const d of dirs) {
+    if (!d.isDirectory) continue;
+    const dir = join(base, d.name);
+    try {
+      Deno.readDirSync(dir)[Symbol.iterator]().next();
+    } catch (e) {
+      if (e instanceof Deno.errors.NotFound) continue;
+      _refuse(
+        dir,
+        `the run manifests in ${dir} cannot be listed (${
+          (e as Error).message
+        }), so gc cannot tell which entries those runs need`,
+        `Make the directory readable; ${_AGAIN}`,
+      );
+    }
+  }
+  return listManifests(store);
+}
+
+/** Who a lock names, for messages. */
+function _who(h: LockInfo | null): string {
+  if (h === null) return "an owner that cannot be read";
+  return `pid ${h.pid} on ${h.host === _HOST ? "this host" : `host ${h.host}`}`;
+}
+
+/** Refuses while an import runs or after one was killed halfway. */
+function _checkImports(store: Store): void {
+  for (const path of store.importRecords()) {
+    const st = lockState(path);
+    if (st.state === "free") continue;
+    if (st.state === "live") {
+      _refuse(
+        path,
+        `a \`cache import\` of ${st.holder.note} (${
+          _who(st.holder)
+        }) is writing into this cache, and the blobs it has written are referenced only by entries it has yet to write`,
+        `Run \`cache gc\` again when the import has finished.`,
+      );
+    }
+    if (st.state === "unknown") {
+      _refuse(
+        path,
+        `the import record ${path} was written ${
+          _s(st.ageMs)
+        } ago but its owner cannot be read (${st.problem}), so gc cannot tell whether an import is writing into this cache`,
+        `Run \`cache gc\` again in 5 minutes (a record nobody refreshes is then known to be left behind), or delete it if no import runs.`,
+      );
+    }
+    _refuse(
+      path,
+      `a \`cache import\`${
+        st.holder ? ` of ${st.holder.note}` : ""
+      } stopped halfway (${_who(st.holder)}, ${
+        st.holder?.host === _HOST ? "gone" : "not heard of for 5 minutes"
+      }; record ${path}); what it wrote is complete, but its blobs may not yet be referenced by its entries`,
+      `Import the bundle again to finish it (records already present are skipped), or delete ${path} if that import is not needed; ${_AGAIN}`,
+    );
+  }
 }
 
 /**
- * Collects garbage. Entries referenced by a kept manifest, by a live run
- * or by a manifest that could not be read are never removed; a bad
- * manifest is moved to `corrupt/` (and what it references stays protected
- * while it lies there).
+ * Refuses for a lock of a computation that no kept manifest explains (its
+ * owner alive but unknown to gc, or not determinable), and waits (up to
+ * `waitMs`) for starting runs to write their manifests.
  */
-export function gc(
+function _checkLocks(
   store: Store,
-  options: { dryRun?: boolean; keepRuns?: number } = {},
-): GcResult {
-  if (!options.dryRun) store.ensureWritable();
+  protectedKeys: Set<string>,
+  manifestRuns: Set<string>,
+): void {
+  const list = (dir: string): string[] => {
+    try {
+      return [...Deno.readDirSync(dir)].map((e) => join(dir, e.name));
+    } catch (e) {
+      if (e instanceof Deno.errors.NotFound) return [];
+      _refuse(
+        dir,
+        `the locks in ${dir} cannot be listed (${
+          (e as Error).message
+        }), so gc cannot tell which computations are running`,
+        `Make the directory readable; ${_AGAIN}`,
+      );
+    }
+  };
+  const names = [
+    ...list(join(store.root, RUN_LOCK_DIR)),
+    ...list(join(store.root, "locks")),
+  ];
+  for (const path of names) {
+    const name = path.split("/").pop()!;
+    if (!name.endsWith(".lock") || name === `${GC_LOCK}.lock`) continue;
+    const id = name.slice(0, -".lock".length);
+    const st = lockState(path);
+    if (st.state === "free" || st.state === "stale") continue;
+    if (st.state === "unknown") {
+      _refuse(
+        path,
+        `lock ${path} was written ${
+          _s(st.ageMs)
+        } ago but its owner cannot be determined (${st.problem}), so gc cannot tell whether a computation that reads entries is running`,
+        `Run \`cache gc\` again in 5 minutes (a lock nobody refreshes is then stale), or delete it if no process uses this cache (rm ${path}).`,
+      );
+    }
+    if (_isRunLock(path)) {
+      if (manifestRuns.has(id)) continue;
+      _refuse(
+        path,
+        `a run (${
+          _who(st.holder)
+        }, ${st.holder.note}) is starting on this cache and has not written its manifest yet, so gc cannot tell which entries it will use`,
+        `Run \`cache gc\` again in a moment.`,
+      );
+    }
+    if (protectedKeys.has(id)) continue;
+    _refuse(
+      path,
+      `entry ${id} is being computed (${st.holder.note || "?"} in ${
+        _who(st.holder)
+      }) by a process no run manifest accounts for, so gc cannot tell which entries it reads`,
+      `Run \`cache gc\` again when it has finished.`,
+    );
+  }
+}
+
+function _isRunLock(path: string): boolean {
+  return path.split("/").slice(-2, -1)[0] === RUN_LOCK_DIR;
+}
+
+/** How long gc waits for starting runs to write their manifests. */
+const _RUN_START_WAIT_MS = 10_000;
+
+/**
+ * Collects garbage: removes the entries no run manifest references, the
+ * blobs no kept entry references, their logs and job specs, stale
+ * temporary files, and (with `keepRuns`) all but the newest manifests of
+ * each finished experiment.
+ *
+ * It keeps what it cannot prove dead: when anything in the cache might
+ * need entries that gc cannot see (a run manifest that cannot be read or
+ * is not of a manifest's shape, a runs directory it cannot list, a
+ * manifest an older version moved to `corrupt/`, an import running or
+ * killed halfway, a lock whose owner cannot be determined or whose
+ * computation no manifest accounts for, another gc), it removes nothing
+ * and throws {@linkcode GcRefusedError} naming the file and the fix.
+ * Entries referenced by a live run are kept whatever `keepRuns` says.
+ *
+ * @throws {GcRefusedError} when gc cannot tell which entries are needed.
+ */
+export async function gc(
+  store: Store,
+  options: { dryRun?: boolean; keepRuns?: number; startWaitMs?: number } = {},
+): Promise<GcResult> {
+  let lock: Lock | null = null;
+  if (!options.dryRun) {
+    store.ensureWritable();
+    const got = store.lock(GC_LOCK, "cache gc", { heartbeatMs: 30_000 });
+    if (!("release" in got)) {
+      _refuse(
+        store.lockPath(GC_LOCK),
+        got.host === "?"
+          ? `another \`cache gc\` is starting on this cache (lock ${
+            store.lockPath(GC_LOCK)
+          } ${got.note})`
+          : `another \`cache gc\` (${_who(got)}) is running on this cache`,
+        `Run \`cache gc\` again when it has finished.`,
+      );
+    }
+    lock = got;
+  }
+  try {
+    return await _collect(store, options);
+  } finally {
+    lock?.release();
+  }
+}
+
+async function _collect(
+  store: Store,
+  options: { dryRun?: boolean; keepRuns?: number; startWaitMs?: number },
+): Promise<GcResult> {
+  // The entries are listed before the manifests: a run writes its manifest
+  // before its first entry, so every entry listed here that a run wrote
+  // is named by a manifest listed below.
+  const keys = [...store.keys()];
+  _checkImports(store);
   const runs: string[] = [];
-  const badManifests: string[] = [];
   const liveRuns: string[] = [];
   const live = new Set<string>();
-  let unknown: string | undefined;
   let leftovers = 0;
-  const byExp = new Map<string, { path: string; m: Manifest }[]>();
-  const badPaths: string[] = [];
-  const protect = (path: string, problem: string) => {
-    const keys = _keysIn(path);
-    if (keys === null) {
-      unknown ??=
-        `run manifest ${path} cannot be read (${problem}): gc cannot tell which entries it references; fix its permissions or move it away`;
-    } else for (const k of keys) live.add(k);
-  };
-  for (const f of listManifests(store)) {
-    const r = readManifestChecked(f);
-    if (!r.manifest) {
-      badManifests.push(badManifestLine(f, r.problem));
-      protect(f, r.problem);
-      badPaths.push(f);
-      continue;
+  let byExp = new Map<string, { path: string; m: Manifest }[]>();
+  const readAll = () => {
+    const bad: { path: string; problem: string }[] = [];
+    const out = new Map<string, { path: string; m: Manifest }[]>();
+    for (const f of _manifestFiles(store)) {
+      const r = readManifestChecked(f);
+      if (!r.manifest) {
+        bad.push({ path: f, problem: r.problem });
+        continue;
+      }
+      const exp = f.split("/").slice(-2, -1)[0]!;
+      const list = out.get(exp) ?? [];
+      list.push({ path: f, m: r.manifest });
+      out.set(exp, list);
     }
-    const exp = f.split("/").slice(-2, -1)[0]!;
-    const list = byExp.get(exp) ?? [];
-    list.push({ path: f, m: r.manifest });
-    byExp.set(exp, list);
-  }
-  // Bad manifests moved aside earlier keep protecting what they name.
-  try {
-    for (const e of Deno.readDirSync(join(store.root, "corrupt"))) {
-      if (e.name.startsWith(_BAD_MANIFEST)) {
-        protect(join(store.root, "corrupt", e.name), "moved aside");
+    // Bad manifests older versions of gc moved aside.
+    try {
+      for (const e of Deno.readDirSync(join(store.root, "corrupt"))) {
+        if (e.name.startsWith(_BAD_MANIFEST)) {
+          bad.push({
+            path: join(store.root, "corrupt", e.name),
+            problem: "not readable as one",
+          });
+        }
+      }
+    } catch { /* no corrupt/ */ }
+    if (bad.length > 0) _refuseManifest(bad);
+    return out;
+  };
+  // Runs that are starting (planning) write their manifest within moments.
+  const deadline = Date.now() + (options.startWaitMs ?? _RUN_START_WAIT_MS);
+  for (;;) {
+    byExp = readAll();
+    const names = new Set<string>();
+    const all = new Set<string>();
+    for (const list of byExp.values()) {
+      for (const x of list) {
+        names.add(x.m.run);
+        for (const n of x.m.nodes) all.add(n.key);
       }
     }
-  } catch { /* no corrupt/ */ }
+    try {
+      _checkLocks(store, all, names);
+      break;
+    } catch (e) {
+      const starting = e instanceof GcRefusedError &&
+        _isRunLock(e.file);
+      if (!starting || Date.now() > deadline) throw e;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
   for (const list of byExp.values()) {
     const alive = list.filter((x) => runAlive(x.m, x.path));
     const done = list.filter((x) => !alive.includes(x));
@@ -157,9 +408,8 @@ export function gc(
   const entries: string[] = [];
   const liveBlobs = new Set<string>();
   let bytes = 0;
-  for (const key of store.keys()) {
+  for (const key of keys) {
     if (!live.has(key)) {
-      if (unknown !== undefined) continue;
       entries.push(key);
       bytes += _size(store.entryPath(key));
       continue;
@@ -168,18 +418,25 @@ export function gc(
       const e = store.readEntry(key);
       for (const b of e?.blobs ?? []) liveBlobs.add(b);
     } catch (e) {
-      if (!(e instanceof CorruptEntryError)) throw e;
-      entries.push(key); // corrupt: useless
+      if (e instanceof Deno.errors.NotFound) continue;
+      if (!(e instanceof CorruptEntryError)) {
+        _refuse(
+          store.entryPath(key),
+          `entry ${key} (${store.entryPath(key)}) cannot be read (${
+            (e as Error).message
+          }), so gc cannot tell which blobs it needs`,
+          `Fix its permissions; ${_AGAIN}`,
+        );
+      }
+      entries.push(key); // corrupt: useless, recomputed by the next run
       bytes += _size(store.entryPath(key));
     }
   }
   const blobs: string[] = [];
-  if (unknown === undefined) {
-    for (const h of store.blobHashes()) {
-      if (!liveBlobs.has(h)) {
-        blobs.push(h);
-        bytes += _size(store.blobPath(h));
-      }
+  for (const h of store.blobHashes()) {
+    if (!liveBlobs.has(h)) {
+      blobs.push(h);
+      bytes += _size(store.blobPath(h));
     }
   }
   if (!options.dryRun) {
@@ -194,10 +451,6 @@ export function gc(
       _rm(r);
       _rm(r.replace(/\.json$/, "")); // the run's directory (executor logs)
     }
-    for (const f of badPaths) {
-      const exp = f.split("/").slice(-2, -1)[0]!;
-      store.quarantine(f, `${_BAD_MANIFEST}${exp}-`);
-    }
     // Import marks whose entry is gone.
     const present = new Set(store.keys());
     for (const k of store.importedKeys()) {
@@ -207,16 +460,7 @@ export function gc(
     // this host) is gone, else after a day.
     leftovers = store.cleanLeftovers().removed;
   }
-  return {
-    entries,
-    blobs,
-    bytes,
-    runs,
-    leftovers,
-    badManifests,
-    liveRuns,
-    ...(unknown !== undefined ? { entriesKeptBecause: unknown } : {}),
-  };
+  return { entries, blobs, bytes, runs, leftovers, liveRuns };
 }
 
 /** What `cache verify` found. */

@@ -239,3 +239,56 @@ export function lockHolder(
   if (Date.now() - mtime > staleMs) return null;
   return holder;
 }
+
+/** What a lock file says about its owner: see {@linkcode lockState}. */
+export type LockState =
+  | { readonly state: "free" }
+  | { readonly state: "stale"; readonly holder: LockInfo | null }
+  | { readonly state: "live"; readonly holder: LockInfo }
+  | {
+    readonly state: "unknown";
+    readonly problem: string;
+    readonly ageMs: number;
+  };
+
+/**
+ * Whether a lock file has a live owner, for a caller that must not act on
+ * a guess (`cache gc`): `free` (no file), `stale` (its owner is a process
+ * of this host that is gone, or it has not been refreshed for `staleMs`:
+ * a live owner refreshes it every `heartbeatMs`), `live` (an owner that
+ * is or may be running), or `unknown` (a fresh file whose owner cannot be
+ * read: half-written, not a lock's JSON, not a regular file, unreadable).
+ */
+export function lockState(path: string, options: LockOptions = {}): LockState {
+  const staleMs = options.staleMs ?? 300_000;
+  let mtime: number;
+  try {
+    mtime = Deno.lstatSync(path).mtime?.getTime() ?? Date.now();
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound) return { state: "free" };
+    return {
+      state: "unknown",
+      problem: `cannot be examined (${(e as Error).message})`,
+      ageMs: 0,
+    };
+  }
+  const ageMs = Math.max(0, Date.now() - mtime);
+  let holder: LockInfo | null;
+  let problem = "";
+  try {
+    holder = _holderOf(readRegularText(path, _MAX_LOCK_BYTES));
+    if (holder === null) problem = "not a lock (no pid and host)";
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound) return { state: "free" };
+    holder = null;
+    problem = e instanceof SyntaxError
+      ? "not JSON (half-written?)"
+      : (e as Error).message;
+  }
+  if (ageMs > staleMs) return { state: "stale", holder };
+  if (holder === null) return { state: "unknown", problem, ageMs };
+  if (holder.host === _HOST && !processAlive(holder.pid)) {
+    return { state: "stale", holder };
+  }
+  return { state: "live", holder };
+}

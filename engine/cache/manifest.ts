@@ -256,7 +256,7 @@ export function readManifest(
 
 /** The one line that reports a bad manifest. */
 export function badManifestLine(path: string, problem: string): string {
-  return `skipped run manifest ${path}: ${problem} (\`cache gc\` moves it aside; its entries are kept)`;
+  return `skipped run manifest ${path}: ${problem} (repair it, or delete it if that run's results are not needed: \`cache gc\` removes nothing while it is there)`;
 }
 
 /** The newest readable manifest of an experiment (optionally skipping one run id). */

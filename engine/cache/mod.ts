@@ -49,7 +49,14 @@ export {
   selectBlobKeys,
   SELECTED_BLOB_BYTES,
 } from "./bundle.ts";
-export { gc, type GcResult, verifyCache, type VerifyResult } from "./gc.ts";
+export {
+  gc,
+  GcRefusedError,
+  type GcResult,
+  verifyCache,
+  type VerifyResult,
+} from "./gc.ts";
+export { type AnnounceOptions, announceRun } from "./run_start.ts";
 export { type ReferenceCheck, verifyReferences } from "./verify_refs.ts";
 export { Lock, type LockInfo, type LockOptions, tryLock } from "./lock.ts";
 export {

@@ -13,6 +13,9 @@
  * ROOT/logs/<key>.log          the log of the last execution of a node
  * ROOT/jobs/<key>.json         what `run-node KEY` needs to run a node
  * ROOT/locks/<key>.lock        held while a process computes a key
+ * ROOT/locks/gc.lock           held while `cache gc` runs
+ * ROOT/live/<run>.lock        held by a run (announces it to `cache gc`)
+ * ROOT/imports/*.lock          held while a `cache import` writes
  * ROOT/runs/<experiment>/*.json run manifests
  * ROOT/runs/<experiment>/<run>/ a run's executor files (Slurm scripts, logs)
  * ROOT/tmp/                    temporary files (same file system, for renames)
@@ -379,6 +382,20 @@ export class Store {
     });
   }
 
+  /** Whether the existing file `final` passes `check` (a regular file, read within 4 GiB). */
+  #intact(final: string, check: (bytes: Uint8Array) => void): boolean {
+    try {
+      check(readRegularFile(final, MAX_BLOB_BYTES));
+      return true;
+    } catch (e) {
+      if (e instanceof Deno.errors.NotFound) return false; // moved meanwhile
+      if (e instanceof NotRegularFileError || e instanceof RangeError) {
+        return false;
+      }
+      throw e;
+    }
+  }
+
   /** Links the complete file `tmp` to `final` unless it exists (write-once); removes `tmp`. */
   #place(tmp: string, final: string): boolean {
     try {
@@ -631,7 +648,17 @@ export class Store {
     if (this.#writeOnce(final, bytes, ["entries", entry.key.slice(0, 2)])) {
       return true;
     }
-    if (this.importMark(entry.key) === null) return false;
+    if (this.importMark(entry.key) === null) {
+      // Write-once keeps an existing entry only when it is intact: a
+      // damaged file would fail every reader, so it is moved aside.
+      if (
+        this.#intact(final, (b) => this.verifyEntryBytes(entry.key, final, b))
+      ) {
+        return false;
+      }
+      this.quarantine(final);
+      return this.#writeOnce(final, bytes, ["entries", entry.key.slice(0, 2)]);
+    }
     // Replace (atomic rename), then unmark: a crash in between leaves a
     // local result still marked, which is recomputed again, never the
     // reverse.
@@ -661,7 +688,19 @@ export class Store {
   /** Stores bytes as a blob (write-once, named by their sha256). */
   writeBlob(bytes: Uint8Array, media: string): BlobRef {
     const hash = sha256Hex(bytes);
-    this.#writeOnce(this.blobPath(hash), bytes, ["blobs", hash.slice(0, 2)]);
+    const final = this.blobPath(hash);
+    const dir = ["blobs", hash.slice(0, 2)];
+    if (
+      !this.#writeOnce(final, bytes, dir) &&
+      !this.#intact(final, (b) => {
+        if (sha256Hex(b) !== hash) throw new RangeError("damaged");
+      })
+    ) {
+      // A damaged copy (its bytes no longer hash to its name) would fail
+      // every reader of this result: moved aside and written anew.
+      this.quarantine(final);
+      this.#writeOnce(final, bytes, dir);
+    }
     this.#verifiedBlobs.add(hash);
     return { $blob: hash, size: bytes.length, media };
   }
@@ -757,6 +796,35 @@ export class Store {
       return true;
     } catch {
       return false;
+    }
+  }
+
+  /**
+   * Records that a `cache import` of `bundle` writes into this cache
+   * (`ROOT/imports/import@HOST~PID~RANDOM.lock`, a lock file refreshed
+   * while it lives): `cache gc` removes nothing while one is there, since
+   * the blobs an import has written are referenced only by entries it has
+   * yet to write. Released when the import ends, however it ends; a killed
+   * import leaves it behind, and gc names it.
+   */
+  beginImport(bundle: string): Lock {
+    const path = join(this.#dir("imports"), `${tmpName("import")}.lock`);
+    const got = onDisk(path, "write", () => tryLock(path, bundle));
+    if (!("release" in got)) {
+      throw new UserError(`${path}: cannot record the import (${got.note})`);
+    }
+    return got;
+  }
+
+  /** The import records of {@linkcode Store.beginImport} present now (paths). */
+  importRecords(): string[] {
+    const dir = join(this.root, "imports");
+    try {
+      return [...Deno.readDirSync(dir)].filter((e) => !e.name.startsWith("."))
+        .map((e) => join(dir, e.name)).sort();
+    } catch (e) {
+      if (e instanceof Deno.errors.NotFound) return [];
+      throw asFileSystemError(e, dir, "read") ?? e;
     }
   }
 

@@ -168,3 +168,34 @@ Deno.test("Store: a blob larger than its reference says is refused before it is 
     await Promise.resolve();
   });
 });
+
+Deno.test("store: writing a result whose blob or entry file exists damaged replaces the damaged copy", async () => {
+  await withStore((store) => {
+    const bytes = new TextEncoder().encode("spin 42");
+    const ref = store.writeBlob(bytes, "text/plain");
+    const path = store.blobPath(ref.$blob);
+    const bad = Deno.readFileSync(path);
+    bad[0]! ^= 1;
+    Deno.writeFileSync(path, bad);
+    // Another process (a fresh Store) computes the same output again.
+    const again = new Store(store.root);
+    again.writeBlob(bytes, "text/plain");
+    assert.deepEqual(Deno.readFileSync(path), bytes);
+    assert.deepEqual(new Store(store.root).readBlob(ref), bytes);
+    const moved = [...Deno.readDirSync(join(store.root, "corrupt"))];
+    assert.equal(moved.length, 1);
+    // The same for an entry file (truncated).
+    const key = "ab".repeat(32);
+    assert.equal(store.writeEntry(entry(key)), true);
+    const file = store.entryPath(key);
+    const full = Deno.readFileSync(file);
+    Deno.writeFileSync(file, full.slice(0, 20));
+    assert.equal(again.writeEntry(entry(key)), true);
+    assert.equal(new Store(store.root).readEntry(key)?.key, key);
+    // An intact one stays (write-once).
+    const kept = Deno.readFileSync(file);
+    assert.equal(again.writeEntry(entry(key)), false);
+    assert.deepEqual(Deno.readFileSync(file), kept);
+    return Promise.resolve();
+  });
+});

@@ -127,18 +127,17 @@ export async function cacheImportCommand(
   return 0;
 }
 
-/** `cache gc [--dry-run]` */
-export function cacheGcCommand(
+/**
+ * `cache gc [--dry-run] [--keep-runs N]`. When gc cannot tell which entries
+ * are needed it removes nothing and throws its one line (exit 2).
+ */
+export async function cacheGcCommand(
   ctx: CommandContext,
   options: { dryRun?: boolean; keepRuns?: number },
 ): Promise<number> {
   const store = new Store(ctx.cache);
-  const r = gc(store, options);
+  const r = await gc(store, options);
   const verb = options.dryRun ? "would remove" : "removed";
-  for (const line of r.badManifests) ctx.output.err(`warning: ${line}`);
-  if (r.entriesKeptBecause) {
-    ctx.output.err(`warning: no entry removed: ${r.entriesKeptBecause}`);
-  }
   if (r.liveRuns.length > 0) {
     ctx.output.err(
       `kept ${r.liveRuns.length} live run${
@@ -158,7 +157,7 @@ export function cacheGcCommand(
       r.leftovers ? `, ${r.leftovers} leftovers of killed runs` : ""
     } from ${store.root}`,
   );
-  return Promise.resolve(0);
+  return 0;
 }
 
 /** `cache verify`: exit 1 when anything was corrupt. */

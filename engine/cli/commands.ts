@@ -19,6 +19,7 @@ import {
 import { executors as builtinExecutors } from "../run/executors/builtin.ts";
 import { makePlan, type Plan, type PlanItem } from "../run/plan.ts";
 import { checkReadiness } from "../run/readiness.ts";
+import { announceRun } from "../cache/run_start.ts";
 import { collapseGraph, toDot, toMermaid } from "../run/plan_graph.ts";
 import { experimentWarningLines } from "../tables/result_warnings.ts";
 import {
@@ -377,6 +378,29 @@ export async function runCommand(
       } MB)`,
     );
   }
+  const runId = newRunId();
+  // Before planning (a plan reads which entries are cached): `cache gc`
+  // sees this run from now on, and a gc that runs is waited for.
+  const announced = await announceRun(store, runId, `run ${exp.name}`, {
+    onWait: (line) => reporter.info(line),
+    ...(ctx.signal ? { signal: ctx.signal } : {}),
+  });
+  try {
+    return await _runAnnounced(ctx, file, options, exp, store, reporter, runId);
+  } finally {
+    announced.release();
+  }
+}
+
+async function _runAnnounced(
+  ctx: CommandContext,
+  file: string,
+  options: RunCommandOptions,
+  exp: Awaited<ReturnType<typeof load>>,
+  store: Store,
+  reporter: NonNullable<CommandContext["reporter"]>,
+  runId: string,
+): Promise<{ code: number; result: RunResult; plan: Plan }> {
   const plan = makePlan(exp, store, options.only ? { only: options.only } : {});
   for (const n of plan.notes) reporter.info(`warning: ${n}`);
   checkReadiness(plan);
@@ -386,7 +410,6 @@ export async function runCommand(
     }`,
   );
   const t0 = performance.now();
-  const runId = newRunId();
   const endInterruptible = ctx.interruptible?.() ?? (() => {});
   let result: RunResult;
   let resumeFlags: string[];

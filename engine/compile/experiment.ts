@@ -11,8 +11,13 @@ import { ExperimentFileSchema } from "./experiment_schema.ts";
 import type { ExecutorSpec, TableSpec } from "./experiment_schema.ts";
 import { ExperimentError, UserError } from "../errors.ts";
 import type { Resolvable } from "../refs.ts";
-import { Source, tooLargeMessage } from "./source.ts";
-import { DEFAULT_LIMITS, type Limits, resolveLimits } from "../limits.ts";
+import { expandedShape, Source, tooLargeMessage } from "./source.ts";
+import {
+  DEFAULT_LIMITS,
+  type Limits,
+  raiseHint,
+  resolveLimits,
+} from "../limits.ts";
 import {
   checkNodeCount,
   checkReferenceCount,
@@ -30,7 +35,7 @@ import { checkFileReferences } from "./file_refs.ts";
 import { buildTemplate, referenceCount } from "./references.ts";
 import { collectNodes } from "./stages.ts";
 import { checkTables } from "./table_spec.ts";
-import { applyOverrides } from "./overrides.ts";
+import { applyOverrides, overrideLabel } from "./overrides.ts";
 import {
   declaredPlugins,
   loadPlugins,
@@ -251,6 +256,10 @@ export function compileExperiment(
       (label, t) => new Source(label, t, limits),
     )
     : [];
+  if (
+    options.overrides?.length && overrideProblems.length === 0 &&
+    isRecord(source.data)
+  ) _checkExpandedWithOverrides(source.data, options.overrides, limits);
   const c: Compilation = {
     diags: new Diagnostics(source),
     kinds: new Map([...options.kinds].map((k) => [k.name, k])),
@@ -329,4 +338,35 @@ export function compileExperiment(
     ...(options.overrides?.length ? { overrides: [...options.overrides] } : {}),
     ...(options.limits ? { limits } : {}),
   };
+}
+
+/**
+ * The values and depth limits hold for the file with its `--set` values
+ * together, not only for each alone (ten values of 1.9 million expanded
+ * values each are 19 million): checked once they are all in place, before
+ * anything walks the document, and reported at the last override.
+ *
+ * @throws {ExperimentError} when the whole is over a limit.
+ */
+function _checkExpandedWithOverrides(
+  data: unknown,
+  overrides: readonly string[],
+  limits: Limits,
+): void {
+  const shape = expandedShape(data, limits);
+  if (shape === null) return;
+  throw new ExperimentError([{
+    code: "limit",
+    file: overrideLabel(overrides[overrides.length - 1]!),
+    line: 1,
+    col: 1,
+    path: "",
+    message: shape === "depth"
+      ? `the file with its ${overrides.length} --set value(s) nests deeper than ${limits.depth} levels once YAML aliases are expanded; ${
+        raiseHint("depth")
+      }`
+      : `the file with its ${overrides.length} --set value(s) holds more than ${limits.yamlValues} values once YAML aliases are expanded (each alone may be within the limit; together they count); ${
+        raiseHint("yamlValues")
+      }`,
+  }]);
 }

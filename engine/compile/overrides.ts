@@ -38,9 +38,18 @@ export interface Override {
   readonly valueCol: number;
 }
 
-/** The label of an override in messages: `--set PATH=VALUE`. */
+/** Longest `PATH=VALUE` shown whole in messages. */
+const _LABEL_CHARS = 160;
+
+/**
+ * The label of an override in messages: `--set PATH=VALUE`, a long one cut
+ * (`--set PATH=[&a [x,x,…] (6,012 characters)`) so a message stays a line.
+ */
 export function overrideLabel(text: string): string {
-  return `--set ${text}`;
+  if (text.length <= _LABEL_CHARS) return `--set ${text}`;
+  return `--set ${text.slice(0, _LABEL_CHARS - 40)}… (${
+    text.length.toLocaleString("en-US")
+  } characters)`;
 }
 
 /** A diagnostic at column `col` of an override. */

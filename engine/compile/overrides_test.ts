@@ -178,3 +178,43 @@ Deno.test("parseOverride: columns of the written segments, nodes implied", () =>
   assert.equal(o.valueCol, 22);
   assert.deepEqual(parseOverride("seed=1", ["seed"]).path, ["seed"]);
 });
+
+Deno.test("overrides: --set values within the limits alone but over them together are refused at once, in one line", () => {
+  // Each value expands to 1,000 x 30 = 30,000 values: under a limit of
+  // 50,000 alone, over it three together.
+  const value = `[&a [${Array(1000).fill("x").join(",")}], ${
+    Array(29).fill("*a").join(",")
+  }]`;
+  const limits = { yamlValues: 50_000 };
+  const one = compileExperiment("exp.yaml", FILE, {
+    kinds,
+    limits,
+    overrides: [`bench.with.note=${value}`],
+  });
+  assert.equal(one.nodes.length > 0, true);
+  const t0 = performance.now();
+  let diags: string[] = [];
+  try {
+    compileExperiment("exp.yaml", FILE, {
+      kinds,
+      limits,
+      overrides: ["bench", "score", "bench"].map((n, i) =>
+        `${n}.with.${i === 2 ? "more" : "note"}=${value}`
+      ),
+    });
+    assert.fail("expected an ExperimentError");
+  } catch (e) {
+    if (!(e instanceof ExperimentError)) throw e;
+    diags = e.diagnostics.map((d) =>
+      `${d.file}:${d.line}:${d.col}: ${d.message}`
+    );
+  }
+  assert.ok(performance.now() - t0 < 5000);
+  assert.equal(diags.length, 1);
+  assert.match(
+    diags[0]!,
+    /^--set bench\.with\.more=\[&a \[x,x,.*… \(2,1\d\d characters\):1:1: the file with its 3 --set value\(s\) holds more than 50000 values once YAML aliases are expanded .*--limit yaml-values=N/,
+  );
+  // The label of a long value is cut, so the message stays one short line.
+  assert.ok(diags[0]!.length < 500, diags[0]);
+});

@@ -39,6 +39,7 @@ import { UserError } from "../errors.ts";
 import type { ExecutorDeclaration } from "./executor_block.ts";
 import { fromFileUrl, toFileUrl } from "../paths.ts";
 import type { NodeKind } from "../types.ts";
+import { PLUGIN_LOAD_MS, probePluginImport } from "./plugin_probe.ts";
 
 /**
  * Registers one named export of a plugin module (e.g. `engineers`) and
@@ -60,6 +61,8 @@ export interface LoadPluginsOptions {
   readonly executors: readonly ExecutorDeclaration<any>[];
   /** Named exports the project registers, by export name. */
   readonly handlers?: Readonly<Record<string, PluginHandler>>;
+  /** How long a module may take to load (checked in a worker first). @default PLUGIN_LOAD_MS (30 s) */
+  readonly loadTimeoutMs?: number;
 }
 
 /** What one module registered. */
@@ -141,8 +144,20 @@ export async function loadPlugins(
         );
       }
     }
+    const probe = await probePluginImport(
+      url,
+      options.loadTimeoutMs ?? PLUGIN_LOAD_MS,
+    );
+    if (!probe.ok && "timedOut" in probe) {
+      throw new UserError(
+        `${at}: the module did not finish loading within ${
+          (options.loadTimeoutMs ?? PLUGIN_LOAD_MS) / 1000
+        } s (a loop or an endless wait at its top level?); fix the module: registering kinds must not wait for anything`,
+      );
+    }
     let mod: Record<string, unknown>;
     try {
+      if (!probe.ok) throw new Error(probe.message);
       mod = await import(url);
     } catch (e) {
       throw new UserError(

@@ -162,7 +162,7 @@ export class Source {
         ),
       ]);
     }
-    const shape = _expandedShape(data, limits);
+    const shape = expandedShape(data, limits);
     if (shape !== null) {
       throw new ExperimentError([
         this.#at(
@@ -402,7 +402,7 @@ function _tooDeep(tokens: readonly CST.Token[], limit: number): number | null {
  * limit, else null. Shared (aliased) subtrees are measured once, and the
  * recursion stops at the depth limit.
  */
-function _expandedShape(
+export function expandedShape(
   data: unknown,
   limits: Pick<Limits, "depth" | "yamlValues">,
 ): "depth" | "values" | null {

@@ -193,3 +193,26 @@ Deno.test("runChild: when this process is SIGKILLed, the watchdog kills the chil
   await parent.stdout.cancel();
   assert.ok(await _gone(pids, 5000), `still alive: ${pids.filter(_alive)}`);
 });
+
+Deno.test("runChild: a program that never reads its 8 MB stdin neither hangs the call nor loses its output", async () => {
+  const stdin = new Uint8Array(8 * 1024 * 1024).fill(0x7b);
+  const t0 = performance.now();
+  // Exits without reading: the writer must give up, not wait forever.
+  const quits = await runChild("sh", {
+    args: ["-c", "echo done"],
+    stdin,
+    timeoutMs: 20_000,
+  });
+  assert.equal(quits.success, true);
+  assert.equal(new TextDecoder().decode(quits.stdout).trim(), "done");
+  assert.ok(performance.now() - t0 < 10_000);
+  // Never reads and never ends: the timeout ends it and its group.
+  const stuck = await runChild("sh", {
+    args: ["-c", "sleep 60 & sleep 60"],
+    stdin,
+    timeoutMs: 1500,
+  });
+  assert.equal(stuck.timedOut, true);
+  assert.equal(stuck.success, false);
+  assert.ok(performance.now() - t0 < 20_000);
+});
