@@ -133,11 +133,11 @@ function _executorOption(executors: readonly ExecutorKind<any>[]) {
   ).env("ENVSMITH_EXECUTOR");
 }
 
-/** The `--set PATH=VALUE` option (repeatable) of plan, run and tables. */
+/** The `--set PATH=VALUE` option (repeatable) of plan, run, status and tables. */
 function _setOption() {
   return new Option(
     "--set <path=value...>",
-    "override a value of the experiment file (repeatable; the value is YAML; a list where the file has one takes a,b), e.g. --set curriculum.each.policy.with.samples=60000 --set matrix.seed=1,2",
+    "override a value of the experiment file (repeatable; the value is YAML; a list where the file has one takes a,b; a trial: its tables are written as NAME.trial-DIGEST), e.g. --set curriculum.each.policy.with.samples=60000 --set matrix.seed=1,2",
   ).argParser((v: string, prev: string[] | undefined) => [...(prev ?? []), v]);
 }
 
@@ -411,15 +411,21 @@ function _addInspectCommands(
     });
 
   program.command("status")
-    .description("what the cache holds for each node and what the last run did")
+    .description(
+      "what the cache holds for each node and what the last run of the file as committed did (with --set: the last trial run with those overrides)",
+    )
     .argument("<file>", "experiment file", _file)
+    .addOption(_setOption())
     .addHelpText(
       "after",
       "\nExample:\n  deno task status experiments/quick.yaml",
     )
-    .action(async (file, _o, cmd) => {
+    .action(async (file, o, cmd) => {
       setCode(
-        await statusCommand(await ctxOf(cmd as unknown as Command), file),
+        await statusCommand(
+          _withSets(await ctxOf(cmd as unknown as Command), o.set),
+          file,
+        ),
       );
     });
 

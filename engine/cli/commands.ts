@@ -9,7 +9,12 @@ import { dirname } from "node:path";
 import { loadExperiment } from "../compile/experiment.ts";
 import type { Experiment } from "../compile/experiment.ts";
 import { computeKeys } from "../cache/keys.ts";
-import { latestManifest, newRunId } from "../cache/manifest.ts";
+import {
+  latestManifest,
+  latestManifestWhere,
+  newRunId,
+  ranWith,
+} from "../cache/manifest.ts";
 import {
   checkExecutor,
   chosenExecutor,
@@ -485,18 +490,41 @@ export async function statusCommand(
   const plan = makePlan(exp, store);
   // Bad manifests were reported in the plan's notes.
   for (const n of plan.notes) ctx.output.err(`warning: ${n}`);
-  const last = latestManifest(store, exp.name);
+  // The last run of the file as loaded: as committed, or with exactly
+  // these --set overrides; a trial run never stands for the committed file.
+  const last = latestManifestWhere(
+    store,
+    exp.name,
+    (m) => ranWith(m, exp.overrides),
+  );
+  const newest = latestManifest(store, exp.name);
   const lastById = new Map((last?.nodes ?? []).map((n) => [n.id, n]));
-  ctx.output.out(`status ${exp.name} (${file}): ${_counts(plan.items)}`);
+  ctx.output.out(
+    `status ${exp.name} (${file}${_setsNote(exp)}): ${_counts(plan.items)}`,
+  );
+  const what = exp.overrides?.length
+    ? `trial run with${_setsNote(exp)}`
+    : "run of the file as committed";
   if (last) {
     const c = last.counts;
     ctx.output.out(
-      `last run ${last.run}: ${last.status}, started ${last.started}${
+      `last ${what} ${last.run}: ${last.status}, started ${last.started}${
         last.finished ? `, finished ${last.finished}` : " (did not finish)"
       }; ` +
         Object.entries(c).map(([k, n]) => `${n} ${k}`).join(", "),
     );
-  } else ctx.output.out("no run recorded in this cache");
+  } else ctx.output.out(`no ${what} recorded in this cache`);
+  if (newest && newest.run !== last?.run && !ranWith(newest, exp.overrides)) {
+    ctx.output.out(
+      `newer: ${
+        newest.overrides?.length
+          ? `trial run ${newest.run} with ${
+            newest.overrides.map((o) => `--set ${o}`).join(" ")
+          }`
+          : `run ${newest.run} of the file as committed`
+      } (${newest.status}; not counted above; \`runs ${exp.name}\` lists every run)`,
+    );
+  }
   const width = _idWidth(plan.items);
   for (const it of plan.items) {
     const l = lastById.get(it.node.id);

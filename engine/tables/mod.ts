@@ -17,6 +17,14 @@ export {
   tableNotes,
 } from "./tables.ts";
 export {
+  overridesDigest,
+  overridesText,
+  type Trial,
+  trialName,
+  trialOf,
+  trialTitle,
+} from "./trial.ts";
+export {
   type CellInterval,
   type CompareCell,
   type CompareFamily,

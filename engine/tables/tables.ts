@@ -23,6 +23,13 @@ import { interquartileMean } from "./rliable_aggregates.ts";
 import { columnPlains } from "../compile/table_spec.ts";
 import { didYouMean } from "../suggest.ts";
 import type { Json } from "../types.ts";
+import {
+  overridesText,
+  type Trial,
+  trialName,
+  trialOf,
+  trialTitle,
+} from "./trial.ts";
 
 /** What the cache has for one node (`imported`: its entry came from a bundle, not computed here). */
 export type Lookup = (node: GraphNode) =>
@@ -104,6 +111,12 @@ export interface Table {
   readonly sources?: Readonly<Record<string, string>>;
   /** `*` column paths that matched nothing in the available results, each with why and a suggestion. */
   readonly unmatched?: readonly string[];
+  /**
+   * Set when the experiment was loaded with `--set` overrides: the table is
+   * a trial, named `NAME.trial-DIGEST` and titled with its overrides, never
+   * written over the committed file's table.
+   */
+  readonly trial?: Trial;
 }
 
 function _split(path: string): string[] {
@@ -257,9 +270,12 @@ export function buildTable(
     const x = intervals.get(`${c.row}\t${c.column}`);
     return x ? { ...c, interval: { lo: x.lo, hi: x.hi } } : c;
   });
+  const trial = trialOf(spec.name, exp.overrides);
+  const title = spec.title ?? spec.name;
   return {
-    name: spec.name,
-    title: spec.title ?? spec.name,
+    name: trial ? trialName(trial) : spec.name,
+    title: trial ? trialTitle(title, trial) : title,
+    ...(trial ? { trial } : {}),
     experiment: exp.name,
     file: exp.file,
     rowsAxis: spec.rows,
@@ -722,6 +738,12 @@ function _tableMarkdown(
     ? t.columns.filter((c) => aggs.includes(c) || sourced.has(c))
     : t.columns;
   const lines = [`### ${t.title}`, ""];
+  if (t.trial) {
+    lines.push(
+      `_A trial, not ${t.file} as committed: written as ${t.name}; table ${t.trial.of} is untouched._`,
+      "",
+    );
+  }
   lines.push(`| ${esc(t.rowsAxis)} | ${shown.map(esc).join(" | ")} |`);
   lines.push(`|${["---", ...shown.map(() => "---:")].join("|")}|`);
   for (const r of t.rows) {
@@ -850,10 +872,14 @@ function _csv(s: string | number | null): string {
   return /[",\n]/.test(str) ? `"${str.replace(/"/g, '""')}"` : str;
 }
 
-/** Long-form CSV: one line per cell. */
+/** Long-form CSV: one line per cell (a trial's with an `overrides` column). */
 export function tableCsv(t: Table): string {
+  // A trial's rows each carry its overrides, so a row copied elsewhere
+  // still says it is not the committed file's.
+  const trial = t.trial ? [overridesText(t.trial.overrides)] : [];
   const lines = [
-    "row,column,mean,std,n,missing,skipped,samples,imported,lo,hi",
+    "row,column,mean,std,n,missing,skipped,samples,imported,lo,hi" +
+    (t.trial ? ",overrides" : ""),
   ];
   for (const c of t.cells) {
     lines.push(
@@ -869,6 +895,7 @@ export function tableCsv(t: Table): string {
         c.samples.filter((x) => x.imported).map((x) => x.id).join(" "),
         c.interval?.lo ?? null,
         c.interval?.hi ?? null,
+        ...trial,
       ].map((x) => _csv(x as string | number | null)).join(","),
     );
   }
