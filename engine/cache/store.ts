@@ -17,6 +17,7 @@
  * ROOT/runs/<experiment>/<run>/ a run's executor files (Slurm scripts, logs)
  * ROOT/tmp/                    temporary files (same file system, for renames)
  * ROOT/corrupt/                entries and blobs that failed verification
+ * ROOT/imports/<sha256>.json   bundles imported whole, by the hash of their bytes
  * ```
  *
  * Every write goes to a temporary file in `tmp/` and is then hard-linked (or,
