@@ -567,6 +567,10 @@ function _addTableCommands(program: Command, { ctxOf, setCode }: _Env): void {
       "--import <bundle>",
       `first import this results bundle into the cache (a missing file is skipped; nothing cached is overwritten); \`deno task tables\` imports ${SHIPPED_BUNDLE}`,
     )
+    .option(
+      "--memo-out <file>",
+      "also write the table comparisons these tables used (remembered by their inputs' keys) to this gzip JSON file, to ship beside a results bundle as X.memo.json.gz next to X.esb.gz",
+    )
     .addOption(_setOption())
     .addHelpText(
       "after",
@@ -586,6 +590,7 @@ function _addTableCommands(program: Command, { ctxOf, setCode }: _Env): void {
           experimentsDir: EXPERIMENTS_DIR,
           ...(o.out ? { out: o.out } : {}),
           ...(o.wide ? { wide: true } : {}),
+          ...(o.memoOut ? { memoOut: o.memoOut } : {}),
         }),
       );
     });

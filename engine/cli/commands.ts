@@ -9,6 +9,7 @@ import { dirname } from "node:path";
 import { loadExperiment } from "../compile/experiment.ts";
 import type { Experiment } from "../compile/experiment.ts";
 import { computeKeys } from "../cache/keys.ts";
+import { sha256Hex } from "../canonical.ts";
 import {
   latestManifest,
   latestManifestWhere,
@@ -134,8 +135,35 @@ export function resumeCommand(
   }${extra.map((x) => " " + q(x)).join("")}`;
 }
 
-/** Loads an experiment with the context's kinds. */
+const _loaded = new WeakMap<CommandContext, Map<string, Promise<Experiment>>>();
+
+/**
+ * Loads an experiment with the context's kinds. The same file (by the hash
+ * of its text) with the same overrides and context is loaded once per
+ * process: `report` and `tables` read one file several times.
+ */
 export function load(ctx: CommandContext, file: string): Promise<Experiment> {
+  let text: string;
+  try {
+    text = Deno.readTextFileSync(file);
+  } catch {
+    return _load(ctx, file); // reports the file's problem
+  }
+  const id = `${file}\0${sha256Hex(text)}\0${
+    JSON.stringify(ctx.overrides ?? [])
+  }`;
+  let byFile = _loaded.get(ctx);
+  if (!byFile) _loaded.set(ctx, byFile = new Map());
+  let p = byFile.get(id);
+  if (!p) {
+    p = _load(ctx, file);
+    byFile.set(id, p);
+    p.catch(() => byFile!.delete(id));
+  }
+  return p;
+}
+
+function _load(ctx: CommandContext, file: string): Promise<Experiment> {
   return loadExperiment(file, {
     kinds: ctx.kinds,
     executors: ctx.executors ?? builtinExecutors,

@@ -119,3 +119,29 @@ Deno.test("status tells the last run of the file as committed from a newer trial
   );
   assert.doesNotMatch(asTrial.lines.join("\n"), /^newer:/m);
 });
+
+Deno.test("tables remembered between calls follow the cache: an entry gone since shows as missing, one computed again as computed", async () => {
+  await using p = await tmpProject(YAML);
+  const out = join(p.dir, "tables");
+  assert.equal((await runCommand(ctxFor(p.cache), p.file)).code, 0);
+  const first = ctxFor(p.cache);
+  assert.equal(await tablesCommand(first, [p.file], { out }), 0);
+  const again = ctxFor(p.cache);
+  assert.equal(await tablesCommand(again, [p.file], { out }), 0);
+  assert.deepEqual(again.lines, first.lines);
+  // Remove the entry of c[k=2]: the next tables call must say it is missing.
+  const keys = [...p.store.keys()];
+  const gone = keys.find((k) => p.store.readEntry(k)?.id === "c[k=2]")!;
+  Deno.removeSync(p.store.entryPath(gone));
+  const after = ctxFor(p.cache);
+  assert.equal(await tablesCommand(after, [p.file], { out }), 1);
+  assert.match(
+    after.lines.join("\n"),
+    /Incomplete: 1 node is not in the cache:\*\* c\[k=2\]/,
+  );
+  // Computed again, it is back.
+  assert.equal((await runCommand(ctxFor(p.cache), p.file)).code, 0);
+  const back = ctxFor(p.cache);
+  assert.equal(await tablesCommand(back, [p.file], { out }), 0);
+  assert.deepEqual(back.lines, first.lines.map((l) => l));
+});

@@ -13,8 +13,8 @@ import type {
 } from "../compile/experiment_schema.ts";
 import type { Experiment, GraphNode } from "../compile/experiment.ts";
 import { getField } from "../refs.ts";
+import { type ComparisonMemo, memoizedCompareRows } from "./comparison_memo.ts";
 import {
-  compareRows,
   type Comparison,
   comparisonMarkdown,
   comparisonSummary,
@@ -33,7 +33,16 @@ import {
 
 /** What the cache has for one node (`imported`: its entry came from a bundle, not computed here). */
 export type Lookup = (node: GraphNode) =>
-  | { status: "ok"; value: Json; report?: Json; imported?: boolean }
+  | {
+    status: "ok";
+    value: Json;
+    report?: Json;
+    imported?: boolean;
+    /** The entry's content key: with it a comparison can be remembered. */
+    key?: string;
+    /** When the entry was computed (ISO time). */
+    created?: string;
+  }
   | { status: "missing"; why?: string }
   | { status: "skipped"; why: string };
 
@@ -117,6 +126,8 @@ export interface Table {
    * written over the committed file's table.
    */
   readonly trial?: Trial;
+  /** When the entries of the table's node were computed: the first and the last (ISO times), when known. */
+  readonly computed?: { readonly first: string; readonly last: string };
 }
 
 function _split(path: string): string[] {
@@ -180,6 +191,15 @@ interface _Build {
   readonly unmatched: string[];
 }
 
+/** Options of {@linkcode buildTable}. */
+export interface BuildTableOptions {
+  /**
+   * Where comparisons are remembered by their inputs (the values' content
+   * keys, the spec, the statistics code); none: computed every time.
+   */
+  readonly memo?: ComparisonMemo;
+}
+
 /**
  * Builds one table of `exp` from what `lookup` finds; `runCommand` gives
  * the command that computes missing nodes.
@@ -189,6 +209,7 @@ export function buildTable(
   spec: TableSpec,
   lookup: Lookup,
   runCommand: (ids: string[]) => string,
+  options: BuildTableOptions = {},
 ): Table {
   const b = _build(exp, spec, lookup);
   const rows = b.present(spec.rows);
@@ -238,8 +259,13 @@ export function buildTable(
     ...columns.map((c) => c.label),
     ...aggs.map((a) => a.label),
   ];
+  const keyOf = (id: string) => {
+    const n = exp.nodes[exp.byId.get(id) ?? -1];
+    const r = n ? b.look(n) : undefined;
+    return r?.status === "ok" ? r.key : undefined;
+  };
   const comparison = spec.compare && spec.over
-    ? compareRows(
+    ? memoizedCompareRows(
       exp,
       {
         rows,
@@ -258,6 +284,8 @@ export function buildTable(
         const r = b.look(n);
         return r.status === "ok" ? r.value : undefined;
       },
+      keyOf,
+      options.memo,
     )
     : undefined;
   // each cell's interval, from the comparison's resampling
@@ -270,6 +298,10 @@ export function buildTable(
     const x = intervals.get(`${c.row}\t${c.column}`);
     return x ? { ...c, interval: { lo: x.lo, hi: x.hi } } : c;
   });
+  const created = b.nodes.flatMap((n) => {
+    const r = b.look(n);
+    return r.status === "ok" && r.created !== undefined ? [r.created] : [];
+  }).sort();
   const trial = trialOf(spec.name, exp.overrides);
   const title = spec.title ?? spec.name;
   return {
@@ -291,6 +323,9 @@ export function buildTable(
     ...(columns.some((c) => c.plains) ? { sources: _sources(spec) } : {}),
     ...(b.unmatched.length ? { unmatched: b.unmatched } : {}),
     ...(comparison ? { comparison } : {}),
+    ...(created.length
+      ? { computed: { first: created[0]!, last: created.at(-1)! } }
+      : {}),
   };
 }
 
