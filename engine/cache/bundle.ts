@@ -890,6 +890,8 @@ export interface ImportOptions {
    * @default false
    */
   readonly trust?: boolean;
+  /** Told what a long import is doing (checking, then writing), one line each. */
+  readonly onProgress?: (line: string) => void;
   /**
    * Bytes a bundle may hold, as a file and once gunzipped (the same limit
    * as export's). Larger bundles are refused while they are checked,
@@ -957,7 +959,23 @@ export async function importBundle(
       remembered: before.imported,
     };
   }
+  let size = 0;
+  try {
+    size = Deno.statSync(file).size;
+  } catch { /* _check reports it */ }
+  if (size > 1e6) {
+    options.onProgress?.(
+      `checking every record of ${file} (${
+        (size / 1e6).toFixed(0)
+      } MB) before anything is written…`,
+    );
+  }
   const checked = await _check(store, file, maxBytes);
+  if (size > 1e6) {
+    options.onProgress?.(
+      `writing ${checked.entries.size} entries and ${checked.blobs.size} blobs into ${store.root}…`,
+    );
+  }
   const result = await _importChecked(store, file, options, maxBytes, checked);
   if (sha !== null) {
     const record: _ImportRecord = {

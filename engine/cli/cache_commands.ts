@@ -104,7 +104,10 @@ export async function cacheImportCommand(
   options: ImportOptions = {},
 ): Promise<number> {
   const store = new Store(ctx.cache);
-  const r = await importBundle(store, file, options);
+  const r = await importBundle(store, file, {
+    onProgress: (l) => ctx.output.err(l),
+    ...options,
+  });
   if (r.remembered !== undefined) {
     ctx.output.err(
       `${file} is already in ${store.root}: the same bundle (by sha256) was imported on ${

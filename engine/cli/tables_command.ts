@@ -169,7 +169,16 @@ async function _buildTablesOf(
   const store = new Store(ctx.cache);
   const keys = _keysOf(exp);
   const imported = store.importedKeys();
-  const options = { memo: memo ?? cacheComparisonMemo(store) };
+  const options = {
+    memo: memo ?? cacheComparisonMemo(store),
+    // the only part of a table that takes more than a moment
+    onCompare: (table: string, resamples: number) =>
+      ctx.output.err(
+        `${file}: resampling table ${table} (${
+          resamples.toLocaleString("en")
+        } resamples, seconds to a minute; remembered for the next call)…`,
+      ),
+  };
   // One read per node for all the tables of the file (several tables
   // often read the same nodes, whose entries can be large).
   const looked = new Map<number, ReturnType<Lookup>>();

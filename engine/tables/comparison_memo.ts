@@ -112,6 +112,7 @@ export function memoizedCompareRows(
   valueOf: ValueOf,
   keyOf: (id: string) => string | undefined,
   memo: ComparisonMemo | undefined,
+  onCompute?: () => void,
 ): Comparison {
   const key = memo
     ? comparisonMemoKey(spec, pairedBy, table, keyOf)
@@ -125,6 +126,7 @@ export function memoizedCompareRows(
     );
     return imported ? { imported: true, ...rest } : rest;
   }
+  onCompute?.();
   const c = compareRows(exp, table, spec, pairedBy, valueOf);
   if (key !== undefined) {
     const { imported: _, ...rest } = c;

@@ -22,6 +22,7 @@ import {
 import { interquartileMean } from "./rliable_aggregates.ts";
 import { columnPlains } from "../compile/table_spec.ts";
 import { didYouMean } from "../suggest.ts";
+import { DEFAULT_RESAMPLES } from "../compile/table_spec.ts";
 import type { Json } from "../types.ts";
 import {
   overridesText,
@@ -198,6 +199,8 @@ export interface BuildTableOptions {
    * keys, the spec, the statistics code); none: computed every time.
    */
   readonly memo?: ComparisonMemo;
+  /** Called before a comparison is computed (not served from `memo`): it may take seconds. */
+  readonly onCompare?: (table: string, resamples: number) => void;
 }
 
 /**
@@ -286,6 +289,11 @@ export function buildTable(
       },
       keyOf,
       options.memo,
+      () =>
+        options.onCompare?.(
+          spec.name,
+          spec.compare!.resamples ?? DEFAULT_RESAMPLES,
+        ),
     )
     : undefined;
   // each cell's interval, from the comparison's resampling
