@@ -380,6 +380,9 @@ function _median(xs: number[]): number {
   return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
 }
 
+/** How far (a share of the x range) a run's first and last values hold past its ends in a mean. */
+const END_HOLD = 0.03;
+
 /** Points of the interpolated mean: at most this many x positions per chart line. */
 const MEAN_POINTS = 240;
 
@@ -390,10 +393,13 @@ const MEAN_POINTS = 240;
 function _interpolate(
   pts: readonly (readonly [number, number])[],
   x: number,
+  hold = 0,
 ): number | null {
-  if (pts.length === 0 || x < pts[0]![0] || x > pts[pts.length - 1]![0]) {
-    return null;
-  }
+  if (pts.length === 0) return null;
+  const first = pts[0]!, last = pts[pts.length - 1]!;
+  // within `hold` of its ends, a run keeps its first or last value
+  if (x < first[0]) return first[0] - x <= hold ? first[1] : null;
+  if (x > last[0]) return x - last[0] <= hold ? last[1] : null;
   let lo = 0, hi = pts.length - 1;
   while (hi - lo > 1) {
     const mid = (lo + hi) >> 1;
@@ -410,7 +416,9 @@ function _interpolate(
  * positions (the runs' sample counts differ a little, and their update
  * numbers do not line up across stages), and the mean at an x is over the
  * runs whose curve covers it. The x positions increase, so the line never
- * steps back.
+ * steps back. Within 3 % of the x range of its ends, a run keeps its
+ * first and last values, so runs that end a little apart give no jump at
+ * the end of the mean.
  */
 export function meanSeries(
   members: readonly CurveSet["series"][number][],
@@ -432,11 +440,16 @@ export function meanSeries(
     MEAN_POINTS,
     Math.max(...runs.map((r) => r.length)),
   );
+  // Runs of one budget end (and start) a little apart: their last updates
+  // overshoot by different batch sizes. Near the ends each keeps its first
+  // or last value, so the mean is over every run to the end, instead of
+  // jumping to the one run that reached furthest.
+  const hold = (hi - lo) * END_HOLD;
   for (let i = 0; i < n; i++) {
     const x = n === 1 ? lo : lo + ((hi - lo) * i) / (n - 1);
-    const ys = runs.map((r) => _interpolate(r, x)).filter((y): y is number =>
-      y !== null
-    );
+    const ys = runs.map((r) => _interpolate(r, x, hold)).filter((
+      y,
+    ): y is number => y !== null);
     if (ys.length === 0) {
       points.push([x, null]);
       band.push(null);
