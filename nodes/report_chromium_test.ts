@@ -186,7 +186,7 @@ Deno.test({
           assert.ok(!html.includes('<figure class="case"'));
           assert.match(
             html,
-            /<p class="empty absent">Failure cases are drawn from recorded trajectories, which this cache holds without their data for \d+ nodes \(results imported without it\); compute them with: <code class="command">deno task run [^<]+<\/code><\/p>/,
+            /<p class="empty absent">Failure cases are drawn from recorded trajectories, which this cache holds without their data for \d+ nodes \(results imported without it\); compute them with: <code class="command">\.\/envsmith run [^<]+<\/code><\/p>/,
           );
         }
         for (const width of cases ? [1280, 800] : [1280]) {

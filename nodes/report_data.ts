@@ -186,7 +186,7 @@ export interface ExperimentReport {
   readonly axes: readonly { name: string; values: readonly string[] }[];
   /** Axis that tables aggregate over (usually `seed`), when any. */
   readonly over?: string;
-  /** The tables, as `deno task tables` builds them. */
+  /** The tables, as `./envsmith tables` builds them. */
   readonly tables: readonly Table[];
   /** Learning curves, one set per stage group with train nodes. */
   readonly curves: readonly CurveSet[];

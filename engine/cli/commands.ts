@@ -130,7 +130,7 @@ export function resumeCommand(
 ): string {
   const q = (s: string) =>
     /^[A-Za-z0-9_./=,:@-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
-  return `deno task run ${q(file)}${
+  return `./envsmith run ${q(file)}${
     ids && ids.length ? " --only " + ids.map(q).join(" ") : ""
   }${extra.map((x) => " " + q(x)).join("")}`;
 }
@@ -716,7 +716,7 @@ export async function showCommand(
             partial.length > 6 ? `, … (${partial.length - 6} more)` : ""
           }`
           : didYouMean(id, exp.nodes.map((n) => n.id))
-      } (\`deno task plan ${file}\` lists every node id)`,
+      } (\`./envsmith plan ${file}\` lists every node id)`,
     );
   }
   const key = computeKeys(exp)[index]!;

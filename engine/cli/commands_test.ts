@@ -32,7 +32,7 @@ Deno.test("show prints a cached node's value or a field of it, and says how to c
   assert.equal(await showCommand(ctx, p.file, "b[k=2]"), 1);
   assert.match(
     ctx.lines.pop()!,
-    /^ERR b\[k=2\] is not in the cache .*deno task run .* --only 'b\[k=2\]'/,
+    /^ERR b\[k=2\] is not in the cache .*\.\/envsmith run .* --only 'b\[k=2\]'/,
   );
 
   const exp = compile(p.file, YAML);
@@ -73,7 +73,7 @@ Deno.test("tables: a few missing nodes get a command naming them; many get the w
   );
   assert.match(
     ctx.lines.join("\n"),
-    /Compute them with: `deno task run \S+ --only a`/,
+    /Compute them with: `\.\/envsmith run \S+ --only a`/,
   );
 
   // 14 variants, one of them computed (through an experiment of its own:
@@ -94,7 +94,7 @@ Deno.test("tables: a few missing nodes get a command naming them; many get the w
   const out = ctx2.lines.join("\n");
   assert.match(out, /\| 1 \| 1\.000 \|/);
   assert.match(out, /Incomplete: 13 nodes are not in the cache/);
-  assert.match(out, /Compute them with: `deno task run \S+exp\.yaml`/);
+  assert.match(out, /Compute them with: `\.\/envsmith run \S+exp\.yaml`/);
   assert.doesNotMatch(out, /--only/);
 });
 

@@ -72,7 +72,7 @@ export async function runsCommand(
     throw new UserError(
       `No runs of "${name}" in ${ctx.cache}${didYouMean(name, known)}${
         known.length ? ` (experiments with runs: ${known.join(", ")})` : ""
-      }; a run records one: deno task run experiments/FILE.yaml`,
+      }; a run records one: ./envsmith run experiments/FILE.yaml`,
     );
   }
   const trials = runs.filter((m) => m.overrides?.length).length;
@@ -114,7 +114,7 @@ export async function runsCommand(
     prev = m;
   }
   ctx.output.out(
-    `(deno task cli runs diff A B compares two runs, by id or a unique part of it, e.g. ${
+    `(./envsmith runs diff A B compares two runs, by id or a unique part of it, e.g. ${
       runs.at(-1)!.run.slice(-4)
     })`,
   );
@@ -134,7 +134,7 @@ function _findRun(store: Store, ref: string): Manifest {
       hits.length === 0
         ? `No run "${ref}" in ${store.root}${
           didYouMean(ref, ids)
-        } (deno task cli runs EXPERIMENT lists them)`
+        } (./envsmith runs EXPERIMENT lists them)`
         : `"${ref}" names ${hits.length} runs (${
           hits.slice(0, 4).map((i) => ids[i]).join(", ")
         }${hits.length > 4 ? ", …" : ""}); give more of the id`,

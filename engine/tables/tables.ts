@@ -860,7 +860,7 @@ function _tableMarkdown(
           : `${imported.size} node${
             imported.size > 1 ? "s" : ""
           } of this table come`
-      } from a bundle (cache import), not computed here; \`deno task run ${t.file}\` computes ${
+      } from a bundle (cache import), not computed here; \`./envsmith run ${t.file}\` computes ${
         imported.size > 1 ? "them" : "it"
       } here${all ? "" : " (the CSV lists them per cell)"}.`,
       "",

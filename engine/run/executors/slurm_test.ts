@@ -335,7 +335,7 @@ Deno.test("slurm executor: --executor local overrides the file's slurm block; th
   assert.equal(r.result.failures[0]!.message, "x");
   assert.match(
     err.join("\n"),
-    /resume {2}deno task run \S+ --only n --executor local/,
+    /resume {2}\.\/envsmith run \S+ --only n --executor local/,
   );
 });
 
