@@ -190,8 +190,29 @@ function _idWidth(items: readonly PlanItem[]): number {
 
 function _counts(items: readonly PlanItem[]): string {
   const c = { cached: 0, run: 0, blocked: 0, skipped: 0 };
-  for (const it of items) c[it.status]++;
-  return `${c.cached} cached, ${c.run} to run, ${c.blocked} blocked, ${c.skipped} skipped`;
+  const why = new Map<string, number>();
+  for (const it of items) {
+    c[it.status]++;
+    if (it.status === "skipped") {
+      const w = it.node.skipped ?? it.why.join("; ");
+      why.set(w, (why.get(w) ?? 0) + 1);
+    }
+  }
+  let note = "";
+  if (c.skipped > 0) {
+    // The headline counts the whole graph; say what a run of it computes
+    // or reuses, and why the rest is left out, in one line.
+    const [top] = [...why].sort((a, b) => b[1] - a[1]);
+    const others = why.size - 1;
+    note = ` (${
+      items.length - c.skipped
+    } to compute or reuse; the ${c.skipped} skipped are not run on this machine: ${
+      top![0]
+    }${
+      others > 0 ? ` and ${others} other reason${others > 1 ? "s" : ""}` : ""
+    })`;
+  }
+  return `${c.cached} cached, ${c.run} to run, ${c.blocked} blocked, ${c.skipped} skipped${note}`;
 }
 
 /** ` with --set A=1 --set B=2`, or nothing. */
