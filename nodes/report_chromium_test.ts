@@ -116,7 +116,11 @@ const ERROR_TEXT =
 
 Deno.test({
   name:
-    "report from a fresh clone's bundle: whole in Chromium at 1280 and 800 px, failure cases from the bundle, no error text",
+    `report from a fresh clone's bundle: whole in Chromium at 1280 and 800 px, failure cases from the bundle, no error text${
+      HAVE_CHROMIUM
+        ? ""
+        : ` [ignored: ${CHROMIUM} is not installed; apt-get install -y chromium]`
+    }`,
   ignore: !HAVE_CHROMIUM,
   sanitizeResources: false,
   async fn() {
