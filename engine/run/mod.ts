@@ -43,6 +43,7 @@ export {
 } from "./progress.ts";
 export {
   estimateNode,
+  estimateNodeFrom,
   formatRunSnapshot,
   type NodeTimes,
   nodeTimes,
