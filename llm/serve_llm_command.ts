@@ -1,11 +1,11 @@
 /**
- * `./envsmith serve-llm --gguf FILE`: envsmith's OpenAI-compatible
+ * `deno task cli serve-llm --gguf FILE`: envsmith's OpenAI-compatible
  * server over a GGUF file (`openai_server.ts`), until interrupted. It prints
  * one line with its URL on stdout when the model is loaded and the port is
  * open:
  *
  * ```sh
- * ./envsmith serve-llm --gguf model.gguf --port 8080 --threads 1
+ * deno task cli serve-llm --gguf model.gguf --port 8080 --threads 1
  * # serve-llm: http://127.0.0.1:8080/v1 (model model.gguf, 1 thread)
  * curl -s http://127.0.0.1:8080/v1/chat/completions -d '{"messages":[{"role":"user","content":"hi"}],"max_tokens":8}'
  * ```
@@ -63,7 +63,7 @@ export function serveLlmCommand() {
     )
     .addHelpText(
       "after",
-      "\nExample:\n  ./envsmith serve-llm --gguf model.gguf --port 8080 --threads 1",
+      "\nExample:\n  deno task cli serve-llm --gguf model.gguf --port 8080 --threads 1",
     )
     .action(async (o) => {
       let server;

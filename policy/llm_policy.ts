@@ -79,7 +79,7 @@ export const LLM_SYSTEM =
  * The messages the LLM policy sends for an instance: the system message and
  * the benchmark prompt (`full`: with our rules and answer format; `bare`:
  * the public benchmark's prompt alone). LM trainers train on exactly these
- * (`./envsmith lm-data`).
+ * (`deno task cli lm-data`).
  */
 export function llmPolicyMessages(
   inst: Instance,

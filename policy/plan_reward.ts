@@ -3,7 +3,7 @@
  * is parsed exactly as the LLM policy parses a reply
  * ({@linkcode parseLlmPlan}), the plan is executed by the dynamics
  * ({@linkcode replayPlan}), and the episode is scored. This is the only
- * place the reward of an LM trainer is computed: `./envsmith reward`
+ * place the reward of an LM trainer is computed: `deno task cli reward`
  * serves it to trainers in any language, so no trainer re-implements the
  * dynamics.
  *

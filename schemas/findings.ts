@@ -230,7 +230,7 @@ export class FindingsError extends TypeError {
         issues.slice(0, 5).map((i) => `${i.path || "(root)"}: ${i.message}`)
           .join("; ")
       }${issues.length > 5 ? ` (and ${issues.length - 5} more)` : ""}; ` +
-        `regenerate it with \`./envsmith diagnose\`.`,
+        `regenerate it with \`deno task cli diagnose\`.`,
     );
     this.name = "FindingsError";
     this.issues = issues;

@@ -166,7 +166,7 @@ function _load(url: URL): _Loaded {
     throw new Error(
       `Cannot read the WebAssembly kernel ${url.pathname} (${
         (e as Error).message
-      }); run \`./envsmith build:wasm\` in the project, or use kernel "ts"`,
+      }); run \`deno task build:wasm\` in the project, or use kernel "ts"`,
     );
   }
   return {
