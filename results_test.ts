@@ -10,7 +10,7 @@ import {
   memoFileOf,
   readMemoFile,
   statisticsCodeDigest,
-} from "./engine/tables/comparison_memo.ts";
+} from "@envsmith/engine/tables";
 
 const BUNDLE = new URL("./results/tables.esb.gz", import.meta.url).pathname;
 

@@ -17,6 +17,17 @@ export {
   tableNotes,
 } from "./tables.ts";
 export {
+  type ComparisonMemo,
+  comparisonMemoKey,
+  DirComparisonMemo,
+  importMemoFile,
+  memoFileOf,
+  memoizedCompareRows,
+  readMemoFile,
+  statisticsCodeDigest,
+  writeMemoFile,
+} from "./comparison_memo.ts";
+export {
   overridesDigest,
   overridesText,
   type Trial,
