@@ -925,9 +925,12 @@ function _loadFactor(): number {
   }
 }
 
+/** The load factor when the catalogue was loaded: time bounds are multiplied by it. */
+export const LOAD_FACTOR: number = _loadFactor();
+
 /** Bounds every case must keep: 10 s on an idle machine (scaled to its load when the catalogue starts) and 500 MB. */
 export const BOUNDS = {
-  ms: Math.round(10_000 * _loadFactor()),
+  ms: Math.round(10_000 * LOAD_FACTOR),
   mb: 500,
 } as const;
 
