@@ -1,7 +1,7 @@
 #!/usr/bin/env -S deno run -A
 /**
  * The envsmith command line. Every `deno task` goes through it:
- * `deno task cli <subcommand> ...` reaches every subcommand.
+ * `./envsmith <subcommand> ...` reaches every subcommand.
  *
  * @module
  */
@@ -133,11 +133,11 @@ function _executorOption(executors: readonly ExecutorKind<any>[]) {
   ).env("ENVSMITH_EXECUTOR");
 }
 
-/** The `--set PATH=VALUE` option (repeatable) of plan, run and tables. */
+/** The `--set PATH=VALUE` option (repeatable) of plan, run, status and tables. */
 function _setOption() {
   return new Option(
     "--set <path=value...>",
-    "override a value of the experiment file (repeatable; the value is YAML; a list where the file has one takes a,b), e.g. --set curriculum.each.policy.with.samples=60000 --set matrix.seed=1,2",
+    "override a value of the experiment file (repeatable; the value is YAML; a list where the file has one takes a,b; a trial: its tables are written as NAME.trial-DIGEST), e.g. --set curriculum.each.policy.with.samples=60000 --set matrix.seed=1,2",
   ).argParser((v: string, prev: string[] | undefined) => [...(prev ?? []), v]);
 }
 
@@ -249,10 +249,10 @@ export function createProgram(
       "after",
       `
 Examples:
-  deno task plan experiments/quick.yaml
-  deno task run experiments/quick.yaml --jobs 2
-  deno task ablate
-  deno task cli engineers --plugins my_engineers.ts   # the engineers and their parameters`,
+  ./envsmith plan experiments/quick.yaml
+  ./envsmith run experiments/quick.yaml --jobs 2
+  ./envsmith ablate
+  ./envsmith engineers --plugins my_engineers.ts   # the engineers and their parameters`,
     );
 
   const env: _Env = {
@@ -300,7 +300,7 @@ function _addRunCommands(
     .addOption(_setOption())
     .addHelpText(
       "after",
-      "\nExamples:\n  deno task run experiments/quick.yaml --jobs 2 --tables\n  deno task run experiments/template.yaml --set curriculum.each.policy.with.samples=60000\n  deno task run experiments/quick.yaml --executor slurm --cache /shared/envsmith-cache",
+      "\nExamples:\n  ./envsmith run experiments/quick.yaml --jobs 2 --tables\n  ./envsmith run experiments/template.yaml --set curriculum.each.policy.with.samples=60000\n  ./envsmith run experiments/quick.yaml --executor slurm --cache /shared/envsmith-cache",
     )
     .action(async (file, o, cmd) => {
       const ctx = _withSets(await ctxOf(cmd as unknown as Command), o.set);
@@ -329,7 +329,7 @@ function _addRunCommands(
     .argument("[node]", "node id (with FILE)")
     .addHelpText(
       "after",
-      "\nExamples:\n  deno task cli run-node experiments/quick.yaml 'score[seed=1]'\n  deno task cli run-node 3f2a…(64 hex digits)",
+      "\nExamples:\n  ./envsmith run-node experiments/quick.yaml 'score[seed=1]'\n  ./envsmith run-node 3f2a…(64 hex digits)",
     )
     .action(async (a, b, _o, cmd) => {
       setCode(
@@ -347,13 +347,13 @@ function _addRunCommands(
       _int("--jobs"),
     )
     .addOption(_executorOption(executors))
-    .addHelpText("after", "\nExample:\n  deno task ablate --jobs 2")
+    .addHelpText("after", "\nExample:\n  ./envsmith ablate --jobs 2")
     .action(async (o, cmd) => {
       try {
         Deno.statSync(ABLATE_FILE);
       } catch {
         throw new UserError(
-          `${ABLATE_FILE} does not exist (yet): the context ablation experiment is not in this checkout. Run another experiment with: deno task run experiments/<file>.yaml`,
+          `${ABLATE_FILE} does not exist (yet): the context ablation experiment is not in this checkout. Run another experiment with: ./envsmith run experiments/<file>.yaml`,
         );
       }
       const ctx = await ctxOf(cmd as unknown as Command);
@@ -395,7 +395,7 @@ function _addInspectCommands(
     .addOption(_setOption())
     .addHelpText(
       "after",
-      "\nExamples:\n  deno task plan experiments/quick.yaml --only score\n  deno task plan experiments/template.yaml --set matrix.seed=1,2,3\n  deno task plan experiments/ablate-context.yaml --format dot | dot -Tsvg > plan.svg",
+      "\nExamples:\n  ./envsmith plan experiments/quick.yaml --only score\n  ./envsmith plan experiments/template.yaml --set matrix.seed=1,2,3\n  ./envsmith plan experiments/ablate-context.yaml --format dot | dot -Tsvg > plan.svg",
     )
     .action(async (file, o, cmd) => {
       const ctx = _withSets(await ctxOf(cmd as unknown as Command), o.set);
@@ -411,15 +411,21 @@ function _addInspectCommands(
     });
 
   program.command("status")
-    .description("what the cache holds for each node and what the last run did")
+    .description(
+      "what the cache holds for each node and what the last run of the file as committed did (with --set: the last trial run with those overrides)",
+    )
     .argument("<file>", "experiment file", _file)
+    .addOption(_setOption())
     .addHelpText(
       "after",
-      "\nExample:\n  deno task status experiments/quick.yaml",
+      "\nExample:\n  ./envsmith status experiments/quick.yaml",
     )
-    .action(async (file, _o, cmd) => {
+    .action(async (file, o, cmd) => {
       setCode(
-        await statusCommand(await ctxOf(cmd as unknown as Command), file),
+        await statusCommand(
+          _withSets(await ctxOf(cmd as unknown as Command), o.set),
+          file,
+        ),
       );
     });
 
@@ -434,14 +440,14 @@ function _addInspectCommands(
     .argument("[runs...]", "with diff: runs A and B")
     .addHelpText(
       "after",
-      "\nExamples:\n  deno task cli runs experiments/template.yaml\n  deno task cli runs diff 3f1c 9a2e   # unique parts of two run ids",
+      "\nExamples:\n  ./envsmith runs experiments/template.yaml\n  ./envsmith runs diff 3f1c 9a2e   # unique parts of two run ids",
     )
     .action(async (experiment, runs, _o, cmd) => {
       const ctx = await ctxOf(cmd as unknown as Command);
       if (experiment === "diff" && !existsSyncFile("diff")) {
         if (runs.length !== 2) {
           throw new UserError(
-            `runs diff takes two runs (ids or unique parts of them), got ${runs.length}: deno task cli runs diff A B`,
+            `runs diff takes two runs (ids or unique parts of them), got ${runs.length}: ./envsmith runs diff A B`,
           );
         }
         setCode(await runsDiffCommand(ctx, runs[0]!, runs[1]!));
@@ -469,7 +475,7 @@ function _addInspectCommands(
     )
     .addHelpText(
       "after",
-      "\nExamples:\n  deno task cli show experiments/quick.yaml 'score[context=full]' value.suites\n  deno task cli show experiments/quick.yaml 'curriculum.1.config[context=full]' report.rationale",
+      "\nExamples:\n  ./envsmith show experiments/quick.yaml 'score[context=full]' value.suites\n  ./envsmith show experiments/quick.yaml 'curriculum.1.config[context=full]' report.rationale",
     )
     .action(async (file, node, path, _o, cmd) => {
       setCode(
@@ -487,7 +493,7 @@ function _addInspectCommands(
     .option("--out <file>", "output file", "schemas/experiment.schema.json")
     .addHelpText(
       "after",
-      "\nExample:\n  deno task schema   # then: # yaml-language-server: $schema=../schemas/experiment.schema.json",
+      "\nExample:\n  ./envsmith schema   # then: # yaml-language-server: $schema=../schemas/experiment.schema.json",
     )
     .action(async (o, cmd) => {
       const ctx = await ctxOf(cmd as unknown as Command);
@@ -508,7 +514,7 @@ function _addInspectCommands(
     )
     .addHelpText(
       "after",
-      "\nExamples:\n  deno task cli engineers\n  deno task cli engineers --plugins examples/engineers/crowd.ts",
+      "\nExamples:\n  ./envsmith engineers\n  ./envsmith engineers --plugins examples/engineers/crowd.ts",
     )
     .action(async (_o, cmd) => {
       const ctx = await ctxOf(cmd as unknown as Command);
@@ -559,18 +565,22 @@ function _addTableCommands(program: Command, { ctxOf, setCode }: _Env): void {
     )
     .option(
       "--import <bundle>",
-      `first import this results bundle into the cache (a missing file is skipped; nothing cached is overwritten); \`deno task tables\` imports ${SHIPPED_BUNDLE}`,
+      `first import this results bundle into the cache (a missing file is skipped; nothing cached is overwritten); \`./envsmith tables\` imports ${SHIPPED_BUNDLE}`,
+    )
+    .option(
+      "--memo-out <file>",
+      "also write the table comparisons these tables used (remembered by their inputs' keys) to this gzip JSON file, to ship beside a results bundle as X.memo.json.gz next to X.esb.gz",
     )
     .addOption(_setOption())
     .addHelpText(
       "after",
-      `\nExamples:\n  deno task tables                                   # every experiment, with the shipped results\n  deno task cli tables experiments/quick.yaml --out results/\n  deno task cli tables --import ${SHIPPED_BUNDLE}`,
+      `\nExamples:\n  ./envsmith tables                                   # every experiment, with the shipped results\n  ./envsmith tables experiments/quick.yaml --out results/\n  ./envsmith tables --import ${SHIPPED_BUNDLE}`,
     )
     .action(async (files, o, cmd) => {
       const ctx = _withSets(await ctxOf(cmd as unknown as Command), o.set);
       if (o.set?.length && !files?.length) {
         throw new UserError(
-          "--set changes one experiment file: name it (deno task cli tables experiments/FILE.yaml --set PATH=VALUE)",
+          "--set changes one experiment file: name it (./envsmith tables experiments/FILE.yaml --set PATH=VALUE)",
         );
       }
       if (o.import !== undefined) await importResultsBundle(ctx, o.import);
@@ -580,6 +590,7 @@ function _addTableCommands(program: Command, { ctxOf, setCode }: _Env): void {
           experimentsDir: EXPERIMENTS_DIR,
           ...(o.out ? { out: o.out } : {}),
           ...(o.wide ? { wide: true } : {}),
+          ...(o.memoOut ? { memoOut: o.memoOut } : {}),
         }),
       );
     });
@@ -610,7 +621,7 @@ function _addCacheCommands(program: Command, { ctxOf, setCode }: _Env): void {
     )
     .addHelpText(
       "after",
-      "\nExample:\n  deno task cli cache export results.esb --only json --experiment experiments/ablate-context.yaml",
+      "\nExample:\n  ./envsmith cache export results.esb --only json --experiment experiments/ablate-context.yaml",
     )
     .action(async (file, o, cmd) => {
       const ctx = await ctxOf(cmd as unknown as Command);
@@ -638,7 +649,7 @@ function _addCacheCommands(program: Command, { ctxOf, setCode }: _Env): void {
     )
     .addHelpText(
       "after",
-      "\nExamples:\n  deno task cli cache import results.esb && deno task tables\n  deno task cli cache import from-cluster.esb.gz --trust",
+      "\nExamples:\n  ./envsmith cache import results.esb && ./envsmith tables\n  ./envsmith cache import from-cluster.esb.gz --trust",
     )
     .action(async (file, o, cmd) => {
       const ctx = await ctxOf(cmd as unknown as Command);
@@ -650,7 +661,7 @@ function _addCacheCommands(program: Command, { ctxOf, setCode }: _Env): void {
     )
     .addHelpText(
       "after",
-      "\nExample:\n  deno task cli cache verify --cache /shared/envsmith-cache",
+      "\nExample:\n  ./envsmith cache verify --cache /shared/envsmith-cache",
     )
     .action(async (_o, cmd) => {
       const ctx = await ctxOf(cmd as unknown as Command);
@@ -664,7 +675,7 @@ function _addCacheCommands(program: Command, { ctxOf, setCode }: _Env): void {
       "also remove all but the newest N manifests per experiment",
       _int("--keep-runs"),
     )
-    .addHelpText("after", "\nExample:\n  deno task cli cache gc --dry-run")
+    .addHelpText("after", "\nExample:\n  ./envsmith cache gc --dry-run")
     .action(async (o, cmd) => {
       const ctx = await ctxOf(cmd as unknown as Command);
       setCode(
@@ -827,8 +838,8 @@ function _configure(c: Command, output: Output, path: string[] = []): void {
     path.length === 0
       ? `Usage: envsmith [options] <command>  (commands: ${
         commands.join(", ")
-      })\nHelp: deno task cli --help, deno task cli <command> --help`
-      : `Usage: envsmith ${name} ${c.usage()}\nHelp: deno task cli ${name} --help`,
+      })\nHelp: ./envsmith --help, ./envsmith <command> --help`
+      : `Usage: envsmith ${name} ${c.usage()}\nHelp: ./envsmith ${name} --help`,
   );
   for (const sub of c.commands) {
     _configure(sub as unknown as Command, output, [...path, sub.name()]);
@@ -910,7 +921,7 @@ export async function main(
       code = 2;
     } else if (e instanceof CorruptEntryError) {
       output.err(
-        `${e.message}; the next run recomputes it (deno task cli cache verify checks every entry)`,
+        `${e.message}; the next run recomputes it (./envsmith cache verify checks every entry)`,
       );
       code = 1;
     } else if (fsProblem(e) !== null) {

@@ -124,7 +124,7 @@ tables:
   );
   assert.match(
     run.err,
-    /✗ node {4}bad\[mode=x,seed=1\]\n {2}key {5}[0-9a-f]{64}\n {2}params {2}\{"message":"deliberate","input":"\$a\[mode=x,seed=1\]"\}\n {2}error {3}deliberate\n {2}log {5}.*\.log\n {2}resume {2}deno task run .*exp\.yaml --only 'bad\[mode=x,seed=1\]'/,
+    /✗ node {4}bad\[mode=x,seed=1\]\n {2}key {5}[0-9a-f]{64}\n {2}params {2}\{"message":"deliberate","input":"\$a\[mode=x,seed=1\]"\}\n {2}error {3}deliberate\n {2}log {5}.*\.log\n {2}resume {2}\.\/envsmith run .*exp\.yaml --only 'bad\[mode=x,seed=1\]'/,
   );
   const status = await cli(["--cache", p.cache, "status", p.file]);
   assert.match(status.out, /last run .*: failed/);
@@ -148,7 +148,7 @@ tables:
   );
   assert.match(
     tables.out,
-    /Compute them with: `deno task run .*exp\.yaml --only after`/,
+    /Compute them with: `\.\/envsmith run .*exp\.yaml --only after`/,
   );
   const csv = await Deno.readTextFile(join(p.dir, "t", "cli_t.csv"));
   assert.equal(
@@ -165,7 +165,7 @@ Deno.test("cli: run-node by FILE NODE_ID and by KEY", async () => {
   assert.equal(early.code, 2);
   assert.match(
     early.err,
-    /b cannot run alone: its input a is not cached; run them first \(deno task run .* --only a\)/,
+    /b cannot run alone: its input a is not cached; run them first \(\.\/envsmith run .* --only a\)/,
   );
   assert.equal(
     (await cli(["--cache", p.cache, "run-node", p.file, "a"])).code,
@@ -678,7 +678,7 @@ Deno.test("cli: usage errors exit 2 with the error and a short usage last; a mis
   assert.deepEqual(noArg.err.split("\n"), [
     "error: missing required argument 'file'",
     "Usage: envsmith plan [options] <file>",
-    "Help: deno task cli plan --help",
+    "Help: ./envsmith plan --help",
   ]);
   const opt = await cli([
     "run",

@@ -1,6 +1,6 @@
 /**
  * The shipped JSON Schema of experiment files, held to what real clients
- * accept: it is what `deno task schema` writes, ajv (strict mode, with the
+ * accept: it is what `./envsmith schema` writes, ajv (strict mode, with the
  * standard formats) compiles it, every shipped experiment validates, and
  * three typical mistakes (an unknown kind, a misspelled parameter, a wrong
  * type) are flagged with one actionable message each, by ajv and by
@@ -86,14 +86,14 @@ function compileWithAjv(draft2020 = false) {
   return ajv.compile(JSON.parse(Deno.readTextFileSync(SCHEMA_URL)));
 }
 
-Deno.test("schemas/experiment.schema.json is what `deno task schema` writes for the registered kinds", () => {
+Deno.test("schemas/experiment.schema.json is what `./envsmith schema` writes for the registered kinds", () => {
   const committed = Deno.readTextFileSync(SCHEMA_URL);
   const fresh =
     JSON.stringify(experimentJsonSchema(allKinds, builtinExecutors), null, 2) +
     "\n";
   assert.ok(
     committed === fresh,
-    "schemas/experiment.schema.json is stale (a kind's parameters changed): run `deno task schema` and commit it",
+    "schemas/experiment.schema.json is stale (a kind's parameters changed): run `./envsmith schema` and commit it",
   );
 });
 

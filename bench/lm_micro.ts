@@ -1,5 +1,5 @@
 /**
- * The micro LM policy end to end (`deno task lm:micro`): instances of
+ * The micro LM policy end to end (`./envsmith lm:micro`): instances of
  * `lm/configs/micro.yaml` (3x3-5x5 maps, 1-3 agents, impassable holes),
  * lm-data with solver references, then per seed the Python trainer
  * (`python -m envsmith_lm micro`: tokenizer, micro Llama, SFT on solver
@@ -8,8 +8,8 @@
  * interval over seeds and held-out instances.
  *
  * ```sh
- * deno task setup:lm
- * deno task lm:micro [--seeds 1,2,3,4] [--jobs 2] [--heldout-seed 2] [--heldout-count 400]
+ * ./envsmith setup:lm
+ * ./envsmith lm:micro [--seeds 1,2,3,4] [--jobs 2] [--heldout-seed 2] [--heldout-count 400]
  *   [--out DIR] [-- TRAINER FLAGS ...]
  * ```
  *

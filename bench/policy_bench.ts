@@ -1,5 +1,5 @@
 /**
- * `deno task bench` cases of the policy library: one PPO minibatch step
+ * `./envsmith bench` cases of the policy library: one PPO minibatch step
  * (forward + loss + backward + clipping + Adam, 512 rows) with the
  * TypeScript reference and with the WebAssembly SIMD learner, and inference
  * of 1024 observation rows with the TS forward pass, the SIMD forward pass

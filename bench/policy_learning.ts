@@ -11,7 +11,7 @@
  * - Evaluation: 200 held-out `easy` instances (suite seed space
  *   `preset:easy`), the 100 `base` suite instances, 100 `hard` instances
  *   (suite seed space `preset:hard`), 1 episode each, sampled actions
- *   (seed 0), as `deno task cli evaluate` does.
+ *   (seed 0), as `./envsmith evaluate` does.
  * - Curve: every `--eval-every` seconds of training, success on easy and
  *   base (the TS forward pass; it gives the same episodes as onnxruntime,
  *   see policy/rollout_test.ts); evaluation time is not counted as training

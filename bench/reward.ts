@@ -1,5 +1,5 @@
 /**
- * Throughput of the reward process (`deno task cli reward`): completions
+ * Throughput of the reward process (`./envsmith reward`): completions
  * scored per second, in-process (`serveRewards`) and end to end through the
  * real subprocess's pipes (one batch of lines written, answers read back).
  *

@@ -1,5 +1,5 @@
 /**
- * `deno task tables` on every shipped experiment, this tree against an older
+ * `./envsmith tables` on every shipped experiment, this tree against an older
  * commit, alternating runs so both see the same machine load; reports wall
  * time and CPU time (user + sys, from /usr/bin/time) per run and the ratios
  * of the medians.

@@ -67,7 +67,7 @@ export function fsProblem(e: unknown): FsProblem | null {
 export function cacheAdvice(problem: FsProblem, path: string): string {
   switch (problem) {
     case "full":
-      return "Free some space (`deno task cli cache gc` removes what no run references) or use --cache DIR on a disk with room; finished nodes stay cached and the next run resumes.";
+      return "Free some space (`./envsmith cache gc` removes what no run references) or use --cache DIR on a disk with room; finished nodes stay cached and the next run resumes.";
     case "read-only":
       return "Use --cache DIR on a writable disk (commands that only read, such as plan, status and tables, work on a read-only cache).";
     case "permission":

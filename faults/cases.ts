@@ -935,8 +935,30 @@ export interface CaseResult {
   readonly problems: readonly string[];
 }
 
-/** Bounds every case must keep. */
-export const BOUNDS = { ms: 10_000, mb: 500 } as const;
+/**
+ * How much slower than on an idle machine a case may be: the load average
+ * over the cores, at least 1 (a 2-core machine at load 24 runs a fresh
+ * process 12 times slower; the bound is for seconds, not minutes).
+ */
+function _loadFactor(): number {
+  try {
+    return Math.max(
+      1,
+      (Deno.loadavg()[0] ?? 0) / (navigator.hardwareConcurrency || 1),
+    );
+  } catch {
+    return 1;
+  }
+}
+
+/** The load factor when the catalogue was loaded: time bounds are multiplied by it. */
+export const LOAD_FACTOR: number = _loadFactor();
+
+/** Bounds every case must keep: 10 s on an idle machine (scaled to its load when the catalogue starts) and 500 MB. */
+export const BOUNDS = {
+  ms: Math.round(10_000 * LOAD_FACTOR),
+  mb: 500,
+} as const;
 
 /** Sets a case up in a fresh directory under `root`, runs it, and judges it. */
 export async function checkCase(
@@ -945,7 +967,10 @@ export async function checkCase(
 ): Promise<CaseResult> {
   const dir = await Deno.makeTempDir({ dir: root, prefix: "case-" });
   await c.setup(dir);
-  const r = await probe(c.args(dir), c.env ? { env: c.env } : {});
+  const r = await probe(c.args(dir), {
+    timeoutMs: BOUNDS.ms,
+    ...(c.env ? { env: c.env } : {}),
+  });
   const problems: string[] = [];
   const text = r.err + r.out;
   if (r.timedOut) problems.push(`no answer within ${BOUNDS.ms} ms`);

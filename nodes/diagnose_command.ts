@@ -1,9 +1,9 @@
 /**
- * `deno task cli diagnose`: roll a policy out on freshly generated instances
+ * `./envsmith diagnose`: roll a policy out on freshly generated instances
  * and write the findings.
  *
  * ```sh
- * deno task cli diagnose --policy model.onnx --preset easy --episodes 200 --seed 1 --out findings.json
+ * ./envsmith diagnose --policy model.onnx --preset easy --episodes 200 --seed 1 --out findings.json
  * ```
  *
  * Generates `--episodes` instances of the config (`--preset` or `--config`)
@@ -105,7 +105,7 @@ export function diagnoseCommand(io: CliIo = defaultIo) {
     .option("--out <file>", "where to write findings.json (default: stdout)")
     .addHelpText(
       "after",
-      "\nExample:\n  deno task cli diagnose --policy model.onnx --preset easy --episodes 200 --seed 1 --out findings.json",
+      "\nExample:\n  ./envsmith diagnose --policy model.onnx --preset easy --episodes 200 --seed 1 --out findings.json",
     )
     .action(async (o) => {
       const config = await configFromFlags(o);

@@ -1,12 +1,12 @@
 /**
- * `deno task cli evaluate`: score an ONNX policy on a suite.
+ * `./envsmith evaluate`: score an ONNX policy on a suite.
  *
  * ```sh
- * deno task cli evaluate --policy easy.onnx --suite base
- * deno task cli evaluate --policy easy.onnx --suite corridors --episodes 3 --json
- * deno task cli evaluate --policy torch_export.onnx --preset hard --count 100
- * deno task cli evaluate --base-url http://127.0.0.1:11434/v1 --model qwen3:4b --suite mini --json
- * deno task cli evaluate --gguf qwen2.5-0.5b-instruct-q8_0.gguf --suite mini --count 5
+ * ./envsmith evaluate --policy easy.onnx --suite base
+ * ./envsmith evaluate --policy easy.onnx --suite corridors --episodes 3 --json
+ * ./envsmith evaluate --policy torch_export.onnx --preset hard --count 100
+ * ./envsmith evaluate --base-url http://127.0.0.1:11434/v1 --model qwen3:4b --suite mini --json
+ * ./envsmith evaluate --gguf qwen2.5-0.5b-instruct-q8_0.gguf --suite mini --count 5
  * ```
  *
  * Instances: a benchmark `--suite` (its fixed instances), a `--preset` or
@@ -131,7 +131,7 @@ export function evaluateCommand(io: PolicyCliIo = policyIo) {
     .option("--json", "print the metrics as one JSON object")
     .addHelpText(
       "after",
-      "\nExamples:\n  deno task cli evaluate --policy easy.onnx --suite base\n  deno task cli evaluate --base-url http://127.0.0.1:11434/v1 --model qwen3:4b --suite mini --json",
+      "\nExamples:\n  ./envsmith evaluate --policy easy.onnx --suite base\n  ./envsmith evaluate --base-url http://127.0.0.1:11434/v1 --model qwen3:4b --suite mini --json",
     )
     .action((o, cmd) => _evaluate(io, o, cacheOf(io, cmd)));
 }

@@ -1,10 +1,10 @@
 /**
- * `deno task cli generate`: instances as JSON lines.
+ * `./envsmith generate`: instances as JSON lines.
  *
  * ```sh
- * deno task cli generate --preset easy --count 100 --seed 1 > easy.jsonl
- * deno task cli generate --config my_config.yaml --count 512 --seed 3 --out train.jsonl
- * deno task cli generate --suite corridors --count 200 --out corridors.jsonl
+ * ./envsmith generate --preset easy --count 100 --seed 1 > easy.jsonl
+ * ./envsmith generate --config my_config.yaml --count 512 --seed 3 --out train.jsonl
+ * ./envsmith generate --suite corridors --count 200 --out corridors.jsonl
  * ```
  *
  * Writes one instance per line (see mapf/instance.ts) to stdout or `--out`,
@@ -77,7 +77,7 @@ export function generateCommand(io: MapfCliIo = mapfIo) {
     .option("--out <file>", "write to a file instead of stdout")
     .addHelpText(
       "after",
-      "\nExamples:\n  deno task cli generate --preset easy --count 100 --seed 1 > easy.jsonl\n  deno task cli generate --suite corridors --split test --count 200 --out corridors.jsonl",
+      "\nExamples:\n  ./envsmith generate --preset easy --count 100 --seed 1 > easy.jsonl\n  ./envsmith generate --suite corridors --split test --count 200 --out corridors.jsonl",
     )
     .action(async (o) => {
       const given = [o.preset, o.config, o.suite].filter((x) =>

@@ -1,11 +1,11 @@
 /**
- * `deno task cli import`: instances from the paper's benchmark prompts or
+ * `./envsmith import`: instances from the paper's benchmark prompts or
  * from MovingAI files, as JSON lines.
  *
  * ```sh
  * # one prompt per file, or a JSON-lines dump of the benchmark ({"sample_id", "text"} per line)
- * deno task cli import --format prompt benchmark.jsonl > paper.jsonl
- * deno task cli import --format movingai room.map room.scen --agents 8 > room.jsonl
+ * ./envsmith import --format prompt benchmark.jsonl > paper.jsonl
+ * ./envsmith import --format movingai room.map room.scen --agents 8 > room.jsonl
  * ```
  *
  * Each imported instance gets a reference from the solvers and a horizon of
@@ -83,7 +83,7 @@ export function importCommand(io: MapfCliIo = mapfIo) {
     .option("--out <file>", "write to a file instead of stdout")
     .addHelpText(
       "after",
-      "\nExamples:\n  deno task cli import --format prompt benchmark.jsonl > paper.jsonl\n  deno task cli import --format prompt --suite paper-grid benchmark.jsonl --out grid.jsonl\n  deno task cli import --format movingai room.map room.scen --agents 8 > room.jsonl",
+      "\nExamples:\n  ./envsmith import --format prompt benchmark.jsonl > paper.jsonl\n  ./envsmith import --format prompt --suite paper-grid benchmark.jsonl --out grid.jsonl\n  ./envsmith import --format movingai room.map room.scen --agents 8 > room.jsonl",
     )
     .action(async (file, scen, o) => {
       const common = {

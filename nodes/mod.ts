@@ -68,7 +68,7 @@ export const kinds: readonly NodeKind<any>[] = domainKinds(engineers);
 type _AnyCommand = Command<any, any, any>;
 
 /**
- * Factories of the domain subcommands (`deno task cli generate ...`); the
+ * Factories of the domain subcommands (`./envsmith generate ...`); the
  * CLI passes its output (stdout/stderr, or a test's capture).
  */
 export const commands: readonly ((output?: Output) => _AnyCommand)[] = [

@@ -6,8 +6,8 @@
  * @module
  */
 
-/** The folder of the shipped experiment files (`deno task tables` and `report` list it). */
+/** The folder of the shipped experiment files (`./envsmith tables` and `report` list it). */
 export const EXPERIMENTS_DIR = "experiments";
 
-/** The results bundle shipped with the project (`deno task tables` and `deno task report` import it). */
+/** The results bundle shipped with the project (`./envsmith tables` and `./envsmith report` import it). */
 export const SHIPPED_BUNDLE = "results/tables.esb.gz";

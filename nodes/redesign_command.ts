@@ -1,12 +1,12 @@
 /**
- * `deno task cli redesign`: one redesign step from the command line.
+ * `./envsmith redesign`: one redesign step from the command line.
  *
  * ```sh
- * deno task cli redesign --engineer rules --context full --preset easy --findings findings.json
- * deno task cli redesign --engineer llm --context failures --config cfg.yaml --findings findings.json \
+ * ./envsmith redesign --engineer rules --context full --preset easy --findings findings.json
+ * ./envsmith redesign --engineer llm --context failures --config cfg.yaml --findings findings.json \
  *   --base-url http://127.0.0.1:11434/v1 --model qwen3:4b [--api-key-env OPENAI_API_KEY]
- * deno task cli redesign --engineer llm --context none --preset easy --gguf qwen2.5-0.5b-instruct-q8_0.gguf
- * ENVSMITH_LLM_GGUF=model.gguf deno task cli redesign --engineer llm --context none --preset easy
+ * ./envsmith redesign --engineer llm --context none --preset easy --gguf qwen2.5-0.5b-instruct-q8_0.gguf
+ * ENVSMITH_LLM_GGUF=model.gguf ./envsmith redesign --engineer llm --context none --preset easy
  * ```
  *
  * The llm engineer's model: `--gguf FILE` (a local model run in-process,
@@ -157,7 +157,7 @@ export function redesignCommand(
     )
     .addHelpText(
       "after",
-      "\nExamples:\n  deno task cli redesign --engineer rules --context full --preset easy --findings findings.json\n  ENVSMITH_LLM_GGUF=model.gguf deno task cli redesign --engineer llm --context none --preset easy",
+      "\nExamples:\n  ./envsmith redesign --engineer rules --context full --preset easy --findings findings.json\n  ENVSMITH_LLM_GGUF=model.gguf ./envsmith redesign --engineer llm --context none --preset easy",
     )
     .action(async (o, cmd) => {
       const given = await configFromFlags(o);

@@ -1,10 +1,10 @@
 /**
- * `deno task cli render`: instances as text prompts, compact grids or SVG.
+ * `./envsmith render`: instances as text prompts, compact grids or SVG.
  *
  * ```sh
- * deno task cli generate --preset easy --count 1 | deno task cli render --format text
- * deno task cli render --format svg instances.jsonl --out-dir pictures/
- * deno task cli render --format movingai instance.jsonl --out-dir maps/
+ * ./envsmith generate --preset easy --count 1 | ./envsmith render --format text
+ * ./envsmith render --format svg instances.jsonl --out-dir pictures/
+ * ./envsmith render --format movingai instance.jsonl --out-dir maps/
  * ```
  *
  * Formats: `text` (the paper's benchmark prompt with our instructions;
@@ -59,7 +59,7 @@ export function renderCommand(io: MapfCliIo = mapfIo) {
     )
     .addHelpText(
       "after",
-      "\nExamples:\n  deno task cli generate --preset easy --count 1 | deno task cli render --format text\n  deno task cli render --format svg instances.jsonl --out-dir pictures/",
+      "\nExamples:\n  ./envsmith generate --preset easy --count 1 | ./envsmith render --format text\n  ./envsmith render --format svg instances.jsonl --out-dir pictures/",
     )
     .action(async (file, o) => {
       const instances = await readInstanceInput(io, file);

@@ -1,8 +1,8 @@
 /**
- * `deno task report`: one self-contained static HTML page per set of
+ * `./envsmith report`: one self-contained static HTML page per set of
  * experiments, built from the cache alone (never runs anything).
  *
- * Per experiment it shows its tables (the numbers of `deno task tables`,
+ * Per experiment it shows its tables (the numbers of `./envsmith tables`,
  * mean ± std; missing cells and skipped variants marked), the learning
  * curves of every stage group (training success against cumulative samples,
  * one line per variant, stage boundaries marked), each engineer's
@@ -24,7 +24,7 @@ import type { CommandContext } from "@envsmith/engine/cli";
 import { collectExperiment, type ExperimentReport } from "./report_data.ts";
 import { renderReportHtml } from "./report_html.ts";
 
-/** Default output file of `deno task report` (relative to the working directory). */
+/** Default output file of `./envsmith report` (relative to the working directory). */
 export const DEFAULT_REPORT_FILE = ".envsmith/report/index.html";
 
 /** Options of {@linkcode buildReport}. */

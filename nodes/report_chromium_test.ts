@@ -116,7 +116,11 @@ const ERROR_TEXT =
 
 Deno.test({
   name:
-    "report from a fresh clone's bundle: whole in Chromium at 1280 and 800 px, failure cases from the bundle, no error text",
+    `report from a fresh clone's bundle: whole in Chromium at 1280 and 800 px, failure cases from the bundle, no error text${
+      HAVE_CHROMIUM
+        ? ""
+        : ` [ignored: ${CHROMIUM} is not installed; apt-get install -y chromium]`
+    }`,
   ignore: !HAVE_CHROMIUM,
   sanitizeResources: false,
   async fn() {
@@ -186,7 +190,7 @@ Deno.test({
           assert.ok(!html.includes('<figure class="case"'));
           assert.match(
             html,
-            /<p class="empty absent">Failure cases are drawn from recorded trajectories, which this cache holds without their data for \d+ nodes \(results imported without it\); compute them with: <code class="command">deno task run [^<]+<\/code><\/p>/,
+            /<p class="empty absent">Failure cases are drawn from recorded trajectories, which this cache holds without their data for \d+ nodes \(results imported without it\); compute them with: <code class="command">\.\/envsmith run [^<]+<\/code><\/p>/,
           );
         }
         for (const width of cases ? [1280, 800] : [1280]) {

@@ -1,9 +1,9 @@
 /**
- * The `report` subcommand: `deno task report [FILE...] [--out PATH]`.
+ * The `report` subcommand: `./envsmith report [FILE...] [--out PATH]`.
  *
  * ```sh
- * deno task report                                  # every experiments/*.yaml with tables
- * deno task report experiments/quick.yaml --out quick.html
+ * ./envsmith report                                  # every experiments/*.yaml with tables
+ * ./envsmith report experiments/quick.yaml --out quick.html
  * ```
  *
  * Writes one self-contained HTML file (default
@@ -66,7 +66,7 @@ export async function runReport(
   }
   if (list.length === 0) {
     throw new UserError(
-      "report: no experiment file given and no experiments/*.yaml has tables; e.g. deno task report experiments/quick.yaml",
+      "report: no experiment file given and no experiments/*.yaml has tables; e.g. ./envsmith report experiments/quick.yaml",
     );
   }
   if (options.import !== undefined) {
@@ -134,11 +134,11 @@ export function reportCommand(
     )
     .option(
       "--import <bundle>",
-      `first import this results bundle into the cache (a missing file is skipped; nothing cached is overwritten); \`deno task report\` imports ${SHIPPED_BUNDLE}`,
+      `first import this results bundle into the cache (a missing file is skipped; nothing cached is overwritten); \`./envsmith report\` imports ${SHIPPED_BUNDLE}`,
     )
     .addHelpText(
       "after",
-      `\nExamples:\n  deno task report                                   # every experiment, with the shipped results\n  deno task cli report experiments/quick.yaml --out quick.html`,
+      `\nExamples:\n  ./envsmith report                                   # every experiment, with the shipped results\n  ./envsmith report experiments/quick.yaml --out quick.html`,
     )
     .action(async (files, o, cmd) => {
       const g = cmd.optsWithGlobals() as {

@@ -186,7 +186,7 @@ export interface ExperimentReport {
   readonly axes: readonly { name: string; values: readonly string[] }[];
   /** Axis that tables aggregate over (usually `seed`), when any. */
   readonly over?: string;
-  /** The tables, as `deno task tables` builds them. */
+  /** The tables, as `./envsmith tables` builds them. */
   readonly tables: readonly Table[];
   /** Learning curves, one set per stage group with train nodes. */
   readonly curves: readonly CurveSet[];
@@ -788,15 +788,10 @@ export async function collectExperiment(
   // One time stamp: when the results in the tables were computed (their
   // entries may come from a bundle, computed elsewhere and earlier than the
   // curves' entries here); without tables, the entries shown.
-  const tableNodes = new Set(
-    exp.tables.map((t) => exp.names.get(t.node) ?? t.node),
+  // (from the tables, which know them without reading their entries again)
+  const tableTimes = tables.flatMap((t) =>
+    t.computed ? [t.computed.first, t.computed.last] : []
   );
-  const tableTimes: string[] = [];
-  for (const n of exp.nodes) {
-    if (!tableNodes.has(n.plain)) continue;
-    const got = cache.look(n);
-    if (got.status === "ok") tableTimes.push(got.entry.created);
-  }
   const times = (tableTimes.length ? tableTimes : [...cache.times]).sort();
   const store = new Store(ctx.cache);
   return {

@@ -138,15 +138,9 @@ function _frame(
   for (const mk of options.markers ?? []) xs = [...xs, mk.x];
   const [x0, x1] = options.xDomain ??
     [Math.min(0, ...xs), xs.length ? Math.max(...xs) : 1];
-  // Extend the x range to the next round tick (unless given).
-  let xHi = x1 > x0 ? x1 : x0 + 1;
-  if (!options.xDomain) {
-    const t = niceTicks(x0, xHi, Math.max(3, Math.round(plotW / 110)));
-    const step = t.length > 1 ? t[1]! - t[0]! : 0;
-    if (step > 0 && t[t.length - 1]! < xHi - step * 1e-9) {
-      xHi = Number((t[t.length - 1]! + step).toPrecision(12));
-    }
-  }
+  // The x axis ends where the data end (rounding it up to the next tick
+  // left up to a sixth of the plot empty); ticks stay inside it.
+  const xHi = x1 > x0 ? x1 : x0 + 1;
   const [y0, y1] = options.yDomain ?? [0, 1];
   return {
     width,
@@ -164,11 +158,17 @@ function _frame(
 
 /** Legend entries (one per group) laid out in rows under the x-axis label, and the chart's height. */
 function _legend(series: readonly ChartSeries[], f: _Frame) {
-  const groups: { group: string; color: string }[] = [];
+  // A group's swatch is dashed (with a dot) when its lines are.
+  const groups: { group: string; color: string; dashed: boolean }[] = [];
   for (const s of series) {
-    if (!groups.some((g) => g.group === s.group)) {
-      groups.push({ group: s.group, color: s.color });
-    }
+    const g = groups.find((g) => g.group === s.group);
+    if (!g) {
+      groups.push({
+        group: s.group,
+        color: s.color,
+        dashed: s.dashed === true,
+      });
+    } else if (!s.dashed) g.dashed = false;
   }
   const items: { x: number; y: number; g: (typeof groups)[number] }[] = [];
   const { m } = f;
@@ -364,10 +364,17 @@ export function lineChart(
   _markers(f, options, out);
   for (const s of series) _seriesSvg(f, s, out);
   for (const { x, y, g } of legend.items) {
-    out.push(
-      `<g class="legend-item"><line x1="${_f(x)}" y1="${y}" x2="${
+    const swatch = g.dashed
+      ? `<line x1="${_f(x)}" y1="${y}" x2="${
         _f(x + 22)
-      }" y2="${y}" stroke="${g.color}" stroke-width="3" stroke-linecap="round"/><text x="${
+      }" y2="${y}" stroke="${g.color}" stroke-width="1.8" stroke-dasharray="5 4"/><circle cx="${
+        _f(x + 11)
+      }" cy="${y}" r="3.5" fill="#fff" stroke="${g.color}" stroke-width="1.6"/>`
+      : `<line x1="${_f(x)}" y1="${y}" x2="${
+        _f(x + 22)
+      }" y2="${y}" stroke="${g.color}" stroke-width="3" stroke-linecap="round"/>`;
+    out.push(
+      `<g class="legend-item${g.dashed ? " dashed" : ""}">${swatch}<text x="${
         _f(x + 28)
       }" y="${y}" dominant-baseline="middle" fill="#303844">${
         escapeHtml(g.group.length > 40 ? g.group.slice(0, 39) + "…" : g.group)
@@ -378,7 +385,10 @@ export function lineChart(
   return out.join("\n");
 }
 
-/** Okabe–Ito-like qualitative palette (colour-blind safe first eight). */
+/**
+ * Okabe–Ito-like qualitative palette (colour-blind safe first eight), 12
+ * distinct colours: the paper table's 12 methods each get their own.
+ */
 export const PALETTE: readonly string[] = [
   "#0072b2",
   "#e69f00",
@@ -390,4 +400,6 @@ export const PALETTE: readonly string[] = [
   "#b8a000",
   "#1b3a6b",
   "#8c564b",
+  "#6a3d9a",
+  "#111111",
 ];

@@ -436,11 +436,11 @@ Deno.test("report: nodes missing from the cache are listed with the command that
     !rep.missing.some((id) => id.includes("behavior")),
     "skipped is not missing",
   );
-  assert.equal(rep.command, `deno task run ${file}`);
+  assert.equal(rep.command, `./envsmith run ${file}`);
   assert.match(html, /Incomplete: \d+ nodes are not in the cache/);
   assert.ok(html.includes(`data-missing="curriculum.0.policy"`));
   assert.ok(
-    html.includes(`<code class="command">deno task run ${file}</code>`),
+    html.includes(`<code class="command">./envsmith run ${file}</code>`),
   );
   // One train entry and one evaluation removed: exactly they are missing,
   // with an --only command.
@@ -464,7 +464,7 @@ Deno.test("report: nodes missing from the cache are listed with the command that
   assert.deepEqual(new Set(r2.missing), new Set([id, score]));
   assert.equal(
     r2.command,
-    `deno task run ${file} --only '${id}' '${score}'`,
+    `./envsmith run ${file} --only '${id}' '${score}'`,
   );
   assert.match(
     page,

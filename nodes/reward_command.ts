@@ -1,5 +1,5 @@
 /**
- * `deno task cli reward --instances FILE`: envsmith's dynamics as a reward
+ * `./envsmith reward --instances FILE`: envsmith's dynamics as a reward
  * process for language-model trainers in any language.
  *
  * A long-lived process. It loads the instances (JSON lines, as `generate`
@@ -25,8 +25,8 @@
  * stream thousands.
  *
  * ```sh
- * deno task cli generate --preset easy --count 100 > inst.jsonl
- * echo '{"id":"...","completion":"Agent 0: R"}' | deno task cli reward --instances inst.jsonl
+ * ./envsmith generate --preset easy --count 100 > inst.jsonl
+ * echo '{"id":"...","completion":"Agent 0: R"}' | ./envsmith reward --instances inst.jsonl
  * ```
  *
  * @module
@@ -202,7 +202,7 @@ export function rewardCommand(io: RewardIo = rewardIo) {
     )
     .addHelpText(
       "after",
-      '\nExample:\n  echo \'{"id":"ID","completion":"Agent 0: R D"}\' | deno task cli reward --instances inst.jsonl',
+      '\nExample:\n  echo \'{"id":"ID","completion":"Agent 0: R D"}\' | ./envsmith reward --instances inst.jsonl',
     )
     .action(async (o) => {
       const list = await readInstanceInput(io.files, o.instances);

@@ -1,9 +1,9 @@
 /**
- * `deno task cli solve`: solve instances and print their plans.
+ * `./envsmith solve`: solve instances and print their plans.
  *
  * ```sh
- * deno task cli generate --preset medium --count 5 | deno task cli solve --solver cbs
- * deno task cli solve --solver pp instances.jsonl --json > plans.jsonl
+ * ./envsmith generate --preset medium --count 5 | ./envsmith solve --solver cbs
+ * ./envsmith solve --solver pp instances.jsonl --json > plans.jsonl
  * ```
  *
  * Reads JSON lines from FILE or stdin. For each instance prints its id,
@@ -49,7 +49,7 @@ export function solveCommand(
     .option("--json", "one JSON object per instance")
     .addHelpText(
       "after",
-      "\nExamples:\n  deno task cli generate --preset medium --count 5 | deno task cli solve --solver cbs\n  deno task cli solve --solver pp instances.jsonl --json > plans.jsonl",
+      "\nExamples:\n  ./envsmith generate --preset medium --count 5 | ./envsmith solve --solver cbs\n  ./envsmith solve --solver pp instances.jsonl --json > plans.jsonl",
     )
     .action(async (file, o) => {
       const instances = await readInstanceInput(io, file);

@@ -1,10 +1,10 @@
 /**
- * `deno task cli train`: train a policy outside experiments.
+ * `./envsmith train`: train a policy outside experiments.
  *
  * ```sh
- * deno task cli train --preset easy --minutes 5 --seed 1 --out easy.onnx
- * deno task cli train --config stage2.yaml --updates 100 --policy easy.onnx --out stage2.onnx
- * deno task cli train --instances train.jsonl --algo grpo --minutes 2 --out grpo.onnx
+ * ./envsmith train --preset easy --minutes 5 --seed 1 --out easy.onnx
+ * ./envsmith train --config stage2.yaml --updates 100 --policy easy.onnx --out stage2.onnx
+ * ./envsmith train --instances train.jsonl --algo grpo --minutes 2 --out grpo.onnx
  * ```
  *
  * Training instances come from `--preset`/`--config` (`--count` of them,
@@ -99,7 +99,7 @@ export function trainCommand(io: PolicyCliIo = policyIo) {
     .requiredOption("--out <file>", "where to write the ONNX checkpoint")
     .addHelpText(
       "after",
-      "\nExamples:\n  deno task cli train --preset easy --minutes 5 --seed 1 --out easy.onnx\n  deno task cli train --config stage2.yaml --updates 100 --policy easy.onnx --out stage2.onnx",
+      "\nExamples:\n  ./envsmith train --preset easy --minutes 5 --seed 1 --out easy.onnx\n  ./envsmith train --config stage2.yaml --updates 100 --policy easy.onnx --out stage2.onnx",
     )
     .action((o) => _train(io, o));
 }

@@ -40,6 +40,7 @@ import { hashJson, sha256Hex } from "../canonical.ts";
 import { CorruptEntryError, UserError } from "../errors.ts";
 import { asFileSystemError, FileSystemError, onDisk } from "../fs_errors.ts";
 import { processAlive } from "./lock.ts";
+import { writeAtomic } from "./atomic_write.ts";
 import { NotRegularFileError, openRegularFile } from "../regular_file.ts";
 import {
   type Entry,
@@ -889,6 +890,8 @@ export interface ImportOptions {
    * @default false
    */
   readonly trust?: boolean;
+  /** Told what a long import is doing (checking, then writing), one line each. */
+  readonly onProgress?: (line: string) => void;
   /**
    * Bytes a bundle may hold, as a file and once gunzipped (the same limit
    * as export's). Larger bundles are refused while they are checked,
@@ -914,6 +917,11 @@ export interface ImportResult {
   readonly kept: number;
   /** Aux files not imported (without `trust`). */
   readonly skippedAux: number;
+  /**
+   * When the same bundle (by the sha256 of its bytes) was imported before
+   * and every record of it is still here: when (ISO time). Nothing was read.
+   */
+  readonly remembered?: string;
 }
 
 /**
@@ -930,21 +938,135 @@ export async function importBundle(
   options: ImportOptions = {},
 ): Promise<ImportResult> {
   const maxBytes = options.maxBytes ?? BUNDLE_MAX_BYTES;
-  const checked = await _check(store, file, maxBytes);
-  const record = store.beginImport(resolve(file));
+  // A bundle imported before (the same bytes, by sha256) whose records are
+  // all still here is not read and checked again: `tables --import` on
+  // every call costs a hash of the file.
+  const sha = await _fileSha256(file);
+  const before = sha === null ? null : _importRecord(store, sha);
+  if (
+    before && (before.trust || options.trust !== true) &&
+    before.entries.every((k) => store.hasEntry(k)) &&
+    before.blobs.every((b) => store.hasBlob(b))
+  ) {
+    return {
+      entries: 0,
+      marked: 0,
+      resultsOnly: 0,
+      blobs: 0,
+      aux: 0,
+      kept: before.entries.length + before.blobs.length,
+      skippedAux: options.trust ? 0 : before.aux,
+      remembered: before.imported,
+    };
+  }
+  let size = 0;
   try {
-    return await _write(store, file, maxBytes, checked, options);
+    size = Deno.statSync(file).size;
+  } catch { /* _check reports it */ }
+  if (size > 1e6) {
+    options.onProgress?.(
+      `checking every record of ${file} (${
+        (size / 1e6).toFixed(0)
+      } MB) before anything is written…`,
+    );
+  }
+  const checked = await _check(store, file, maxBytes);
+  if (size > 1e6) {
+    options.onProgress?.(
+      `writing ${checked.entries.size} entries and ${checked.blobs.size} blobs into ${store.root}…`,
+    );
+  }
+  // Recorded while it writes: `cache gc` removes nothing meanwhile, since
+  // the blobs written first are referenced only by entries still to come.
+  const inProgress = store.beginImport(resolve(file));
+  let result: ImportResult;
+  try {
+    result = await _importChecked(store, file, options, maxBytes, checked);
   } finally {
-    record.release();
+    inProgress.release();
+  }
+  if (sha !== null) {
+    const record: _ImportRecord = {
+      format: 1,
+      bundle: basename(file),
+      sha256: sha,
+      imported: new Date().toISOString(),
+      trust: options.trust === true,
+      aux: checked.aux,
+      entries: [...checked.entries.keys()],
+      blobs: [...checked.blobs],
+    };
+    try {
+      Deno.mkdirSync(join(store.root, "imports"), { recursive: true });
+      writeAtomic(
+        join(store.root, "imports", `${sha}.json`),
+        store.tmpPath("import-record"),
+        JSON.stringify(record),
+        "remember an imported bundle",
+      );
+    } catch { /* not remembered: the next import checks it again */ }
+  }
+  return result;
+}
+
+/** What `ROOT/imports/<sha256>.json` remembers of a bundle imported whole. */
+interface _ImportRecord {
+  readonly format: 1;
+  readonly bundle: string;
+  readonly sha256: string;
+  readonly imported: string;
+  readonly trust: boolean;
+  readonly aux: number;
+  readonly entries: readonly string[];
+  readonly blobs: readonly string[];
+}
+
+/** The record of the bundle with this sha256, or null (none, or unreadable). */
+function _importRecord(store: Store, sha: string): _ImportRecord | null {
+  try {
+    const r = JSON.parse(
+      Deno.readTextFileSync(join(store.root, "imports", `${sha}.json`)),
+    ) as _ImportRecord;
+    return r.format === 1 && r.sha256 === sha && Array.isArray(r.entries) &&
+        Array.isArray(r.blobs)
+      ? r
+      : null;
+  } catch {
+    return null;
   }
 }
 
-async function _write(
+/** The sha256 of a file's bytes, or null when it cannot be read. */
+async function _fileSha256(file: string): Promise<string | null> {
+  let f: Deno.FsFile;
+  try {
+    f = await Deno.open(file);
+  } catch {
+    return null;
+  }
+  const hash = createHash("sha256");
+  const buf = new Uint8Array(1 << 20);
+  try {
+    for (;;) {
+      const n = await f.read(buf);
+      if (n === null) break;
+      hash.update(buf.subarray(0, n));
+    }
+  } catch {
+    return null;
+  } finally {
+    f.close();
+  }
+  return hash.digest("hex");
+}
+
+/** The writing passes of {@linkcode importBundle}, after the check. */
+async function _importChecked(
   store: Store,
   file: string,
+  options: ImportOptions,
   maxBytes: number,
   checked: Awaited<ReturnType<typeof _check>>,
-  options: ImportOptions,
 ): Promise<ImportResult> {
   const completeOf = (key: string) =>
     checked.entries.get(key)!.blobs.every((b) =>

@@ -430,3 +430,32 @@ function _exists(path: string): boolean {
     return false;
   }
 }
+
+Deno.test("a bundle imported before (same sha256) with every record still here is not read again; a missing record or other bytes import as usual", async () => {
+  await using p = await tmpProject(YAML);
+  await runAll(compile(p.file, YAML), p.store);
+  const file = join(p.dir, "r.esb.gz");
+  await exportBundle(p.store, file);
+  const other = new Store(join(p.dir, "other"));
+  const first = await importBundle(other, file);
+  assert.equal(first.entries, 3);
+  assert.equal(first.remembered, undefined);
+  const again = await importBundle(other, file);
+  assert.equal(again.entries, 0);
+  assert.ok(again.remembered, "remembered by content hash");
+  assert.ok(again.kept >= 4, `kept ${again.kept}: 3 entries and the blob`);
+
+  // An entry removed since (say, by cache gc): the bundle is imported again.
+  const gone = [...other.keys()][0]!;
+  Deno.removeSync(other.entryPath(gone));
+  const refill = await importBundle(other, file);
+  assert.equal(refill.remembered, undefined);
+  assert.equal(refill.entries, 1);
+  assert.ok(other.hasEntry(gone));
+
+  // Other bytes under the same name are another bundle: checked in full.
+  const bytes = Deno.readFileSync(file);
+  bytes[bytes.length - 9]! ^= 0xff; // inside the gzip CRC
+  Deno.writeFileSync(file, bytes);
+  await assert.rejects(() => importBundle(other, file), UserError);
+});

@@ -46,6 +46,12 @@ interface _Config {
 }
 
 const _projects = new Map<string, _Project | null>();
+let _generation = 0;
+
+/** Counts {@linkcode clearDigestCache} calls: what was computed from digests before a clear is stale. */
+export function digestGeneration(): number {
+  return _generation;
+}
 const _digests = new Map<string, CodeDigest>();
 const _byDigest = new Map<string, CodeDigest>();
 
@@ -239,6 +245,7 @@ export function codeDigest(moduleUrl: string): CodeDigest {
 
 /** Forgets memoised digests (tests that edit code between plans). */
 export function clearDigestCache(): void {
+  _generation++;
   _digests.clear();
   _byDigest.clear();
   _projects.clear();

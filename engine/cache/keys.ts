@@ -10,7 +10,7 @@
  * @module
  */
 import { canonicalJson, sha256Hex } from "../canonical.ts";
-import { nodeCodeDigest } from "./digest.ts";
+import { digestGeneration, nodeCodeDigest } from "./digest.ts";
 import { UserError } from "../errors.ts";
 import { DEFAULT_LIMITS } from "../limits.ts";
 import type { Experiment } from "../compile/experiment.ts";
@@ -49,8 +49,27 @@ export interface NodeKey {
   readonly inputs: Readonly<Record<string, string>>;
 }
 
-/** Computes the keys of every node of an experiment (in its topological order). */
+const _keysMemo = new WeakMap<
+  Experiment,
+  { generation: number; keys: NodeKey[] }
+>();
+
+/**
+ * Computes the keys of every node of an experiment (in its topological
+ * order). Remembered per experiment object for the life of the process
+ * (until the code digests are cleared): `tables` and `report` ask for the
+ * keys of one experiment several times. Treat the array as read-only.
+ */
 export function computeKeys(exp: Experiment): NodeKey[] {
+  const generation = digestGeneration();
+  const hit = _keysMemo.get(exp);
+  if (hit && hit.generation === generation) return hit.keys;
+  const keys = _computeKeys(exp);
+  _keysMemo.set(exp, { generation, keys });
+  return keys;
+}
+
+function _computeKeys(exp: Experiment): NodeKey[] {
   const out: NodeKey[] = [];
   for (const node of exp.nodes) {
     const inputs: Record<string, string> = {};

@@ -274,6 +274,36 @@ export function latestManifest(
   return null;
 }
 
+/**
+ * Whether run `m` ran the file with exactly `overrides` (none: the file as
+ * committed; a trial run has `--set` overrides).
+ */
+export function ranWith(
+  m: Manifest,
+  overrides: readonly string[] | undefined,
+): boolean {
+  const a = m.overrides ?? [], b = overrides ?? [];
+  return a.length === b.length && a.every((o, i) => o === b[i]);
+}
+
+/**
+ * The newest readable manifest of an experiment that `accept` takes (e.g.
+ * runs of the file as committed, not trial runs with `--set`).
+ */
+export function latestManifestWhere(
+  store: Store,
+  experiment: string,
+  accept: (m: Manifest) => boolean,
+  onBad?: (line: string) => void,
+): Manifest | null {
+  const files = listManifests(store, experiment);
+  for (let i = files.length - 1; i >= 0; i--) {
+    const m = readManifest(files[i]!, onBad);
+    if (m && accept(m)) return m;
+  }
+  return null;
+}
+
 /** A new run id: sortable time plus pid and a random suffix. */
 export function newRunId(): string {
   return `${new Date().toISOString().replace(/[:.]/g, "-")}-${Deno.pid}-${

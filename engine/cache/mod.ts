@@ -32,10 +32,12 @@ export {
 } from "./store.ts";
 export {
   latestManifest,
+  latestManifestWhere,
   listManifests,
   type Manifest,
   type ManifestNode,
   type NodeStatus,
+  ranWith,
   readManifest,
 } from "./manifest.ts";
 export { EntryMap } from "./entry_map.ts";

@@ -20,6 +20,7 @@
  * ROOT/runs/<experiment>/<run>/ a run's executor files (Slurm scripts, logs)
  * ROOT/tmp/                    temporary files (same file system, for renames)
  * ROOT/corrupt/                entries and blobs that failed verification
+ * ROOT/imports/<sha256>.json   bundles imported whole, by the hash of their bytes
  * ```
  *
  * Every write goes to a temporary file in `tmp/` and is then hard-linked (or,
@@ -820,7 +821,8 @@ export class Store {
   importRecords(): string[] {
     const dir = join(this.root, "imports");
     try {
-      return [...Deno.readDirSync(dir)].filter((e) => !e.name.startsWith("."))
+      // Only the `.lock` files: `<sha256>.json` remembers a finished import.
+      return [...Deno.readDirSync(dir)].filter((e) => e.name.endsWith(".lock"))
         .map((e) => join(dir, e.name)).sort();
     } catch (e) {
       if (e instanceof Deno.errors.NotFound) return [];

@@ -105,7 +105,18 @@ export async function cacheImportCommand(
   options: ImportOptions = {},
 ): Promise<number> {
   const store = new Store(ctx.cache);
-  const r = await importBundle(store, file, options);
+  const r = await importBundle(store, file, {
+    onProgress: (l) => ctx.output.err(l),
+    ...options,
+  });
+  if (r.remembered !== undefined) {
+    ctx.output.err(
+      `${file} is already in ${store.root}: the same bundle (by sha256) was imported on ${
+        r.remembered.slice(0, 19).replace("T", " ")
+      } and its ${r.kept} records are all here`,
+    );
+    return 0;
+  }
   const notes: string[] = [];
   if (r.marked > 0) {
     notes.push(

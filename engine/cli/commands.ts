@@ -9,7 +9,13 @@ import { dirname } from "node:path";
 import { loadExperiment } from "../compile/experiment.ts";
 import type { Experiment } from "../compile/experiment.ts";
 import { computeKeys } from "../cache/keys.ts";
-import { latestManifest, newRunId } from "../cache/manifest.ts";
+import { sha256Hex } from "../canonical.ts";
+import {
+  latestManifest,
+  latestManifestWhere,
+  newRunId,
+  ranWith,
+} from "../cache/manifest.ts";
 import {
   checkExecutor,
   chosenExecutor,
@@ -126,13 +132,40 @@ export function resumeCommand(
 ): string {
   const q = (s: string) =>
     /^[A-Za-z0-9_./=,:@-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
-  return `deno task run ${q(file)}${
+  return `./envsmith run ${q(file)}${
     ids && ids.length ? " --only " + ids.map(q).join(" ") : ""
   }${extra.map((x) => " " + q(x)).join("")}`;
 }
 
-/** Loads an experiment with the context's kinds. */
+const _loaded = new WeakMap<CommandContext, Map<string, Promise<Experiment>>>();
+
+/**
+ * Loads an experiment with the context's kinds. The same file (by the hash
+ * of its text) with the same overrides and context is loaded once per
+ * process: `report` and `tables` read one file several times.
+ */
 export function load(ctx: CommandContext, file: string): Promise<Experiment> {
+  let text: string;
+  try {
+    text = Deno.readTextFileSync(file);
+  } catch {
+    return _load(ctx, file); // reports the file's problem
+  }
+  const id = `${file}\0${sha256Hex(text)}\0${
+    JSON.stringify(ctx.overrides ?? [])
+  }`;
+  let byFile = _loaded.get(ctx);
+  if (!byFile) _loaded.set(ctx, byFile = new Map());
+  let p = byFile.get(id);
+  if (!p) {
+    p = _load(ctx, file);
+    byFile.set(id, p);
+    p.catch(() => byFile!.delete(id));
+  }
+  return p;
+}
+
+function _load(ctx: CommandContext, file: string): Promise<Experiment> {
   return loadExperiment(file, {
     kinds: ctx.kinds,
     executors: ctx.executors ?? builtinExecutors,
@@ -159,8 +192,29 @@ function _idWidth(items: readonly PlanItem[]): number {
 
 function _counts(items: readonly PlanItem[]): string {
   const c = { cached: 0, run: 0, blocked: 0, skipped: 0 };
-  for (const it of items) c[it.status]++;
-  return `${c.cached} cached, ${c.run} to run, ${c.blocked} blocked, ${c.skipped} skipped`;
+  const why = new Map<string, number>();
+  for (const it of items) {
+    c[it.status]++;
+    if (it.status === "skipped") {
+      const w = it.node.skipped ?? it.why.join("; ");
+      why.set(w, (why.get(w) ?? 0) + 1);
+    }
+  }
+  let note = "";
+  if (c.skipped > 0) {
+    // The headline counts the whole graph; say what a run of it computes
+    // or reuses, and why the rest is left out, in one line.
+    const [top] = [...why].sort((a, b) => b[1] - a[1]);
+    const others = why.size - 1;
+    note = ` (${
+      items.length - c.skipped
+    } to compute or reuse; the ${c.skipped} skipped are not run on this machine: ${
+      top![0]
+    }${
+      others > 0 ? ` and ${others} other reason${others > 1 ? "s" : ""}` : ""
+    })`;
+  }
+  return `${c.cached} cached, ${c.run} to run, ${c.blocked} blocked, ${c.skipped} skipped${note}`;
 }
 
 /** ` with --set A=1 --set B=2`, or nothing. */
@@ -512,18 +566,41 @@ export async function statusCommand(
   const plan = makePlan(exp, store);
   // Bad manifests were reported in the plan's notes.
   for (const n of plan.notes) ctx.output.err(`warning: ${n}`);
-  const last = latestManifest(store, exp.name);
+  // The last run of the file as loaded: as committed, or with exactly
+  // these --set overrides; a trial run never stands for the committed file.
+  const last = latestManifestWhere(
+    store,
+    exp.name,
+    (m) => ranWith(m, exp.overrides),
+  );
+  const newest = latestManifest(store, exp.name);
   const lastById = new Map((last?.nodes ?? []).map((n) => [n.id, n]));
-  ctx.output.out(`status ${exp.name} (${file}): ${_counts(plan.items)}`);
+  ctx.output.out(
+    `status ${exp.name} (${file}${_setsNote(exp)}): ${_counts(plan.items)}`,
+  );
+  const what = exp.overrides?.length
+    ? `trial run with${_setsNote(exp)}`
+    : "run of the file as committed";
   if (last) {
     const c = last.counts;
     ctx.output.out(
-      `last run ${last.run}: ${last.status}, started ${last.started}${
+      `last ${what} ${last.run}: ${last.status}, started ${last.started}${
         last.finished ? `, finished ${last.finished}` : " (did not finish)"
       }; ` +
         Object.entries(c).map(([k, n]) => `${n} ${k}`).join(", "),
     );
-  } else ctx.output.out("no run recorded in this cache");
+  } else ctx.output.out(`no ${what} recorded in this cache`);
+  if (newest && newest.run !== last?.run && !ranWith(newest, exp.overrides)) {
+    ctx.output.out(
+      `newer: ${
+        newest.overrides?.length
+          ? `trial run ${newest.run} with ${
+            newest.overrides.map((o) => `--set ${o}`).join(" ")
+          }`
+          : `run ${newest.run} of the file as committed`
+      } (${newest.status}; not counted above; \`runs ${exp.name}\` lists every run)`,
+    );
+  }
   const width = _idWidth(plan.items);
   for (const it of plan.items) {
     const l = lastById.get(it.node.id);
@@ -688,7 +765,7 @@ export async function showCommand(
             partial.length > 6 ? `, … (${partial.length - 6} more)` : ""
           }`
           : didYouMean(id, exp.nodes.map((n) => n.id))
-      } (\`deno task plan ${file}\` lists every node id)`,
+      } (\`./envsmith plan ${file}\` lists every node id)`,
     );
   }
   const key = computeKeys(exp)[index]!;

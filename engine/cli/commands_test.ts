@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import * as v from "valibot";
-import { type CommandContext, showCommand } from "./commands.ts";
+import { type CommandContext, planCommand, showCommand } from "./commands.ts";
 import { tablesCommand } from "./tables_command.ts";
 import { UserError } from "../errors.ts";
 import type { NodeKind } from "../types.ts";
@@ -32,7 +32,7 @@ Deno.test("show prints a cached node's value or a field of it, and says how to c
   assert.equal(await showCommand(ctx, p.file, "b[k=2]"), 1);
   assert.match(
     ctx.lines.pop()!,
-    /^ERR b\[k=2\] is not in the cache .*deno task run .* --only 'b\[k=2\]'/,
+    /^ERR b\[k=2\] is not in the cache .*\.\/envsmith run .* --only 'b\[k=2\]'/,
   );
 
   const exp = compile(p.file, YAML);
@@ -73,7 +73,7 @@ Deno.test("tables: a few missing nodes get a command naming them; many get the w
   );
   assert.match(
     ctx.lines.join("\n"),
-    /Compute them with: `deno task run \S+ --only a`/,
+    /Compute them with: `\.\/envsmith run \S+ --only a`/,
   );
 
   // 14 variants, one of them computed (through an experiment of its own:
@@ -94,7 +94,7 @@ Deno.test("tables: a few missing nodes get a command naming them; many get the w
   const out = ctx2.lines.join("\n");
   assert.match(out, /\| 1 \| 1\.000 \|/);
   assert.match(out, /Incomplete: 13 nodes are not in the cache/);
-  assert.match(out, /Compute them with: `deno task run \S+exp\.yaml`/);
+  assert.match(out, /Compute them with: `\.\/envsmith run \S+exp\.yaml`/);
   assert.doesNotMatch(out, /--only/);
 });
 
@@ -163,5 +163,26 @@ Deno.test("tables without files: an experiment that cannot be keyed here is skip
   await assert.rejects(
     () => tablesCommand(ctx, [`${p.dir}/needs.yaml`], { out: `${p.dir}/t` }),
     /a\[k=1\]: the tool this kind runs is missing; install it/,
+  );
+});
+
+Deno.test("plan's headline says how many nodes a run computes or reuses, and why the skipped ones are left out", async () => {
+  const yaml = `experiment: skips
+seed: 1
+matrix:
+  m:
+    - { name: plain, x: 1 }
+    - { name: remote, x: 2, requires_env: [SOME_ENDPOINT] }
+  seed: [1, 2, 3]
+nodes:
+  a: { kind: test.add, with: { a: $seed, b: 1 } }
+  b: { kind: test.add, with: { a: $a.sum, b: 2, more: [$matrix.m.x] } }
+`;
+  await using p = await tmpProject(yaml);
+  const ctx = { ...ctxFor(p.cache), env: () => undefined };
+  assert.equal(await planCommand(ctx, p.file), 0);
+  assert.equal(
+    ctx.lines[0],
+    `plan skips (${p.file}): 9 nodes: 0 cached, 3 to run, 3 blocked, 3 skipped (6 to compute or reuse; the 3 skipped are not run on this machine: SOME_ENDPOINT not set)`,
   );
 });

@@ -23,6 +23,7 @@ import {
 import { Store } from "../cache/store.ts";
 import { didYouMean } from "../suggest.ts";
 import { buildTable, formatCell, type Table } from "../tables/tables.ts";
+import { overridesDigest } from "../tables/trial.ts";
 
 /** The experiment name of a file argument, or the argument itself (a name). */
 async function _experimentName(
@@ -71,10 +72,19 @@ export async function runsCommand(
     throw new UserError(
       `No runs of "${name}" in ${ctx.cache}${didYouMean(name, known)}${
         known.length ? ` (experiments with runs: ${known.join(", ")})` : ""
-      }; a run records one: deno task run experiments/FILE.yaml`,
+      }; a run records one: ./envsmith run experiments/FILE.yaml`,
     );
   }
-  ctx.output.out(`runs of ${name} (${runs.length}, oldest first):`);
+  const trials = runs.filter((m) => m.overrides?.length).length;
+  ctx.output.out(
+    `runs of ${name} (${runs.length}, oldest first${
+      trials
+        ? `; ${trials} trial${
+          trials > 1 ? "s" : ""
+        } with --set, marked \`trial\`, the rest of the file as committed`
+        : ""
+    }):`,
+  );
   let prev: Manifest | null = null;
   for (const m of runs) {
     const c = m.counts ?? {};
@@ -84,11 +94,15 @@ export async function runsCommand(
         wall === null ? "(did not finish)" : formatDuration(wall)
       }  ${m.status}: ${c.done ?? 0} computed, ${c.cached ?? 0} cached${
         c.failed ? `, ${c.failed} failed` : ""
-      }${m.executor ? ` on ${m.executor}` : ""}`,
+      }${m.executor ? ` on ${m.executor}` : ""}${
+        m.overrides?.length ? "  trial" : ""
+      }`,
     );
     if (m.overrides?.length) {
       ctx.output.out(
-        `      with ${m.overrides.map((o) => `--set ${o}`).join(" ")}`,
+        `      trial with ${
+          m.overrides.map((o) => `--set ${o}`).join(" ")
+        } (its tables: NAME.trial-${overridesDigest(m.overrides)})`,
       );
     }
     const changes = prev === null
@@ -100,7 +114,7 @@ export async function runsCommand(
     prev = m;
   }
   ctx.output.out(
-    `(deno task cli runs diff A B compares two runs, by id or a unique part of it, e.g. ${
+    `(./envsmith runs diff A B compares two runs, by id or a unique part of it, e.g. ${
       runs.at(-1)!.run.slice(-4)
     })`,
   );
@@ -120,7 +134,7 @@ function _findRun(store: Store, ref: string): Manifest {
       hits.length === 0
         ? `No run "${ref}" in ${store.root}${
           didYouMean(ref, ids)
-        } (deno task cli runs EXPERIMENT lists them)`
+        } (./envsmith runs EXPERIMENT lists them)`
         : `"${ref}" names ${hits.length} runs (${
           hits.slice(0, 4).map((i) => ids[i]).join(", ")
         }${hits.length > 4 ? ", …" : ""}); give more of the id`,
@@ -163,8 +177,11 @@ export function changedCells(
   after: readonly Table[],
 ): string[] {
   const lines: string[] = [];
+  // A trial's table is compared with the same table of the other run,
+  // trial or not (`trial.of` is the committed name).
+  const base = (t: Table) => t.trial?.of ?? t.name;
   for (const tb of after) {
-    const ta = before.find((t) => t.name === tb.name);
+    const ta = before.find((t) => base(t) === base(tb));
     if (!ta) continue;
     for (const cb of tb.cells) {
       const ca = ta.cells.find((c) =>
@@ -173,7 +190,7 @@ export function changedCells(
       const a = ca ? formatCell(ta, ca) : "—";
       const b = formatCell(tb, cb);
       if (a !== b) {
-        lines.push(`${tb.name}: ${cb.row} / ${cb.column}: ${a} -> ${b}`);
+        lines.push(`${base(tb)}: ${cb.row} / ${cb.column}: ${a} -> ${b}`);
       }
     }
   }

@@ -53,11 +53,14 @@ Deno.test("runs lists every run with what changed; runs diff shows the changed p
   const ctx = ctxFor(p.cache);
   assert.equal(await runsCommand(ctx, p.file), 0);
   const text = ctx.lines.join("\n");
-  assert.match(text, /^runs of hist \(2, oldest first\):$/m);
+  assert.match(
+    text,
+    /^runs of hist \(2, oldest first; 1 trial with --set, marked `trial`, the rest of the file as committed\):$/m,
+  );
   assert.match(text, /ok: 7 computed, 0 cached\n {6}first run in this cache/);
   assert.match(
     text,
-    /ok: 6 computed, 1 cached\n {6}with --set s\.each\.b\.with\.b=20\n {6}--set added: s\.each\.b\.with\.b=20\n {6}param s\.\*\.b with\.b: 10 -> 20 \(4 nodes\)$/m,
+    /ok: 6 computed, 1 cached {2}trial\n {6}trial with --set s\.each\.b\.with\.b=20 \(its tables: NAME\.trial-[0-9a-f]{8}\)\n {6}--set added: s\.each\.b\.with\.b=20\n {6}param s\.\*\.b with\.b: 10 -> 20 \(4 nodes\)$/m,
   );
   // The name works as well as the file.
   const byName = ctxFor(p.cache);

@@ -10,16 +10,28 @@ import { cacheImportCommand } from "./cache_commands.ts";
 import { type CommandContext, load, resumeCommand } from "./commands.ts";
 import { CorruptEntryError, UserError } from "../errors.ts";
 import { computeKeys } from "../cache/keys.ts";
+import { codeDigest } from "../cache/digest.ts";
+import { hashJson, sha256Hex } from "../canonical.ts";
 import type { Experiment } from "../compile/experiment.ts";
 import { onDisk } from "../fs_errors.ts";
 import { Store } from "../cache/store.ts";
 import {
   buildTable,
+  type Lookup,
   type Table,
   tableCsv,
   tableMarkdown,
 } from "../tables/tables.ts";
 import { comparisonCsv, improvementCsv } from "../tables/table_compare.ts";
+import {
+  type ComparisonMemo,
+  DirComparisonMemo,
+  importMemoFile,
+  MemoDir,
+  memoFileOf,
+  statisticsCodeDigest,
+  writeMemoFile,
+} from "../tables/comparison_memo.ts";
 import { experimentWarningLines } from "../tables/result_warnings.ts";
 
 /**
@@ -34,6 +46,31 @@ export async function importResultsBundle(
 ): Promise<void> {
   if (existsSync(bundle)) await cacheImportCommand(ctx, bundle);
   else ctx.output.err(`no results bundle at ${bundle}; using the cache only`);
+  // The comparisons shipped beside the bundle (computed from its entries),
+  // so its tables need not be resampled here.
+  const memoFile = memoFileOf(bundle);
+  if (!existsSync(memoFile)) return;
+  try {
+    const r = importMemoFile(
+      memoFile,
+      cacheComparisonMemo(new Store(ctx.cache)),
+    );
+    if (r.added > 0) {
+      ctx.output.err(
+        `added ${r.added} of ${r.total} table comparisons of ${memoFile} to the cache's memo${
+          r.code !== statisticsCodeDigest()
+            ? " (computed by other statistics code: tables will compute theirs)"
+            : ""
+        }`,
+      );
+    }
+  } catch (e) {
+    ctx.output.err(
+      `warning: ${memoFile} not used (${
+        (e as Error).message.split("\n")[0]
+      }): comparisons are computed here`,
+    );
+  }
 }
 
 /** Default directory of table files. */
@@ -95,40 +132,148 @@ export async function unkeyableReason(
   }
 }
 
-/** Builds the tables of one experiment file. */
+/**
+ * The cache's memo of table comparisons (`CACHE/comparisons/`), so a
+ * comparison whose inputs did not change is not resampled again.
+ */
+export function cacheComparisonMemo(store: Store): DirComparisonMemo {
+  return new DirComparisonMemo(
+    join(store.root, "comparisons"),
+    (p) => store.tmpPath(p),
+  );
+}
+
+/**
+ * Builds the tables of one experiment file; comparisons go through `memo`
+ * (default: the cache's, {@linkcode cacheComparisonMemo}).
+ */
 export async function buildTables(
   ctx: CommandContext,
   file: string,
+  memo?: ComparisonMemo,
 ): Promise<Table[]> {
+  return (await _buildTablesOf(ctx, file, memo)).tables;
+}
+
+/** {@linkcode buildTables}, with the experiment and its keys. */
+async function _buildTablesOf(
+  ctx: CommandContext,
+  file: string,
+  memo?: ComparisonMemo,
+  /** Whether whole tables may be served from the cache's table memo (not when the comparisons used are collected). */
+  tableMemo = true,
+): Promise<
+  { exp: Experiment; keys: ReturnType<typeof computeKeys>; tables: Table[] }
+> {
   const exp = await load(ctx, file);
   const store = new Store(ctx.cache);
   const keys = _keysOf(exp);
   const imported = store.importedKeys();
-  return exp.tables.map((spec) =>
-    buildTable(exp, spec, (node) => {
-      if (node.skipped) return { status: "skipped", why: node.skipped };
-      const k = keys[node.index]!;
-      if (!k.cacheable) {
-        return { status: "missing", why: `not cacheable: ${k.reason}` };
+  const options = {
+    memo: memo ?? cacheComparisonMemo(store),
+    // the only part of a table that takes more than a moment
+    onCompare: (table: string, resamples: number) =>
+      ctx.output.err(
+        `${file}: resampling table ${table} (${
+          resamples.toLocaleString("en")
+        } resamples, seconds to a minute; remembered for the next call)…`,
+      ),
+  };
+  // One read per node for all the tables of the file (several tables
+  // often read the same nodes, whose entries can be large).
+  const looked = new Map<number, ReturnType<Lookup>>();
+  const lookup: Lookup = (node) => {
+    let r = looked.get(node.index);
+    if (r === undefined) {
+      r = _lookup(node);
+      looked.set(node.index, r);
+    }
+    return r;
+  };
+  const _lookup: Lookup = (node) => {
+    if (node.skipped) return { status: "skipped", why: node.skipped };
+    const k = keys[node.index]!;
+    if (!k.cacheable) {
+      return { status: "missing", why: `not cacheable: ${k.reason}` };
+    }
+    try {
+      const e = store.readEntry(k.key);
+      if (!e) {
+        return { status: "missing" };
       }
-      try {
-        const e = store.readEntry(k.key);
-        if (!e) {
-          return { status: "missing" };
-        }
-        return {
-          status: "ok",
-          value: e.value,
-          ...(e.report !== undefined ? { report: e.report } : {}),
-          ...(imported.has(k.key) ? { imported: true } : {}),
-        };
-      } catch (e) {
-        if (e instanceof CorruptEntryError) {
-          return { status: "missing", why: e.message };
-        }
-        throw e;
+      return {
+        status: "ok",
+        value: e.value,
+        key: k.key,
+        created: e.created,
+        ...(e.report !== undefined ? { report: e.report } : {}),
+        ...(imported.has(k.key) ? { imported: true } : {}),
+      };
+    } catch (e) {
+      if (e instanceof CorruptEntryError) {
+        return { status: "missing", why: e.message };
       }
-    }, (ids) => {
+      throw e;
+    }
+  };
+  // A table whose inputs (the file, the spec, every node it read, by key
+  // and state, and the code) are as when it was last built is not built
+  // again: reading hundreds of large entries is most of its cost.
+  const tablesMemo = new MemoDir(
+    join(store.root, "comparisons", "tables"),
+    (p) => store.tmpPath(p),
+  );
+  const stateOf = (index: number): string => {
+    const node = exp.nodes[index]!;
+    if (node.skipped) return `skipped: ${node.skipped}`;
+    const k = keys[index]!;
+    if (!k.cacheable) return `uncacheable: ${k.reason}`;
+    if (!store.hasEntry(k.key)) return "missing";
+    return `${imported.has(k.key) ? "imported" : "ok"} ${k.key}`;
+  };
+  const lookedState = (r: ReturnType<Lookup>, index: number): string =>
+    r.status === "ok"
+      ? `${r.imported ? "imported" : "ok"} ${keys[index]!.key}`
+      : r.status === "skipped"
+      ? `skipped: ${r.why}`
+      : r.why?.startsWith("not cacheable: ")
+      ? `uncacheable: ${r.why.slice(15)}`
+      : r.why === undefined
+      ? "missing"
+      : "corrupt"; // never matches a state: built again next time
+  const base = tableMemo ? _tableMemoBase(exp, file) : null;
+  const tables = exp.tables.map((spec) => {
+    const mkey = base === null ? null : hashJson({ ...base, spec });
+    const hit = mkey === null ? undefined : tablesMemo.get(mkey) as
+      | { deps?: [number, string][]; table?: Table }
+      | undefined;
+    if (
+      hit?.table && Array.isArray(hit.deps) &&
+      hit.deps.every(([i, st]) =>
+        exp.nodes[i] !== undefined && stateOf(i) === st
+      )
+    ) return hit.table;
+    const read = new Set<number>();
+    const recording: Lookup = (node) => {
+      read.add(node.index);
+      return lookup(node);
+    };
+    const table = _buildOne(spec, recording);
+    if (mkey !== null) {
+      const deps = [...read].sort((a, b) => a - b).map((
+        i,
+      ) => [i, lookedState(looked.get(i)!, i)]);
+      tablesMemo.set(mkey, { deps, table });
+    }
+    return table;
+  });
+  return { exp, keys, tables };
+
+  function _buildOne(
+    spec: Experiment["tables"][number],
+    lookup: Lookup,
+  ): Table {
+    return buildTable(exp, spec, lookup, (ids) => {
       // Whole plain ids when every variant is missing; exact ids when they
       // are few; else the whole file (a run computes only what is missing),
       // not a command line of hundreds of ids.
@@ -143,8 +288,33 @@ export async function buildTables(
       ) && ids.every((id) => all.includes(id));
       if (allMissing) return resumeCommand(file, [plain!]);
       return resumeCommand(file, ids.length > MAX_LISTED_IDS ? [] : ids);
-    })
-  );
+    }, options);
+  }
+}
+
+/**
+ * What every table memo key of `exp` holds besides its spec: the file's
+ * text, its overrides, and the digest of the code that builds tables (this
+ * module's graph); null when the code cannot be digested.
+ */
+function _tableMemoBase(
+  exp: Experiment,
+  file: string,
+): Record<string, unknown> | null {
+  let code: string, text: string;
+  try {
+    code = codeDigest(import.meta.url).digest;
+    text = Deno.readTextFileSync(file);
+  } catch {
+    return null;
+  }
+  return {
+    format: "envsmith-table-memo 1",
+    code,
+    file,
+    text: sha256Hex(text),
+    overrides: exp.overrides ?? [],
+  };
 }
 
 /** Above this many missing nodes, the suggested command runs the whole file. */
@@ -166,6 +336,12 @@ export async function tablesCommand(
     wide?: boolean;
     /** Where to look for experiment files with tables when `files` is empty. */
     experimentsDir?: string;
+    /**
+     * Also write every comparison these tables used to this file (gzip
+     * JSON), to ship beside a results bundle (`X.memo.json.gz` beside
+     * `X.esb.gz`).
+     */
+    memoOut?: string;
   },
 ): Promise<number> {
   const dir = options.experimentsDir;
@@ -182,15 +358,21 @@ export async function tablesCommand(
     );
   }
   const out = options.out ?? DEFAULT_TABLES_DIR;
+  const memo = cacheComparisonMemo(new Store(ctx.cache));
   let incomplete = false;
   let count = 0;
   for (const file of list) {
     // Without files, every experiment with tables: one that cannot be keyed
     // here (say, it needs an environment this machine lacks) is skipped with
     // its reason; named, it is refused like any other command would.
-    let tables: Table[];
+    let tables: Table[], exp: Experiment, keys: ReturnType<typeof computeKeys>;
     try {
-      tables = await buildTables(ctx, file);
+      ({ tables, exp, keys } = await _buildTablesOf(
+        ctx,
+        file,
+        memo,
+        options.memoOut === undefined,
+      ));
     } catch (e) {
       if (files.length > 0 || !(e instanceof UnkeyableExperimentError)) throw e;
       ctx.output.err(`skipped ${file}: ${e.message}`);
@@ -222,8 +404,7 @@ export async function tablesCommand(
       if (t.missing.length) incomplete = true;
     }
     if (tables.length > 0) {
-      const exp = await load(ctx, file);
-      for (const w of experimentWarningLines(exp, new Store(ctx.cache))) {
+      for (const w of experimentWarningLines(exp, new Store(ctx.cache), keys)) {
         ctx.output.out(w + "\n");
       }
     }
@@ -232,6 +413,14 @@ export async function tablesCommand(
     ctx.output.err(
       `wrote ${count} table${count > 1 ? "s" : ""} (CSV and JSON) to ${out}/`,
     );
+  }
+  if (options.memoOut !== undefined) {
+    const n = onDisk(
+      options.memoOut,
+      "write",
+      () => writeMemoFile(options.memoOut!, memo.used),
+    );
+    ctx.output.err(`wrote ${n} table comparisons to ${options.memoOut}`);
   }
   return incomplete ? 1 : 0;
 }

@@ -55,7 +55,14 @@ export function checkStageCount(
 /** Whether the matrix product is within the variants limit; reports at `matrix` when not. */
 export function checkVariantCount(c: Compilation): boolean {
   let n = 1;
-  for (const a of c.axes) n *= a.values.length;
+  const zipped = new Set<string>();
+  for (const a of c.axes) {
+    if (a.zip !== undefined) {
+      if (zipped.has(a.zip)) continue; // drawn jointly with an earlier axis
+      zipped.add(a.zip);
+    }
+    n *= a.values.length;
+  }
   if (n <= c.limits.variants) return true;
   c.diags.report(
     "limit",

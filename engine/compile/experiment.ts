@@ -294,7 +294,11 @@ export function compileExperiment(
     data.executor,
     options.executors ?? [],
   );
-  readMatrix(c, data.matrix);
+  readMatrix(
+    c,
+    data.matrix,
+    typeof data.seed === "number" ? data.seed : 0,
+  );
   collectNodes(c, isRecord(data.nodes) ? data.nodes : {});
   for (const p of c.plains.values()) buildTemplate(c, p);
   for (const p of c.plains.values()) checkFileReferences(c, p);

@@ -38,7 +38,59 @@ export const MatrixValueSchema = v.union([
   MatrixObjectSchema,
 ]);
 
-/** `matrix:` axes (name -> values) plus optional `exclude:` combinations. */
+const _Range = v.pipe(
+  v.array(v.number()),
+  v.length(2, "a range is [low, high]"),
+  v.check((r) => r[0]! < r[1]!, "a range is [low, high] with low < high"),
+);
+
+/**
+ * A sampled matrix axis: `samples` values drawn from a declared range
+ * (`uniform`, `log_uniform` with a positive low end, or `int_uniform`,
+ * both ends included), at random or by Latin-hypercube sampling, from
+ * `seed` (default: the experiment's `seed`). Sampled axes with the same
+ * method, samples and seed are drawn jointly: their i-th values form one
+ * point, so they vary together instead of being crossed.
+ */
+export const SampledAxisSchema = v.pipe(
+  v.strictObject({
+    uniform: v.optional(_Range),
+    log_uniform: v.optional(
+      v.pipe(
+        _Range,
+        v.check((r) => r[0]! > 0, "log_uniform needs a positive low end"),
+      ),
+    ),
+    int_uniform: v.optional(
+      v.pipe(
+        _Range,
+        v.check(
+          (r) => r.every((x) => Number.isInteger(x)),
+          "int_uniform takes integer ends",
+        ),
+      ),
+    ),
+    samples: v.pipe(
+      v.number(),
+      v.integer(),
+      v.minValue(1),
+      v.maxValue(10_000),
+    ),
+    method: v.optional(v.picklist(["random", "lhs"])),
+    seed: v.optional(v.pipe(v.number(), v.integer())),
+    digits: v.optional(
+      v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(15)),
+    ),
+  }),
+  v.check(
+    (x) =>
+      [x.uniform, x.log_uniform, x.int_uniform].filter((r) => r !== undefined)
+        .length === 1,
+    "a sampled axis names one range: uniform, log_uniform or int_uniform",
+  ),
+);
+
+/** `matrix:` axes (name -> values, or a sampled range) plus optional `exclude:` combinations. */
 export const MatrixSchema = v.objectWithRest(
   {
     exclude: v.optional(
@@ -50,10 +102,13 @@ export const MatrixSchema = v.objectWithRest(
       ),
     ),
   },
-  v.pipe(
-    v.array(MatrixValueSchema),
-    v.minLength(1, "an axis needs at least one value"),
-  ),
+  v.union([
+    v.pipe(
+      v.array(MatrixValueSchema),
+      v.minLength(1, "an axis needs at least one value"),
+    ),
+    SampledAxisSchema,
+  ]),
 );
 
 /** A plain node: `{kind, with, description}`. */

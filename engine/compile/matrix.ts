@@ -5,15 +5,27 @@
  * @module
  */
 import * as v from "valibot";
-import { IdSchema, MatrixSchema } from "./experiment_schema.ts";
+import {
+  IdSchema,
+  MatrixSchema,
+  SampledAxisSchema,
+} from "./experiment_schema.ts";
+import {
+  sampleAxis,
+  type SampledAxis,
+  sampleGroup,
+} from "./matrix_sampling.ts";
 import type { AxisValue } from "./experiment.ts";
 import type { Json } from "../types.ts";
 import { didYouMean } from "../suggest.ts";
 import { isRecord } from "./diagnostics.ts";
 import type { Compilation } from "./plain_node.ts";
 
-/** Reads the axes of `matrix:` into `c.axes`. */
-export function readMatrix(c: Compilation, raw: unknown): void {
+/**
+ * Reads the axes of `matrix:` into `c.axes`: lists of values, and sampled
+ * ranges (drawn from `seed` unless they name their own).
+ */
+export function readMatrix(c: Compilation, raw: unknown, seed = 0): void {
   if (raw === undefined) return;
   if (!isRecord(raw)) {
     c.diags.report(
@@ -23,7 +35,11 @@ export function readMatrix(c: Compilation, raw: unknown): void {
     );
     return;
   }
-  const r = v.safeParse(MatrixSchema, raw);
+  // Sampled axes are checked on their own (one message at their place).
+  const lists = Object.fromEntries(
+    Object.entries(raw).filter(([k, x]) => k === "exclude" || !isRecord(x)),
+  );
+  const r = v.safeParse(MatrixSchema, lists);
   if (!r.success) c.diags.issues(r.issues, ["matrix"], "matrix");
   for (const [name, values] of Object.entries(raw)) {
     if (name === "exclude") continue;
@@ -37,8 +53,50 @@ export function readMatrix(c: Compilation, raw: unknown): void {
     }
     if (Array.isArray(values)) {
       c.axes.push({ name, values: _axisValues(c, name, values) });
+    } else if (isRecord(values)) {
+      const s = v.safeParse(SampledAxisSchema, values);
+      if (s.success) c.axes.push(_sampledAxis(name, s.output, seed));
+      else {
+        // (the file's schema reports it at its place) a placeholder, so
+        // references to the axis are not errors too
+        c.axes.push({
+          name,
+          values: [{ label: "?", value: 0, requiresEnv: [] }],
+        });
+      }
     }
   }
+  // Sampled axes of one group (method, samples, seed) are drawn jointly:
+  // their i-th values make one point. A group of one is an ordinary axis.
+  const groups = new Map<string, number>();
+  for (const a of c.axes) {
+    if (a.zip) groups.set(a.zip, (groups.get(a.zip) ?? 0) + 1);
+  }
+  for (const [i, a] of c.axes.entries()) {
+    if (a.zip && groups.get(a.zip)! < 2) {
+      c.axes[i] = { name: a.name, values: a.values };
+    }
+  }
+}
+
+/** A sampled axis: its drawn values, labelled by the value (`~2` on a repeat). */
+function _sampledAxis(
+  name: string,
+  spec: SampledAxis,
+  seed: number,
+): { name: string; values: AxisValue[]; zip: string } {
+  const seen = new Map<string, number>();
+  const values = sampleAxis(name, spec, seed).map((x) => {
+    const base = String(x);
+    const n = (seen.get(base) ?? 0) + 1;
+    seen.set(base, n);
+    return {
+      label: n === 1 ? base : `${base}~${n}`,
+      value: x,
+      requiresEnv: [],
+    };
+  });
+  return { name, values, zip: sampleGroup(spec, seed) };
 }
 
 function _axisValues(
@@ -76,13 +134,28 @@ export function variantsOf(
   c: Compilation,
   rawMatrix: unknown,
 ): Record<string, string>[] {
-  let variants: Record<string, string>[] = [{}];
+  // Crossed, except sampled axes drawn jointly: the first axis of a group
+  // picks a point, the group's other axes take that point's values.
+  let variants: { v: Record<string, string>; at: Record<string, number> }[] = [
+    { v: {}, at: {} },
+  ];
   for (const axis of c.axes) {
-    const next: Record<string, string>[] = [];
+    const next: typeof variants = [];
     for (const base of variants) {
-      for (const val of axis.values) {
-        next.push({ ...base, [axis.name]: val.label });
+      const picked = axis.zip === undefined ? undefined : base.at[axis.zip];
+      if (picked !== undefined) {
+        next.push({
+          v: { ...base.v, [axis.name]: axis.values[picked]!.label },
+          at: base.at,
+        });
+        continue;
       }
+      axis.values.forEach((val, i) => {
+        next.push({
+          v: { ...base.v, [axis.name]: val.label },
+          at: axis.zip === undefined ? base.at : { ...base.at, [axis.zip]: i },
+        });
+      });
     }
     variants = next;
   }
@@ -92,7 +165,7 @@ export function variantsOf(
   const rules = excludes.flatMap((ex, i) =>
     isRecord(ex) ? [_excludeRule(c, ex, i)] : []
   );
-  return variants.filter((vt) =>
+  return variants.map((x) => x.v).filter((vt) =>
     !rules.some((rule) => Object.entries(rule).every(([a, l]) => vt[a] === l))
   );
 }

@@ -60,6 +60,8 @@ export interface AxisDef {
   readonly name: string;
   /** Its values in file order. */
   readonly values: AxisValue[];
+  /** Sampled axes drawn jointly share this tag: their i-th values vary together. */
+  readonly zip?: string;
 }
 
 /** What the compilation passes share. */

@@ -1,3 +1,4 @@
+import { scaledMs } from "../_test_util.ts";
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { compileExperiment } from "../compile/experiment.ts";
@@ -240,7 +241,7 @@ Deno.test("exec: timeout_ms and an interrupted run kill every process the comman
     const t0 = performance.now();
     const exp = forks("p1", ", timeout_ms: 500");
     const r = await runPlan(makePlan(exp, store), store, { jobs: 1 });
-    assert.ok(performance.now() - t0 < 4000);
+    assert.ok(performance.now() - t0 < scaledMs(4000));
     assert.equal(r.failures.length, 1);
     assert.match(r.failures[0]!.message, /sh timed out after 500 ms/);
     const p1 = await pids("p1");
@@ -255,7 +256,10 @@ Deno.test("exec: timeout_ms and an interrupted run kill every process the comman
       jobs: 1,
       signal: ac.signal,
     });
-    assert.ok(performance.now() - t1 < 4000, `${performance.now() - t1} ms`);
+    assert.ok(
+      performance.now() - t1 < scaledMs(4000),
+      `${performance.now() - t1} ms`,
+    );
     assert.equal(r2.values.get(exp2.byId.get("a")!), undefined);
     const p2 = await pids("p2");
     assert.equal(p2.length, 2);
@@ -297,7 +301,7 @@ Deno.test("exec: a declared output must be a regular file inside the work direct
       );
       const t0 = performance.now();
       const r = await runPlan(makePlan(exp, store), store, { jobs: 1 });
-      assert.ok(performance.now() - t0 < 3000, script);
+      assert.ok(performance.now() - t0 < scaledMs(3000), script);
       assert.equal(r.failures.length, 1, script);
       assert.match(r.failures[0]!.message, expected);
     }

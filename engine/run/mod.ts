@@ -48,6 +48,7 @@ export {
 } from "./progress.ts";
 export {
   estimateNode,
+  estimateNodeFrom,
   formatRunSnapshot,
   type NodeTimes,
   nodeTimes,

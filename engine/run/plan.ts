@@ -373,7 +373,7 @@ function _checkExact(exp: Experiment, items: readonly PlanItem[]): void {
         it.waitingFor.join(", ")
       } ${
         many ? "are" : "is"
-      } not cached; run them first (deno task run ${exp.file} --only ${
+      } not cached; run them first (./envsmith run ${exp.file} --only ${
         it.waitingFor.join(" ")
       })`,
     );

@@ -180,6 +180,7 @@ export class PlainReporter implements Reporter {
     const r = this.#running.get(id);
     if (!r) return;
     const now = this.#now();
+    this.#run?.progress(id, done, total, now);
     if (r.firstProgress === undefined) {
       r.firstProgress = now;
       r.firstDone = done;
@@ -328,6 +329,7 @@ export class TtyReporter implements Reporter {
   progress(id: string, done: number, total: number, note?: string): void {
     const r = this.#running.get(id);
     if (!r) return;
+    this.#run?.progress(id, done, total, this.#now());
     if (r.firstProgress === undefined) {
       r.firstProgress = this.#now();
       r.firstDone = done;

@@ -28,6 +28,12 @@ export interface OutlineNode {
   readonly deps: readonly string[];
   /** Its duration in earlier runs (ms), when the cache's history has one. */
   readonly estimateMs?: number;
+  /**
+   * Where `estimateMs` comes from: this node in earlier runs, the same node
+   * of other variants or experiments, or only other nodes of its kind (a
+   * guess: a kind's nodes can differ a hundredfold with their parameters).
+   */
+  readonly estimateFrom?: "node" | "variant" | "kind";
 }
 
 /** What a run will execute, given to a reporter before it starts. */
@@ -56,6 +62,11 @@ export interface RunSnapshot {
   readonly etaMs: number | null;
   /** Why there is no estimate yet, when `etaMs` is null (`ETA after a first train node`). */
   readonly etaNote?: string;
+  /**
+   * Kinds whose part of the estimate is a guess: only other nodes of the
+   * kind, from other runs, and none finished in this run yet.
+   */
+  readonly etaGuess?: readonly string[];
 }
 
 /** Finished nodes (with a history) whose pace sets the estimate: the most recent ones. */
@@ -128,12 +139,21 @@ export function estimateNode(
   id: string,
   kind: string,
 ): number | undefined {
+  return estimateNodeFrom(times, id, kind)?.ms;
+}
+
+/** {@linkcode estimateNode} with where the estimate comes from. */
+export function estimateNodeFrom(
+  times: NodeTimes,
+  id: string,
+  kind: string,
+): { ms: number; from: "node" | "variant" | "kind" } | undefined {
   const exact = times.byId.get(id);
-  if (exact !== undefined) return exact;
+  if (exact !== undefined) return { ms: exact, from: "node" };
   const plain = times.byPlain.get(_plain(id));
-  if (plain?.length) return _median(plain);
+  if (plain?.length) return { ms: _median(plain), from: "variant" };
   const k = times.byKind.get(kind);
-  return k?.length ? _median(k) : undefined;
+  return k?.length ? { ms: _median(k), from: "kind" } : undefined;
 }
 
 /** The outline of a plan's run: its nodes to run, their inputs among them, and their expected durations. */
@@ -152,14 +172,16 @@ export function runOutline(
   return {
     jobs: Math.max(1, jobs),
     nodes: toRun.map((it) => {
-      const est = estimateNode(times, it.node.id, it.node.kind.name);
+      const est = estimateNodeFrom(times, it.node.id, it.node.kind.name);
       return {
         id: it.node.id,
         kind: it.node.kind.name,
         deps: it.node.deps.filter((d) => inRun.has(d)).map((d) =>
           plan.exp.nodes[d]!.id
         ),
-        ...(est !== undefined ? { estimateMs: est } : {}),
+        ...(est !== undefined
+          ? { estimateMs: est.ms, estimateFrom: est.from }
+          : {}),
       };
     }),
   };
@@ -175,8 +197,15 @@ export class RunProgress {
   #state = new Map<string, _State>();
   #started = new Map<string, number>();
   #took = new Map<string, number>();
+  /** Running nodes' own progress: first and latest (time, share done). */
+  #reported = new Map<
+    string,
+    { t0: number; f0: number; t: number; f: number }
+  >();
   #t0: number;
   #meanEstimate = 0;
+  /** Per kind: the sum of its outline nodes' estimates and their count. */
+  #kindEstimates = new Map<string, [number, number]>();
 
   /** Starts following `outline` at time `now` (ms). */
   constructor(outline: RunOutline, now: number) {
@@ -187,6 +216,8 @@ export class RunProgress {
       if (n.estimateMs !== undefined && n.estimateMs > 0) {
         sum += n.estimateMs;
         count++;
+        const k = this.#kindEstimates.get(n.kind) ?? [0, 0];
+        this.#kindEstimates.set(n.kind, [k[0] + n.estimateMs, k[1] + 1]);
       }
     }
     this.#meanEstimate = count > 0 ? sum / count : 0;
@@ -211,11 +242,24 @@ export class RunProgress {
     this.#started.set(id, now);
   }
 
+  /** A running node reported `done` of `total` units of its work. */
+  progress(id: string, done: number, total: number, now: number): void {
+    if (this.#state.get(id) !== "running" || !(total > 0)) return;
+    const f = Math.min(1, Math.max(0, done / total));
+    const r = this.#reported.get(id);
+    if (!r) this.#reported.set(id, { t0: now, f0: f, t: now, f });
+    else if (f >= r.f) {
+      r.t = now;
+      r.f = f;
+    }
+  }
+
   /** A node ended (`cached`: another process stored it meanwhile). */
   end(id: string, status: "done" | "cached" | "failed", now: number): void {
     if (!this.#state.has(id)) return;
     const t = this.#started.get(id);
     this.#started.delete(id);
+    this.#reported.delete(id);
     if (status === "failed") {
       this.#state.set(id, "failed");
       this.#block(id);
@@ -255,15 +299,20 @@ export class RunProgress {
     const took = [...this.#took].reverse(); // newest first
     let actual = 0, expected = 0, inWindow = 0;
     const kindSum = new Map<string, [number, number]>();
+    // per kind: [actual, expected, nodes] of its finished nodes with history
+    const kindPace = new Map<string, [number, number, number]>();
     for (const [id, ms] of took) {
       const n = this.#byId.get(id)!;
-      if (
-        inWindow < PACE_WINDOW && n.estimateMs !== undefined &&
-        n.estimateMs > 0
-      ) {
-        actual += ms;
-        expected += n.estimateMs;
-        inWindow++;
+      if (n.estimateMs !== undefined && n.estimateMs > 0) {
+        if (inWindow < PACE_WINDOW) {
+          actual += ms;
+          expected += n.estimateMs;
+          inWindow++;
+        }
+        const kp = kindPace.get(n.kind) ?? [0, 0, 0];
+        if (kp[2] < PACE_WINDOW) {
+          kindPace.set(n.kind, [kp[0] + ms, kp[1] + n.estimateMs, kp[2] + 1]);
+        }
       }
       const k = kindSum.get(n.kind) ?? [0, 0];
       if (k[1] < KIND_WINDOW) kindSum.set(n.kind, [k[0] + ms, k[1] + 1]);
@@ -272,13 +321,29 @@ export class RunProgress {
     const pace = expected > 0
       ? Math.min(5, Math.max(0.2, (actual + prior) / (expected + prior)))
       : 1;
+    // A kind whose nodes finished here has its own pace: language-model
+    // nodes can run 30 times their history while generate nodes keep it.
+    // Its history counts as PACE_PRIOR_NODES nodes, fewer for a kind with
+    // few nodes in the run (one for under 20), so a handful of slow
+    // language-model nodes is learnt from the first.
+    const paceOf = (kind: string): number => {
+      const kp = kindPace.get(kind);
+      if (!kp) return pace;
+      const c = this.#kindEstimates.get(kind) ?? [kp[1], kp[2]];
+      const priorNodes = Math.min(
+        PACE_PRIOR_NODES,
+        Math.max(1, Math.floor(c[1] / 20)),
+      );
+      const p0 = priorNodes * (c[0] / c[1]);
+      return Math.min(100, Math.max(0.01, (kp[0] + p0) / (kp[1] + p0)));
+    };
     const out = new Map<string, number>();
     let withoutHistory = false;
     for (const n of this.#outline.nodes) {
       const s = this.#state.get(n.id);
       if (s !== "pending" && s !== "running") continue;
       if (n.estimateMs !== undefined) {
-        out.set(n.id, n.estimateMs * pace);
+        out.set(n.id, n.estimateMs * paceOf(n.kind));
         continue;
       }
       withoutHistory = true;
@@ -313,17 +378,43 @@ export class RunProgress {
     };
   }
 
-  #eta(now: number): { etaMs: number | null; etaNote?: string } {
+  #eta(
+    now: number,
+  ): { etaMs: number | null; etaNote?: string; etaGuess?: string[] } {
     const expected = this.#expected();
     if (typeof expected === "string") return { etaMs: null, etaNote: expected };
-    // What is left of each node: a running node has used part of its time.
+    // What is left of each node: a running node has used part of its time;
+    // one that reports its progress is extrapolated from its own rate; one
+    // past its estimate without progress needs at least half its time again.
     const left = new Map<string, number>();
     let sum = 0;
     for (const [id, ms] of expected) {
       const t = this.#started.get(id);
-      const rest = t === undefined ? ms : Math.max(0, ms - (now - t));
+      let rest = ms;
+      if (t !== undefined) {
+        const ran = now - t;
+        const r = this.#reported.get(id);
+        if (r && r.f > r.f0 && r.t > r.t0) {
+          const rate = (r.f - r.f0) / (r.t - r.t0);
+          rest = Math.max(0, (1 - r.f) / rate - (now - r.t));
+        } else rest = ms > ran ? ms - ran : ran / 2;
+      }
       left.set(id, rest);
       sum += rest;
+    }
+    // Kinds still estimated from other nodes of the kind only, none of
+    // which finished here (nor reports its progress): say so.
+    const finishedKinds = new Set(
+      [...this.#took.keys()].map((id) => this.#byId.get(id)!.kind),
+    );
+    const guess = new Set<string>();
+    for (const id of expected.keys()) {
+      const n = this.#byId.get(id)!;
+      const r = this.#reported.get(id);
+      if (
+        n.estimateFrom === "kind" && !finishedKinds.has(n.kind) &&
+        !(r && r.f > r.f0)
+      ) guess.add(n.kind);
     }
     // Longest chain of remaining nodes (memoised over the outline's deps).
     const memo = new Map<string, number>();
@@ -341,7 +432,10 @@ export class RunProgress {
     };
     let critical = 0;
     for (const id of left.keys()) critical = Math.max(critical, chain(id));
-    return { etaMs: Math.max(sum / this.#outline.jobs, critical) };
+    return {
+      etaMs: Math.max(sum / this.#outline.jobs, critical),
+      ...(guess.size ? { etaGuess: [...guess].sort() } : {}),
+    };
   }
 }
 
@@ -371,7 +465,13 @@ export function formatRunSnapshot(
   parts.push(
     s.etaMs === null
       ? s.etaNote ?? "ETA after the first node"
-      : `ETA ${formatDuration(s.etaMs)}`,
+      : `ETA ${formatDuration(s.etaMs)}${
+        s.etaGuess?.length
+          ? ` (a guess for ${
+            s.etaGuess.join(", ")
+          }: other runs' nodes of the kind, until one finishes here)`
+          : ""
+      }`,
   );
   return parts.join(" · ");
 }

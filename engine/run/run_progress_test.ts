@@ -257,3 +257,59 @@ Deno.test("runOutline: a rerun's ETA comes from the earlier run's node times", a
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("run progress: each kind learns its own pace; a guess from other runs' nodes of a kind is said to be one; a running node's own progress sets its rest", () => {
+  // 10 generate nodes with their own history (100 ms), 4 lm.train nodes
+  // whose only history is other runs' lm.train nodes (8 s); here each
+  // lm.train takes 300 s.
+  const nodes = [
+    ...Array.from({ length: 10 }, (_, i) => ({
+      id: `g${i}`,
+      kind: "generate",
+      deps: [],
+      estimateMs: 100,
+      estimateFrom: "node" as const,
+    })),
+    ...Array.from({ length: 4 }, (_, i) => ({
+      id: `lm${i}`,
+      kind: "lm.train",
+      deps: i > 0 ? [`lm${i - 1}`] : [],
+      estimateMs: 8_000,
+      estimateFrom: "kind" as const,
+    })),
+  ];
+  const p = new RunProgress({ jobs: 1, nodes }, 0);
+  let now = 0;
+  for (let i = 0; i < 10; i++) {
+    p.start(`g${i}`, now);
+    now += 100;
+    p.end(`g${i}`, "done", now);
+  }
+  let s = p.snapshot(now);
+  assert.deepEqual(s.etaGuess, ["lm.train"]);
+  assert.match(
+    formatRunSnapshot(s),
+    /ETA 32\.0s \(a guess for lm\.train: other runs' nodes of the kind, until one finishes here\)$/,
+  );
+  // lm0 runs past its 8 s estimate without reporting progress: at 60 s it
+  // is not "done any moment" (the old ETA said 24 s here) but needs at
+  // least half its time again.
+  const t0 = now;
+  p.start("lm0", t0);
+  s = p.snapshot(t0 + 60_000);
+  assert.equal(s.etaMs, 30_000 + 3 * 8_000);
+  // Its own progress (10 % at 30 s, 20 % at 60 s) sets its rest: 240 s.
+  p.progress("lm0", 1, 10, t0 + 30_000);
+  p.progress("lm0", 2, 10, t0 + 60_000);
+  s = p.snapshot(t0 + 60_000);
+  assert.equal(s.etaMs, 240_000 + 3 * 8_000);
+  // One lm.train done in 300 s: the kind's pace, (300 + 8) / (8 + 8),
+  // applies to the other three (its history counts as one node: the kind
+  // has 4 nodes here); the guess note goes.
+  now = t0 + 300_000;
+  p.end("lm0", "done", now);
+  s = p.snapshot(now);
+  assert.equal(s.etaGuess, undefined);
+  assert.ok(Math.abs(s.etaMs! - 3 * 8_000 * (308 / 16)) < 1e-6, `${s.etaMs}`);
+  assert.ok(s.etaMs! > 0.5 * 900_000, "within a factor 2 of the 900 s left");
+});

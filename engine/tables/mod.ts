@@ -17,6 +17,25 @@ export {
   tableNotes,
 } from "./tables.ts";
 export {
+  type ComparisonMemo,
+  comparisonMemoKey,
+  DirComparisonMemo,
+  importMemoFile,
+  memoFileOf,
+  memoizedCompareRows,
+  readMemoFile,
+  statisticsCodeDigest,
+  writeMemoFile,
+} from "./comparison_memo.ts";
+export {
+  overridesDigest,
+  overridesText,
+  type Trial,
+  trialName,
+  trialOf,
+  trialTitle,
+} from "./trial.ts";
+export {
   type CellInterval,
   type CompareCell,
   type CompareFamily,

@@ -13,8 +13,8 @@ import type {
 } from "../compile/experiment_schema.ts";
 import type { Experiment, GraphNode } from "../compile/experiment.ts";
 import { getField } from "../refs.ts";
+import { type ComparisonMemo, memoizedCompareRows } from "./comparison_memo.ts";
 import {
-  compareRows,
   type Comparison,
   comparisonMarkdown,
   comparisonSummary,
@@ -22,11 +22,28 @@ import {
 import { interquartileMean } from "./rliable_aggregates.ts";
 import { columnPlains } from "../compile/table_spec.ts";
 import { didYouMean } from "../suggest.ts";
+import { DEFAULT_RESAMPLES } from "../compile/table_spec.ts";
 import type { Json } from "../types.ts";
+import {
+  overridesText,
+  type Trial,
+  trialName,
+  trialOf,
+  trialTitle,
+} from "./trial.ts";
 
 /** What the cache has for one node (`imported`: its entry came from a bundle, not computed here). */
 export type Lookup = (node: GraphNode) =>
-  | { status: "ok"; value: Json; report?: Json; imported?: boolean }
+  | {
+    status: "ok";
+    value: Json;
+    report?: Json;
+    imported?: boolean;
+    /** The entry's content key: with it a comparison can be remembered. */
+    key?: string;
+    /** When the entry was computed (ISO time). */
+    created?: string;
+  }
   | { status: "missing"; why?: string }
   | { status: "skipped"; why: string };
 
@@ -106,6 +123,14 @@ export interface Table {
   readonly unmatched?: readonly string[];
   /** Group mean columns (`groups.mean`): label -> the labels of the columns averaged. */
   readonly groupMeans?: Readonly<Record<string, readonly string[]>>;
+  /**
+   * Set when the experiment was loaded with `--set` overrides: the table is
+   * a trial, named `NAME.trial-DIGEST` and titled with its overrides, never
+   * written over the committed file's table.
+   */
+  readonly trial?: Trial;
+  /** When the entries of the table's node were computed: the first and the last (ISO times), when known. */
+  readonly computed?: { readonly first: string; readonly last: string };
 }
 
 function _split(path: string): string[] {
@@ -173,6 +198,17 @@ interface _Build {
   readonly unmatched: string[];
 }
 
+/** Options of {@linkcode buildTable}. */
+export interface BuildTableOptions {
+  /**
+   * Where comparisons are remembered by their inputs (the values' content
+   * keys, the spec, the statistics code); none: computed every time.
+   */
+  readonly memo?: ComparisonMemo;
+  /** Called before a comparison is computed (not served from `memo`): it may take seconds. */
+  readonly onCompare?: (table: string, resamples: number) => void;
+}
+
 /**
  * Builds one table of `exp` from what `lookup` finds; `runCommand` gives
  * the command that computes missing nodes.
@@ -182,6 +218,7 @@ export function buildTable(
   spec: TableSpec,
   lookup: Lookup,
   runCommand: (ids: string[]) => string,
+  options: BuildTableOptions = {},
 ): Table {
   const b = _build(exp, spec, lookup);
   const rows = b.present(spec.rows);
@@ -235,8 +272,13 @@ export function buildTable(
     ...columns.map((c) => c.label),
     ...aggs.map((a) => a.label),
   ];
+  const keyOf = (id: string) => {
+    const n = exp.nodes[exp.byId.get(id) ?? -1];
+    const r = n ? b.look(n) : undefined;
+    return r?.status === "ok" ? r.key : undefined;
+  };
   const comparison = spec.compare && spec.over
-    ? compareRows(
+    ? memoizedCompareRows(
       exp,
       {
         rows,
@@ -259,6 +301,13 @@ export function buildTable(
         const r = b.look(n);
         return r.status === "ok" ? r.value : undefined;
       },
+      keyOf,
+      options.memo,
+      () =>
+        options.onCompare?.(
+          spec.name,
+          spec.compare!.resamples ?? DEFAULT_RESAMPLES,
+        ),
     )
     : undefined;
   // each cell's interval, from the comparison's resampling
@@ -271,9 +320,16 @@ export function buildTable(
     const x = intervals.get(`${c.row}\t${c.column}`);
     return x ? { ...c, interval: { lo: x.lo, hi: x.hi } } : c;
   });
+  const created = b.nodes.flatMap((n) => {
+    const r = b.look(n);
+    return r.status === "ok" && r.created !== undefined ? [r.created] : [];
+  }).sort();
+  const trial = trialOf(spec.name, exp.overrides);
+  const title = spec.title ?? spec.name;
   return {
-    name: spec.name,
-    title: spec.title ?? spec.name,
+    name: trial ? trialName(trial) : spec.name,
+    title: trial ? trialTitle(title, trial) : title,
+    ...(trial ? { trial } : {}),
     experiment: exp.name,
     file: exp.file,
     rowsAxis: spec.rows,
@@ -296,6 +352,9 @@ export function buildTable(
       : {}),
     ...(b.unmatched.length ? { unmatched: b.unmatched } : {}),
     ...(comparison ? { comparison } : {}),
+    ...(created.length
+      ? { computed: { first: created[0]!, last: created.at(-1)! } }
+      : {}),
   };
 }
 
@@ -875,6 +934,12 @@ function _tableMarkdown(
     ? t.columns.filter((c) => aggs.includes(c) || sourced.has(c))
     : t.columns;
   const lines = [`### ${t.title}`, ""];
+  if (t.trial) {
+    lines.push(
+      `_A trial, not ${t.file} as committed: written as ${t.name}; table ${t.trial.of} is untouched._`,
+      "",
+    );
+  }
   lines.push(`| ${esc(t.rowsAxis)} | ${shown.map(esc).join(" | ")} |`);
   lines.push(`|${["---", ...shown.map(() => "---:")].join("|")}|`);
   for (const r of t.rows) {
@@ -948,7 +1013,7 @@ function _tableMarkdown(
           : `${imported.size} node${
             imported.size > 1 ? "s" : ""
           } of this table come`
-      } from a bundle (cache import), not computed here; \`deno task run ${t.file}\` computes ${
+      } from a bundle (cache import), not computed here; \`./envsmith run ${t.file}\` computes ${
         imported.size > 1 ? "them" : "it"
       } here${all ? "" : " (the CSV lists them per cell)"}.`,
       "",
@@ -1003,10 +1068,14 @@ function _csv(s: string | number | null): string {
   return /[",\n]/.test(str) ? `"${str.replace(/"/g, '""')}"` : str;
 }
 
-/** Long-form CSV: one line per cell. */
+/** Long-form CSV: one line per cell (a trial's with an `overrides` column). */
 export function tableCsv(t: Table): string {
+  // A trial's rows each carry its overrides, so a row copied elsewhere
+  // still says it is not the committed file's.
+  const trial = t.trial ? [overridesText(t.trial.overrides)] : [];
   const lines = [
-    "row,column,mean,std,n,missing,skipped,samples,imported,lo,hi",
+    "row,column,mean,std,n,missing,skipped,samples,imported,lo,hi" +
+    (t.trial ? ",overrides" : ""),
   ];
   for (const c of t.cells) {
     lines.push(
@@ -1022,6 +1091,7 @@ export function tableCsv(t: Table): string {
         c.samples.filter((x) => x.imported).map((x) => x.id).join(" "),
         c.interval?.lo ?? null,
         c.interval?.hi ?? null,
+        ...trial,
       ].map((x) => _csv(x as string | number | null)).join(","),
     );
   }

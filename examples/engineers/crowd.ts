@@ -7,7 +7,7 @@
  *
  * A plugin module exports `engineers` (and may export `kinds` and
  * `executors`). Each engineer declares its parameters as a valibot object
- * (`v.description` texts reach `deno task cli engineers` and the JSON
+ * (`v.description` texts reach `./envsmith engineers` and the JSON
  * Schema) and `module: import.meta.url`: the redesign nodes that use it are
  * keyed by this file's import graph, nothing else.
  *

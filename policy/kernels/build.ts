@@ -5,8 +5,8 @@
  * files must be exactly those bytes (`build_test.ts` checks it).
  *
  * ```sh
- * deno task build:wasm             # rewrite policy/kernels/*.wasm
- * deno task build:wasm --check     # exit 1 if a committed .wasm is stale
+ * ./envsmith build:wasm             # rewrite policy/kernels/*.wasm
+ * ./envsmith build:wasm --check     # exit 1 if a committed .wasm is stale
  * ```
  *
  * @module
@@ -68,7 +68,7 @@ if (import.meta.main) {
     } else if (check) {
       stale++;
       console.error(
-        `${name}.wasm does not match ${name}.wat: run deno task build:wasm and commit the result`,
+        `${name}.wasm does not match ${name}.wat: run ./envsmith build:wasm and commit the result`,
       );
     } else {
       await Deno.writeFile(url, bytes);

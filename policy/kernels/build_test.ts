@@ -11,7 +11,7 @@ Deno.test("the committed .wasm kernels are exactly what their WAT sources build 
     assert.ok(
       committed.length === bytes.length &&
         committed.every((b, i) => b === bytes[i]),
-      `${name}.wasm is stale: run deno task build:wasm and commit it`,
+      `${name}.wasm is stale: run ./envsmith build:wasm and commit it`,
     );
   }
 });

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { tmpProject } from "../../_test_util.ts";
+import { scaledMs, tmpProject } from "../../_test_util.ts";
 import { BashSlurm, ScriptedSlurm } from "./_slurm_fake.ts";
 import { type CommandContext, runCommand } from "../../cli/commands.ts";
 import { readManifest } from "../../cache/manifest.ts";
@@ -204,7 +204,7 @@ nodes:
   const r = await running;
   await fake.settle();
   assert.equal(r.code, 130);
-  assert.ok(performance.now() - t0 < 15_000);
+  assert.ok(performance.now() - t0 < scaledMs(15_000));
   const id = [...fake.jobs.keys()][0]!;
   assert.deepEqual(fake.cancelled, [id]);
   assert.ok(info.some((l) => l === `scancel ${id} (interrupted)`));
@@ -335,7 +335,7 @@ Deno.test("slurm executor: --executor local overrides the file's slurm block; th
   assert.equal(r.result.failures[0]!.message, "x");
   assert.match(
     err.join("\n"),
-    /resume {2}deno task run \S+ --only n --executor local/,
+    /resume {2}\.\/envsmith run \S+ --only n --executor local/,
   );
 });
 
