@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { exportBundle, importBundle } from "./bundle.ts";
+import { gc } from "./gc.ts";
 import { UserError } from "../errors.ts";
 import { type Entry, Store } from "./store.ts";
 import { sha256Hex } from "../canonical.ts";
@@ -458,4 +459,24 @@ Deno.test("a bundle imported before (same sha256) with every record still here i
   bytes[bytes.length - 9]! ^= 0xff; // inside the gzip CRC
   Deno.writeFileSync(file, bytes);
   await assert.rejects(() => importBundle(other, file), UserError);
+});
+
+Deno.test("a finished import leaves no record that stops gc: only its remembered hash, which gc ignores", async () => {
+  await using p = await tmpProject(YAML);
+  await runAll(compile(p.file, YAML), p.store);
+  const file = join(p.dir, "r.esb");
+  await exportBundle(p.store, file);
+  const other = new Store(join(p.dir, "other"));
+  assert.equal((await importBundle(other, file)).entries, 3);
+  // Remembered by hash, so the second import reads nothing again.
+  const again = await importBundle(other, file);
+  assert.equal(again.entries, 0);
+  assert.ok(again.kept >= 3, `kept ${again.kept}`);
+  const remembered = [...Deno.readDirSync(join(other.root, "imports"))]
+    .map((e) => e.name);
+  assert.equal(remembered.filter((n) => n.endsWith(".json")).length, 1);
+  assert.deepEqual(other.importRecords(), [], "no import in progress");
+  // gc runs (no manifest names the imported entries, so they go).
+  const r = await gc(other);
+  assert.equal(r.entries.length, 3);
 });
