@@ -415,6 +415,33 @@ const DIGEST_FILES: Record<string, readonly string[]> = {
     "schemas/env_config.ts",
     "schemas/findings.ts",
   ],
+  // the per-size form: its generator runs the ordinary one per draw
+  "generate.sizes": [
+    "mapf/generator.ts",
+    "mapf/grid.ts",
+    "mapf/instance.ts",
+    "mapf/map_gen.ts",
+    "mapf/needs_wait.ts",
+    "mapf/rng.ts",
+    "mapf/size_generator.ts",
+    "mapf/solution.ts",
+    "mapf/solve_cbs.ts",
+    "mapf/solve_pp.ts",
+    "mapf/space_time_astar.ts",
+    "nodes/generate_sizes.ts",
+    "schemas/env_config.ts",
+    "schemas/size_form.ts",
+  ],
+  // the shared code of every per-size redesign (the engineer is added per node)
+  "redesign.sizes": [
+    "engineer/context.ts",
+    "engineer/engineer_kind.ts",
+    "engineer/size_context.ts",
+    "nodes/redesign_sizes.ts",
+    "schemas/env_config.ts",
+    "schemas/findings.ts",
+    "schemas/size_form.ts",
+  ],
   // the LM kinds share one module graph but for their own file
   "lm.init": [...LM_KIND_FILES, "nodes/lm_init.ts"].sort(),
   "train.lm": [...LM_KIND_FILES, "nodes/lm_train.ts"].sort(),

@@ -20,6 +20,9 @@ import { kind as diagnose } from "./diagnose.ts";
 import { kind as lmInit } from "./lm_init.ts";
 import { kind as trainLm } from "./lm_train.ts";
 import { redesignKind } from "./redesign.ts";
+import { kind as generateSizes } from "./generate_sizes.ts";
+import { redesignSizesKind } from "./redesign_sizes.ts";
+import { sizeEngineers } from "./size_engineers.ts";
 import { engineers } from "./engineers.ts";
 import type { EngineerRegistry } from "../engineer/registry.ts";
 import { redesignCommand } from "./redesign_command.ts";
@@ -52,6 +55,8 @@ export function domainKinds(registry: EngineerRegistry): NodeKind<any>[] {
     redesignKind(registry),
     lmInit,
     trainLm,
+    generateSizes,
+    redesignSizesKind(sizeEngineers),
   ];
 }
 
