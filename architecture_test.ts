@@ -273,6 +273,7 @@ const LM_KIND_FILES: readonly string[] = [
   "nodes/_values.ts",
   "nodes/lm_checkpoint.ts",
   "nodes/lm_env.ts",
+  "nodes/lm_options.ts",
   "nodes/lm_result.ts",
   "nodes/lm_rows.ts",
   "nodes/lm_trainer.ts",

@@ -114,5 +114,6 @@ export { computeKeys, type NodeKey } from "./cache/keys.ts";
 export { type CodeDigest, codeDigest } from "./cache/digest.ts";
 export { cacheDir, DEFAULT_CACHE, type Entry, Store } from "./cache/store.ts";
 export { makePlan, type Plan } from "./run/plan.ts";
+export { checkReadiness, NotReadyError } from "./run/readiness.ts";
 export { runPlan, type RunResult } from "./run/scheduler.ts";
 export { type Reporter, SilentReporter } from "./run/progress.ts";

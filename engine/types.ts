@@ -133,6 +133,21 @@ export interface NodeKind<P = unknown, V extends Json = Json> {
     params: unknown,
     info: { readonly baseDir: string },
   ): readonly string[];
+  /**
+   * Optional: whether this machine can run the node, from its literal
+   * parameters (as `fingerprint` sees them): null when it can, else one line
+   * saying what is missing and the fix, e.g. `the Python environment
+   * .envsmith/lm-venv is missing; create it with \`deno task setup:lm\``.
+   * `plan`, `run` and `run-node FILE NODE` ask it of the nodes they would
+   * run and refuse before anything runs; `tables`, `report`, `status` and
+   * `run-node KEY` (a job sent elsewhere) never ask,
+   * so what a node needs of a machine (an environment, a GPU) stays out of
+   * its key and its cached results read anywhere.
+   */
+  ready?(
+    params: unknown,
+    info: { readonly baseDir: string },
+  ): string | null;
   /** Compute the node. Must be deterministic given the resolved parameters. */
   run(params: P, ctx: NodeContext): Promise<NodeResult<V>>;
   /**

@@ -1,10 +1,14 @@
 /**
- * The Python environment of the LM trainer (`lm/`): a venv created from the
- * hash-pinned `lm/requirements.txt` by `deno task setup:lm`, checked before
- * anything runs in it.
+ * The Python environments of the LM trainer (`lm/`): venvs created from
+ * hash-pinned requirements by `deno task setup:lm`, checked before anything
+ * runs in them.
  *
- * The venv lives in `.envsmith/lm-venv` (or `$ENVSMITH_LM_VENV`). A stamp
- * file in it records the sha256 of the requirements it was built from, so a
+ * Two of them, one per device, so a node's results follow the requirements
+ * its key covers: `device: cpu` nodes run in `.envsmith/lm-venv` (or
+ * `$ENVSMITH_LM_VENV`) built from `lm/requirements.txt`; `device: cuda`
+ * nodes in `.envsmith/lm-venv-cuda` (or `$ENVSMITH_LM_CUDA_VENV`) built from
+ * `lm/requirements-cuda.txt` (`deno task setup:lm --cuda`). A stamp file in
+ * each records the sha256 of the requirements it was built from, so a
  * changed requirements file is an incomplete environment, not a silent
  * mismatch.
  *
@@ -24,15 +28,46 @@ export const LM_REQUIREMENTS: string = resolve(
 );
 /** The folder of the Python trainer (`lm/`). */
 export const LM_DIR: string = dirname(LM_REQUIREMENTS);
+/**
+ * The pinned requirements of `device: cuda` (torch's CUDA build and its
+ * libraries). Joined, not named as a data file: the `device: cuda` nodes
+ * name it in their code digest (`lm_cuda.ts`), the CPU nodes do not.
+ */
+export const LM_CUDA_REQUIREMENTS: string = join(
+  LM_DIR,
+  "requirements-cuda.txt",
+);
 /** The command that creates the environment. */
 export const SETUP_LM_COMMAND = "deno task setup:lm";
+/** The command that creates the environment of `device: cuda`. */
+export const SETUP_LM_CUDA_COMMAND = "deno task setup:lm --cuda";
 const _STAMP = "envsmith-requirements.sha256";
 
-/** Where the venv is: `$ENVSMITH_LM_VENV`, else `.envsmith/lm-venv`. */
+/** Where the LM nodes of a device run. */
+export type LmDevice = "cpu" | "cuda";
+
+/**
+ * Where the venv of a device is: `$ENVSMITH_LM_VENV`, else
+ * `.envsmith/lm-venv` (cpu); `$ENVSMITH_LM_CUDA_VENV`, else
+ * `.envsmith/lm-venv-cuda` (cuda).
+ */
 export function lmVenvDir(
-  env: (k: string) => string | undefined = Deno.env.get,
+  env: (k: string) => string | undefined = (k) => Deno.env.get(k),
+  device: LmDevice = "cpu",
 ): string {
-  return resolve(env("ENVSMITH_LM_VENV") ?? ".envsmith/lm-venv");
+  return device === "cuda"
+    ? resolve(env("ENVSMITH_LM_CUDA_VENV") ?? ".envsmith/lm-venv-cuda")
+    : resolve(env("ENVSMITH_LM_VENV") ?? ".envsmith/lm-venv");
+}
+
+/** The requirements file of a device. */
+export function requirementsOf(device: LmDevice): string {
+  return device === "cuda" ? LM_CUDA_REQUIREMENTS : LM_REQUIREMENTS;
+}
+
+/** The command that creates the venv of a device. */
+export function setupCommandOf(device: LmDevice): string {
+  return device === "cuda" ? SETUP_LM_CUDA_COMMAND : SETUP_LM_COMMAND;
 }
 
 /** sha256 of the requirements file. */
@@ -40,18 +75,15 @@ export function requirementsDigest(path = LM_REQUIREMENTS): string {
   return createHash("sha256").update(Deno.readFileSync(path)).digest("hex");
 }
 
-/**
- * The venv's python, or a {@linkcode UserError} naming the command that
- * creates (or completes) the environment.
- */
-export function lmPython(venv = lmVenvDir()): string {
-  const python = join(venv, "bin", "python");
+/** Whether the venv of a device exists and matches its requirements. */
+export function lmEnvState(
+  device: LmDevice = "cpu",
+  venv = lmVenvDir(undefined, device),
+): "missing" | "stale" | "ready" {
   try {
-    Deno.statSync(python);
+    Deno.statSync(join(venv, "bin", "python"));
   } catch {
-    throw new UserError(
-      `The LM trainer's Python environment ${venv} is missing; create it with \`${SETUP_LM_COMMAND}\`.`,
-    );
+    return "missing";
   }
   let stamp = "";
   try {
@@ -59,18 +91,51 @@ export function lmPython(venv = lmVenvDir()): string {
   } catch {
     // no stamp: an interrupted setup
   }
-  if (stamp !== requirementsDigest()) {
-    throw new UserError(
-      `The LM trainer's Python environment ${venv} is incomplete or was built from other requirements than lm/requirements.txt; run \`${SETUP_LM_COMMAND}\` again.`,
-    );
-  }
-  return python;
+  return stamp === requirementsDigest(requirementsOf(device))
+    ? "ready"
+    : "stale";
 }
 
-/** Create (or complete) the venv from the pinned requirements; returns its python. */
+/**
+ * What is wrong with the venv of a device (one line naming the command
+ * that creates or completes it), or null when it is ready.
+ */
+export function lmEnvProblem(
+  device: LmDevice = "cpu",
+  venv = lmVenvDir(undefined, device),
+): string | null {
+  const fix = setupCommandOf(device);
+  const req = `lm/${
+    device === "cuda" ? "requirements-cuda.txt" : "requirements.txt"
+  }`;
+  switch (lmEnvState(device, venv)) {
+    case "missing":
+      return `The LM trainer's Python environment ${venv} is missing; create it with \`${fix}\`.`;
+    case "stale":
+      return `The LM trainer's Python environment ${venv} is incomplete or was built from other requirements than ${req}; run \`${fix}\` again.`;
+    default:
+      return null;
+  }
+}
+
+/**
+ * The venv's python, or a {@linkcode UserError} naming the command that
+ * creates (or completes) the environment.
+ */
+export function lmPython(
+  venv = lmVenvDir(),
+  device: LmDevice = "cpu",
+): string {
+  const problem = lmEnvProblem(device, venv);
+  if (problem !== null) throw new UserError(problem);
+  return join(venv, "bin", "python");
+}
+
+/** Create (or complete) the venv of a device from its pinned requirements; returns its python. */
 export async function setupLmEnv(
   venv = lmVenvDir(),
   log: (line: string) => void = console.error,
+  device: LmDevice = "cpu",
 ): Promise<string> {
   const run = async (cmd: string, args: string[]) => {
     log(`$ ${cmd} ${args.join(" ")}`);
@@ -101,16 +166,28 @@ export async function setupLmEnv(
     "--require-hashes",
     "--no-deps",
     "-r",
-    LM_REQUIREMENTS,
+    requirementsOf(device),
   ]);
-  Deno.writeTextFileSync(join(venv, _STAMP), requirementsDigest() + "\n");
+  Deno.writeTextFileSync(
+    join(venv, _STAMP),
+    requirementsDigest(requirementsOf(device)) + "\n",
+  );
   log(`LM environment ready: ${venv}`);
   return python;
 }
 
 if (import.meta.main) {
   try {
-    await setupLmEnv();
+    const device: LmDevice = Deno.args.includes("--cuda") ? "cuda" : "cpu";
+    const unknown = Deno.args.filter((a) => a !== "--cuda");
+    if (unknown.length > 0) {
+      throw new UserError(
+        `setup:lm: unknown argument ${
+          unknown[0]
+        }; \`${SETUP_LM_COMMAND}\` builds the CPU environment, \`${SETUP_LM_CUDA_COMMAND}\` the CUDA one`,
+      );
+    }
+    await setupLmEnv(lmVenvDir(undefined, device), undefined, device);
   } catch (e) {
     if (e instanceof UserError) {
       console.error(e.message);

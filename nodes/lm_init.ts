@@ -21,7 +21,8 @@ import { join } from "node:path";
 import * as v from "valibot";
 import type { Json, NodeKind } from "@envsmith/engine/kind";
 import { lmRow, readLmInstances } from "./lm_rows.ts";
-import { checkLmEnvironment, runTrainer } from "./lm_trainer.ts";
+import { lmReadiness, runTrainer } from "./lm_trainer.ts";
+import { lmCodeModules } from "./lm_options.ts";
 import { LM_FILES, storeLmResult } from "./lm_result.ts";
 
 const int = (min: number, max: number) =>
@@ -45,6 +46,7 @@ export const LmInitParamsSchema = v.strictObject({
     lr: v.optional(num(0, 1)),
   })),
   prompt: v.optional(v.picklist(["bare", "full"])),
+  gguf: v.optional(v.picklist(["f32", "f16", "q8_0"])),
   device: v.optional(v.picklist(["cpu", "cuda"])),
   threads: v.optional(int(1, 256)),
   seed: v.optional(int(0, 0xffffffff)),
@@ -65,16 +67,17 @@ export const kind: NodeKind<LmInitParams, Json> = {
     model: "{hidden: 64, layers: 2, heads: 2, ffn: 192, vocab: 384}",
     sft: "{steps: 300, batch: 32, lr: 0.003}",
     prompt: "bare (default: the benchmark's prompt alone) or full",
+    gguf: "the GGUF export's type: f32 (default), f16 or q8_0",
     device: "cpu (default) or cuda (checked at plan; never falls back to cpu)",
     threads: "torch CPU threads (default 1)",
     seed: "seed of initialisation and batches (default: the node's seed)",
   },
   module: import.meta.url,
   files: LM_FILES,
-  fingerprint(params) {
+  codeModules: lmCodeModules,
+  ready(params) {
     const p = params as { device?: unknown } | null;
-    checkLmEnvironment(p?.device);
-    return null;
+    return lmReadiness(p?.device);
   },
   async run(p, ctx) {
     const threads = p.threads ?? 1;
@@ -88,6 +91,7 @@ export const kind: NodeKind<LmInitParams, Json> = {
     const solved = rows.filter((r) => r.plan !== null).length;
     ctx.log(`${instances.length} instances, ${solved} with a solver plan`);
     const out = join(ctx.workDir, "checkpoint");
+    const device = p.device ?? "cpu";
     const m = p.model ?? {}, s = p.sft ?? {};
     await runTrainer(
       [
@@ -101,7 +105,7 @@ export const kind: NodeKind<LmInitParams, Json> = {
         "--threads",
         String(threads),
         "--device",
-        p.device ?? "cpu",
+        device,
         "--hidden",
         String(m.hidden ?? 64),
         "--layers",
@@ -121,8 +125,9 @@ export const kind: NodeKind<LmInitParams, Json> = {
       ],
       ctx,
       threads,
+      device,
     );
-    const res = await storeLmResult(out, ctx, threads);
+    const res = await storeLmResult(out, ctx, threads, device, p.gguf);
     const sft = (res.curve.sft ?? []) as { step: number; loss: number }[];
     return {
       value: {

@@ -1,14 +1,15 @@
 /**
  * The LM node kinds (`lm.init`, `train.lm`) through the command line: what
  * `plan` refuses before anything runs (one line, exit 2), what enters their
- * keys, and a micro run end to end (ignored without the trainer's Python
- * environment).
+ * keys (never the machine's Python environment: `tables` reads their results
+ * without it), and a micro run end to end (ignored without the trainer's
+ * Python environment).
  *
  * @module
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { lmVenvDir } from "./lm_env.ts";
+import { LM_CUDA_REQUIREMENTS, lmVenvDir } from "./lm_env.ts";
 import { requirementsDigest } from "./lm_env.ts";
 
 const CLI = new URL("../cli.ts", import.meta.url).pathname;
@@ -48,7 +49,9 @@ function fakeVenv(root: string, cuda: string | null, stamp?: string): string {
   Deno.writeTextFileSync(join(venv, "bin", "python"), "");
   Deno.writeTextFileSync(
     join(venv, "envsmith-requirements.sha256"),
-    (stamp ?? requirementsDigest()) + "\n",
+    (stamp ??
+      requirementsDigest(cuda === null ? undefined : LM_CUDA_REQUIREMENTS)) +
+      "\n",
   );
   const torch = join(venv, "lib", "python3.12", "site-packages", "torch");
   Deno.mkdirSync(torch, { recursive: true });
@@ -153,18 +156,40 @@ Deno.test("plan refuses, in one line, an LM node it cannot run", async (t) => {
         /was built from other requirements than lm\/requirements\.txt; run `deno task setup:lm` again/,
       );
     });
+    await t.step(
+      "device: cuda without its environment nor a GPU: both in one line",
+      async () => {
+        oneLine(
+          await planIn(dir, trainYaml("ok", ", device: cuda"), {
+            ...env,
+            ENVSMITH_LM_CUDA_VENV: join(dir, "nowhere"),
+            PATH: "/nonexistent",
+          }),
+          /policy: device: cuda, but this machine lacks the CUDA Python environment .*nowhere \(create it with `deno task setup:lm --cuda`\); and a GPU \(nvidia-smi -L lists none; .*ENVSMITH_LM_GPU_CHECK=run/,
+        );
+      },
+    );
     await t.step("device: cuda with a CPU build of torch", async () => {
+      const cpuTorch = fakeVenv(
+        join(dir, "cputorch"),
+        null,
+        requirementsDigest(LM_CUDA_REQUIREMENTS),
+      );
       oneLine(
-        await planIn(dir, trainYaml("ok", ", device: cuda"), env),
-        /device: cuda, but the torch of .* is a CPU build; put a CUDA build of torch in lm\/requirements\.txt/,
+        await planIn(dir, trainYaml("ok", ", device: cuda"), {
+          ...env,
+          ENVSMITH_LM_CUDA_VENV: cpuTorch,
+          ENVSMITH_LM_GPU_CHECK: "run",
+        }),
+        /device: cuda, but this machine lacks a CUDA build of torch \(the torch of .* is a CPU build; run `deno task setup:lm --cuda` again\)$/,
       );
     });
     await t.step("device: cuda with no GPU visible", async () => {
-      const cudaVenv = fakeVenv(join(dir, "cuda"), "12.4");
-      const env2 = { ENVSMITH_LM_VENV: cudaVenv, PATH: "/nonexistent" };
+      const cudaVenv = fakeVenv(join(dir, "cuda"), "13.0");
+      const env2 = { ENVSMITH_LM_CUDA_VENV: cudaVenv, PATH: "/nonexistent" };
       oneLine(
         await planIn(dir, trainYaml("ok", ", device: cuda"), env2),
-        /device: cuda, but no GPU is visible here \(nvidia-smi -L lists none\); .*ENVSMITH_LM_GPU_CHECK=run/,
+        /device: cuda, but this machine lacks a GPU \(nvidia-smi -L lists none; run where one is, or set ENVSMITH_LM_GPU_CHECK=run/,
       );
       // deferred to where the node runs (a cluster's login node plans)
       const r = await planIn(dir, trainYaml("ok", ", device: cuda"), {
@@ -191,6 +216,42 @@ nodes:
           /"\$start\.gguf": start \(kind policy\.init\) produces no gguf file; reference a node of kind lm\.init or train\.lm/,
         );
       },
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("without the Python environment, trainee-to-trainer's keys are computed: tables reads the cache, plan and run refuse in one line", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "envsmith-lm-noenv-" });
+  try {
+    const env = { ENVSMITH_LM_VENV: join(dir, "empty") };
+    Deno.mkdirSync(env.ENVSMITH_LM_VENV);
+    const file =
+      new URL("../experiments/trainee-to-trainer.yaml", import.meta.url)
+        .pathname;
+    const cache = join(dir, "cache");
+    const tables = await cli(["--cache", cache, "tables", file], env);
+    // the tables are built (their cells missing in an empty cache), not
+    // refused for want of the environment
+    assert.match(tables.stdout, /\| checkpoint-engineer \| missing \| missing/);
+    assert.doesNotMatch(
+      tables.stdout + tables.stderr,
+      /setup:lm|cannot be keyed/,
+    );
+    for (const cmd of ["plan", "run"]) {
+      const r = await cli(["--cache", cache, cmd, file], env);
+      oneLine(
+        r,
+        /^start\[seed=1\] \(and \d+ more nodes\): The LM trainer's Python environment .*empty is missing; create it with `deno task setup:lm`\.$/,
+      );
+    }
+    assert.deepEqual(
+      [...Deno.readDirSync(cache)].map((e) => e.name).filter((n) =>
+        n !== "tmp"
+      ),
+      [],
+      "run refused before it wrote anything",
     );
   } finally {
     await Deno.remove(dir, { recursive: true });
@@ -242,11 +303,12 @@ Deno.test({
         file,
         `experiment: lme2e
 seed: 1
+matrix: { seed: [1] }
 nodes:
   data: { kind: generate, with: { config: { preset: easy, width: 3, height: 3, agents: 1, holes: blocked, hole_density: 0.1, distance: { min: 1, max: 4 } }, count: 24, seed: 1 } }
   start: { kind: lm.init, with: { data: $data, sft: { steps: 3, batch: 4 }, model: { hidden: 16, layers: 1, heads: 1, ffn: 32 }, seed: 1 } }
   policy: { kind: train.lm, with: { base: $start, envs: $data, budget: { prompts: 2, samples: 2 }, rl: { batch: 1, max_new: 8 }, seed: 1 } }
-  score: { kind: evaluate, with: { policy: { llm: { gguf: $policy.gguf, max_tokens: 8, context_size: 1024 }, prompt: bare }, envs: $data, trajectories: false } }
+  score: { kind: evaluate, with: { policy: { llm: { gguf: $policy.gguf, max_tokens: 8, context_size: 1024 }, prompt: bare }, envs: $data, trajectories: false, seed: $seed } }
   crash: { kind: train.lm, with: { base: broken, envs: $data, budget: { prompts: 2, samples: 2 } } }
   loop:
     kind: stages
@@ -257,6 +319,8 @@ nodes:
       rollouts: { kind: rollout, with: { policy: { llm: { gguf: $policy.gguf, max_tokens: 8, context_size: 1024 }, prompt: bare }, envs: $data } }
       findings: { kind: diagnose, with: { rollouts: $rollouts } }
       config:   { kind: redesign, with: { engineer: { name: llm, context: stats, llm: { gguf: $policy.gguf, max_tokens: 32, context_size: 4096 } }, config: $prev.config, findings: $findings, stage: $stage } }
+tables:
+  - { name: lme2e, node: score, rows: seed, columns: [value.episodes] }
 `,
       );
       const cache = join(dir, "cache");
@@ -274,7 +338,15 @@ nodes:
         nodes: { id: string; key: string; status: string }[];
       };
       const st = new Map(plan.nodes.map((n) => [n.id, n]));
-      for (const id of ["data", "start", "policy", "score", "loop.0.config"]) {
+      for (
+        const id of [
+          "data",
+          "start",
+          "policy",
+          "score[seed=1]",
+          "loop.0.config",
+        ]
+      ) {
         assert.equal(st.get(id)!.status, "cached", id);
       }
       // the crashed trainer's output is in its node log
@@ -282,6 +354,18 @@ nodes:
         join(cache, "logs", `${st.get("crash")!.key}.log`),
       );
       assert.match(log, /Traceback|Error/);
+      // without the environment: the tables read the cache (the LM keys are
+      // computed without it), plan and run refuse in one line (crash would run)
+      const noEnv = { ENVSMITH_LM_VENV: join(dir, "experiments") };
+      const tables = await cli(["--cache", cache, "tables", file], noEnv);
+      assert.equal(tables.code, 0, tables.stderr);
+      assert.match(tables.stdout, /\| 1 \| 24\.000 \|/);
+      for (const cmd of ["plan", "run"]) {
+        oneLine(
+          await cli(["--cache", cache, cmd, file], noEnv),
+          /^crash: The LM trainer's Python environment .*experiments is missing; create it with `deno task setup:lm`\.$/,
+        );
+      }
       // values: the checkpoint, its GGUF file, the curve; the score from it
       const show = async (node: string, path: string) => {
         const r = await cli(["--cache", cache, "show", file, node, path], env);
@@ -306,7 +390,7 @@ nodes:
       }
       const start = await show("start", "value");
       assert.equal(start.curve.length, 2); // SFT logs steps 0 and 2 of 3
-      const score = await show("score", "value");
+      const score = await show("score[seed=1]", "value");
       assert.equal(score.episodes, 24);
       assert.ok(score.success_rate >= 0 && score.success_rate <= 1);
       // the stage's engineer ran the checkpoint trained in that stage, and the

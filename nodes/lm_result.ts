@@ -13,7 +13,7 @@ import {
   GGUF_MEDIA,
   storeCheckpoint,
 } from "./lm_checkpoint.ts";
-import { runTrainer } from "./lm_trainer.ts";
+import { type LmDevice, runTrainer } from "./lm_trainer.ts";
 
 /** The `files` declaration of the LM kinds. */
 export const LM_FILES: Readonly<Record<string, string>> = {
@@ -22,8 +22,9 @@ export const LM_FILES: Readonly<Record<string, string>> = {
 };
 
 /**
- * Exports `dir` to GGUF and stores both; returns the value's `checkpoint`
- * and `gguf` fields and the curve file the trainer wrote.
+ * Exports `dir` to GGUF (of `ggufType`, f32 by default) and stores both;
+ * returns the value's `checkpoint` and `gguf` fields and the curve file the
+ * trainer wrote.
  */
 export async function storeLmResult(
   dir: string,
@@ -32,10 +33,22 @@ export async function storeLmResult(
     "log" | "progress" | "signal" | "writeBlob" | "workDir"
   >,
   threads: number,
+  device: LmDevice = "cpu",
+  ggufType?: "f32" | "f16" | "q8_0",
 ): Promise<{ checkpoint: Json; gguf: Json; curve: Record<string, Json> }> {
   const modelType = checkCheckpointDir(dir, "trainer output");
   const ggufPath = join(ctx.workDir, "model.gguf");
-  await runTrainer(["export-gguf", dir, ggufPath], ctx, threads);
+  await runTrainer(
+    [
+      "export-gguf",
+      dir,
+      ggufPath,
+      ...(ggufType !== undefined ? ["--type", ggufType] : []),
+    ],
+    ctx,
+    threads,
+    device,
+  );
   const curve = JSON.parse(
     await Deno.readTextFile(join(dir, "curve.json")),
   ) as Record<string, Json>;

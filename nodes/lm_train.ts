@@ -15,14 +15,21 @@
  * node), `budget` (`prompts` drawn in all, `samples` completions per
  * prompt: the RL budget is their product), `rl` (`batch` prompts per step
  * (4), `lr` (3e-4), `beta` KL weight to the base (0.02), `temperature` (1),
- * `max_new` tokens per completion (48)), `prompt` (bare), `device` (cpu or
- * cuda), `threads` (1), `seed` (the node's).
+ * `max_new` tokens per completion (48), `micro_batch` sequences per backward
+ * pass (all), `checkpointing` (gradient checkpointing, false), `sampler`
+ * (`hf`, or `vllm` on a GPU where vLLM is installed)), `precision` (`f32`,
+ * or `bf16` weights), `lora` (`{rank, alpha, dropout, targets}`: train
+ * low-rank adapters, merged into the stored checkpoint; the KL reference is
+ * the base with adapters off, not a copy), `gguf` (the export's type: f32,
+ * f16 or q8_0), `prompt` (bare), `device` (cpu or cuda), `threads` (1),
+ * `seed` (the node's).
  *
  * The key covers the trainer's Python files and pinned requirements (code
- * digest of `lm_trainer.ts`), a base directory's content hash, or the base
- * node's key. Plan refuses a base that is not a usable checkpoint, a
- * missing or stale Python environment and `device: cuda` without a CUDA
- * torch or a GPU.
+ * digest of `lm_trainer.ts`, plus the LoRA, vLLM and CUDA modules when the
+ * parameters choose them), a base directory's content hash, or the base
+ * node's key. Plan refuses a base that is not a usable checkpoint; plan and
+ * run (never tables) refuse a missing or stale Python environment and
+ * `device: cuda` without the CUDA environment or a GPU (`ready`).
  *
  * Value: `{ checkpoint, gguf, curve: [{step, reward, success,
  * invalid_plan, kl}], final, budget }`; `gguf` is a file output
@@ -34,11 +41,12 @@ import { join } from "node:path";
 import * as v from "valibot";
 import type { Json, NodeKind } from "@envsmith/engine/kind";
 import { lmRow, readLmInstances } from "./lm_rows.ts";
+import { lmReadiness, rewardCommandLine, runTrainer } from "./lm_trainer.ts";
 import {
-  checkLmEnvironment,
-  rewardCommandLine,
-  runTrainer,
-} from "./lm_trainer.ts";
+  lmCodeModules,
+  lmGpuReadiness,
+  trainerOptionArgs,
+} from "./lm_options.ts";
 import { baseFingerprint, checkpointDir } from "./lm_checkpoint.ts";
 import { LM_FILES, storeLmResult } from "./lm_result.ts";
 
@@ -61,7 +69,21 @@ export const TrainLmParamsSchema = v.strictObject({
     beta: v.optional(num(0, 100)),
     temperature: v.optional(num(0.01, 10)),
     max_new: v.optional(int(1, 32768)),
+    micro_batch: v.optional(int(1, 1_000_000)),
+    checkpointing: v.optional(v.boolean()),
+    sampler: v.optional(v.picklist(["hf", "vllm"])),
   })),
+  precision: v.optional(v.picklist(["f32", "bf16"])),
+  lora: v.optional(v.strictObject({
+    rank: int(1, 4096),
+    alpha: v.optional(num(0, 1_000_000)),
+    dropout: v.optional(num(0, 1)),
+    targets: v.optional(v.pipe(
+      v.array(v.pipe(v.string(), v.regex(/^[A-Za-z0-9_.]+$/))),
+      v.minLength(1),
+    )),
+  })),
+  gguf: v.optional(v.picklist(["f32", "f16", "q8_0"])),
   prompt: v.optional(v.picklist(["bare", "full"])),
   device: v.optional(v.picklist(["cpu", "cuda"])),
   threads: v.optional(int(1, 256)),
@@ -96,7 +118,12 @@ export const kind: NodeKind<TrainLmParams, Json> = {
     envs: "the stage's instances (a generate node)",
     budget: "{prompts: prompts drawn in all, samples: completions per prompt}",
     rl:
-      "{batch: 4 prompts per step, lr: 3e-4, beta: 0.02, temperature: 1, max_new: 48}",
+      "{batch: 4 prompts per step, lr: 3e-4, beta: 0.02, temperature: 1, max_new: 48, micro_batch: all sequences per backward pass, checkpointing: false, sampler: hf (or vllm: a GPU with vLLM installed)}",
+    precision:
+      "f32 (default) or bf16 (weights, activations and the stored checkpoint in bfloat16)",
+    lora:
+      "{rank, alpha: 2 x rank, dropout: 0, targets: [q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj]}: train LoRA adapters (merged into the stored checkpoint) instead of every weight; the KL reference is the base with the adapters off, no copy",
+    gguf: "the GGUF export's type: f32 (default), f16 or q8_0",
     prompt: "bare (default: the benchmark's prompt alone) or full",
     device: "cpu (default) or cuda (checked at plan; never falls back to cpu)",
     threads: "torch CPU threads (default 1)",
@@ -105,10 +132,14 @@ export const kind: NodeKind<TrainLmParams, Json> = {
   module: import.meta.url,
   files: LM_FILES,
   fingerprint(params, info) {
-    const p = params as { device?: unknown; base?: unknown } | null;
-    checkLmEnvironment(p?.device);
+    const p = params as { base?: unknown } | null;
     const base = baseFingerprint(p?.base, info.baseDir);
     return base === null ? null : { base };
+  },
+  codeModules: lmCodeModules,
+  ready(params) {
+    const p = params as { device?: unknown } | null;
+    return lmReadiness(p?.device) ?? lmGpuReadiness(params);
   },
   async run(p, ctx) {
     const threads = p.threads ?? 1;
@@ -128,6 +159,7 @@ export const kind: NodeKind<TrainLmParams, Json> = {
       instances.map((i) => JSON.stringify(lmRow(i, p.prompt ?? "bare")))
         .join("\n") + "\n",
     );
+    const device = p.device ?? "cpu";
     const base = await checkpointDir(p.base, join(ctx.workDir, "base"), ctx);
     const out = join(ctx.workDir, "checkpoint");
     ctx.log(
@@ -151,7 +183,7 @@ export const kind: NodeKind<TrainLmParams, Json> = {
         "--threads",
         String(threads),
         "--device",
-        p.device ?? "cpu",
+        device,
         "--steps",
         String(steps),
         "--prompts",
@@ -166,11 +198,13 @@ export const kind: NodeKind<TrainLmParams, Json> = {
         String(rl.temperature ?? 1),
         "--max-new",
         String(rl.max_new ?? 48),
+        ...trainerOptionArgs(p),
       ],
       ctx,
       threads,
+      device,
     );
-    const res = await storeLmResult(out, ctx, threads);
+    const res = await storeLmResult(out, ctx, threads, device, p.gguf);
     const curve = ((res.curve.grpo ?? []) as unknown as _Point[]).map((x) => ({
       step: x.step,
       reward: x.reward,

@@ -1,7 +1,8 @@
 /**
  * Running the Python LM trainer (`lm/envsmith_lm`) from a node: the venv
  * checked, every output line in the node's log (kept when the trainer
- * crashes), progress from its step lines, and the plan-time device check.
+ * crashes), progress from its step lines, and the readiness check the LM
+ * kinds declare (`ready`: asked by `plan` and `run`, never by `tables`).
  *
  * The trainer's Python files and pinned requirements are named below as
  * `new URL(..., import.meta.url)` data files, so they are in the code
@@ -15,7 +16,15 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { UserError } from "@envsmith/engine";
 import type { NodeContext } from "@envsmith/engine/kind";
 import { describeExit, runChild } from "@envsmith/engine/run";
-import { LM_DIR, lmPython, lmVenvDir, SETUP_LM_COMMAND } from "./lm_env.ts";
+import {
+  LM_DIR,
+  type LmDevice,
+  lmEnvProblem,
+  lmEnvState,
+  lmPython,
+  lmVenvDir,
+  SETUP_LM_CUDA_COMMAND,
+} from "./lm_env.ts";
 import { scoreCompletion } from "../policy/plan_reward.ts";
 
 /** The trainer's files (in every LM kind's code digest). */
@@ -35,8 +44,7 @@ export const LM_TRAINER_FILES: readonly URL[] = [
   new URL("../lm/requirements.txt", import.meta.url),
 ];
 
-/** Where a node's training runs. */
-export type LmDevice = "cpu" | "cuda";
+export type { LmDevice };
 
 /**
  * Set `ENVSMITH_LM_GPU_CHECK=run` to plan GPU nodes on a machine without a
@@ -45,7 +53,9 @@ export type LmDevice = "cpu" | "cuda";
 export const GPU_CHECK_ENV = "ENVSMITH_LM_GPU_CHECK";
 
 /** Whether the venv's torch is a CUDA build (read from torch/version.py, no GPU needed). */
-export function torchCudaBuild(venv = lmVenvDir()): boolean | undefined {
+export function torchCudaBuild(
+  venv = lmVenvDir(undefined, "cuda"),
+): boolean | undefined {
   const lib = join(venv, "lib");
   if (!existsSync(lib)) return undefined;
   for (const py of readdirSync(lib)) {
@@ -57,44 +67,62 @@ export function torchCudaBuild(venv = lmVenvDir()): boolean | undefined {
   return undefined;
 }
 
-/** Whether `nvidia-smi -L` lists a GPU. */
+let _gpu: boolean | undefined;
+
+/** Whether `nvidia-smi -L` lists a GPU (asked once per process). */
 export function gpuVisible(): boolean {
+  if (_gpu !== undefined) return _gpu;
   try {
     const o = new Deno.Command("nvidia-smi", {
       args: ["-L"],
       stdout: "piped",
       stderr: "null",
     }).outputSync();
-    return o.success && /GPU \d+/.test(new TextDecoder().decode(o.stdout));
+    _gpu = o.success && /GPU \d+/.test(new TextDecoder().decode(o.stdout));
   } catch {
-    return false;
+    _gpu = false;
   }
+  return _gpu;
 }
 
 /**
- * The plan-time checks of an LM node: the trainer's environment exists and
- * matches `lm/requirements.txt`; `device: cuda` has a CUDA build of torch
- * and a visible GPU (unless {@linkcode GPU_CHECK_ENV} defers it).
- *
- * @throws {UserError} one line naming the fix.
+ * The readiness check of the LM kinds: null when this machine can run a
+ * node on `device`, else one line saying what it lacks and the fix. CPU: the
+ * trainer's environment exists and matches `lm/requirements.txt`. CUDA,
+ * everything missing at once: the CUDA environment (built from
+ * `lm/requirements-cuda.txt`, with a CUDA build of torch) and a visible GPU
+ * (unless {@linkcode GPU_CHECK_ENV} defers that to where the node runs).
  */
-export function checkLmEnvironment(
+export function lmReadiness(
   device: unknown,
   env: (k: string) => string | undefined = (k) => Deno.env.get(k),
   gpu: () => boolean = gpuVisible,
-): void {
-  lmPython();
-  if (device !== "cuda") return;
-  if (torchCudaBuild() === false) {
-    throw new UserError(
-      `device: cuda, but the torch of ${lmVenvDir()} is a CPU build; put a CUDA build of torch in lm/requirements.txt and run \`${SETUP_LM_COMMAND}\` (docs/lm.md, GPU recipe), or use device: cpu`,
+): string | null {
+  if (device !== "cuda") return lmEnvProblem("cpu", lmVenvDir(env, "cpu"));
+  const venv = lmVenvDir(env, "cuda");
+  const lacks: string[] = [];
+  const state = lmEnvState("cuda", venv);
+  if (state === "missing") {
+    lacks.push(
+      `the CUDA Python environment ${venv} (create it with \`${SETUP_LM_CUDA_COMMAND}\`)`,
+    );
+  } else if (state === "stale") {
+    lacks.push(
+      `a CUDA Python environment built from lm/requirements-cuda.txt (${venv} was built from other requirements; run \`${SETUP_LM_CUDA_COMMAND}\` again)`,
+    );
+  } else if (torchCudaBuild(venv) === false) {
+    lacks.push(
+      `a CUDA build of torch (the torch of ${venv} is a CPU build; run \`${SETUP_LM_CUDA_COMMAND}\` again)`,
     );
   }
   if (env(GPU_CHECK_ENV) !== "run" && !gpu()) {
-    throw new UserError(
-      `device: cuda, but no GPU is visible here (nvidia-smi -L lists none); use device: cpu, run where a GPU is, or set ${GPU_CHECK_ENV}=run to plan here and check the GPU where the node runs`,
+    lacks.push(
+      `a GPU (nvidia-smi -L lists none; run where one is, or set ${GPU_CHECK_ENV}=run to plan here and check the GPU where the node runs)`,
     );
   }
+  return lacks.length === 0
+    ? null
+    : `device: cuda, but this machine lacks ${lacks.join("; and ")}`;
 }
 
 /**
@@ -124,8 +152,9 @@ export async function runTrainer(
   args: readonly string[],
   ctx: Pick<NodeContext, "log" | "progress" | "signal">,
   threads: number,
+  device: LmDevice = "cpu",
 ): Promise<void> {
-  const python = lmPython();
+  const python = lmPython(lmVenvDir(undefined, device), device);
   let last = "";
   const r = await runChild(python, {
     args: ["-m", "envsmith_lm", ...args],

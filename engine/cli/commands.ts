@@ -18,6 +18,7 @@ import {
 } from "../run/executor.ts";
 import { executors as builtinExecutors } from "../run/executors/builtin.ts";
 import { makePlan, type Plan, type PlanItem } from "../run/plan.ts";
+import { checkReadiness } from "../run/readiness.ts";
 import { collapseGraph, toDot, toMermaid } from "../run/plan_graph.ts";
 import { experimentWarningLines } from "../tables/result_warnings.ts";
 import {
@@ -200,6 +201,8 @@ export async function planCommand(
   _checkExecutor(ctx, exp, store, options.executor, true);
   const plan = makePlan(exp, store, options.only ? { only: options.only } : {});
   for (const n of plan.notes) ctx.output.err(`warning: ${n}`);
+  // What this machine lacks for the nodes to run: one line, before the list.
+  checkReadiness(plan);
   if (options.format === "dot" || options.format === "mermaid") {
     const g = collapseGraph(exp, (n) => plan.byIndex.get(n.index)?.status);
     ctx.output.out(options.format === "dot" ? toDot(g) : toMermaid(g));
@@ -376,6 +379,7 @@ export async function runCommand(
   }
   const plan = makePlan(exp, store, options.only ? { only: options.only } : {});
   for (const n of plan.notes) reporter.info(`warning: ${n}`);
+  checkReadiness(plan);
   reporter.info(
     `run ${exp.name}${_setsNote(exp)}: ${plan.items.length} nodes: ${
       _counts(plan.items)
@@ -570,6 +574,7 @@ export async function runNodeCommand(
       ctx.output.err(`${b} is cached (key ${it.key.key})`);
       return 0;
     }
+    checkReadiness(plan);
     const endInterruptible = ctx.interruptible?.() ?? (() => {});
     let r;
     try {

@@ -12,6 +12,11 @@ export {
   selectNodes,
 } from "./plan.ts";
 export {
+  checkReadiness,
+  NotReadyError,
+  readinessProblem,
+} from "./readiness.ts";
+export {
   displayParams,
   ReadyQueue,
   resolveJob,

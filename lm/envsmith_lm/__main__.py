@@ -139,7 +139,7 @@ def main(argv=None):
     e = sub.add_parser("export-gguf")
     e.add_argument("checkpoint")
     e.add_argument("out")
-    e.add_argument("--type", choices=["f32", "f16"], default="f32")
+    e.add_argument("--type", choices=["f32", "f16", "q8_0"], default="f32")
     e.set_defaults(fn=_export)
     a = p.parse_args(argv)
     try:

@@ -6,6 +6,11 @@ other `model_type` is a UserError. Tensor names follow llama.cpp; for
 layout (rotate_half) to llama.cpp's, as llama.cpp's own converter does
 (qwen2/qwen3 use the NEOX rotary layout and are written unpermuted).
 
+Precision (`--type`): `f32` (default), `f16`, or `q8_0` (8-bit blocks of 32
+weights, llama.cpp's Q8_0, quantized by the gguf package; a matrix whose rows
+are not a multiple of 32 is written f16). Norms and biases stay f32. The
+checkpoint may be saved in f32 or bf16.
+
 Tokenizer: byte-level BPE (`tokenizer.ggml.model = gpt2`) with the
 vocabulary in id order and the merges in rank order. The pre-tokenizer is
 `gpt-2` for a plain ByteLevel pre-tokenizer (envsmith's micro tokenizers) and
@@ -66,16 +71,32 @@ def _tokenizer(path, cfg):
     return tokens, types, merges, pre_name, template, tid("bos_token"), tid("eos_token"), tid("pad_token")
 
 
-def export_gguf(path: str, out: str, dtype: str = "f32"):
-    import gguf
-    from safetensors.numpy import load_file
+_FILE_TYPES = {"f32": 0, "f16": 1, "q8_0": 7}
 
-    cfg = check_checkpoint(path)
-    arch = cfg["model_type"]
+
+def _load_tensors(path):
+    """Every tensor of the checkpoint as float32 numpy (bf16 included, which
+    numpy cannot hold: read through torch)."""
+    import torch
+    from safetensors import safe_open
+
     tensors = {}
     for name in sorted(os.listdir(path)):
         if name.endswith(".safetensors"):
-            tensors.update(load_file(os.path.join(path, name)))
+            with safe_open(os.path.join(path, name), framework="pt") as f:
+                for k in f.keys():
+                    tensors[k] = f.get_tensor(k).to(torch.float32).numpy()
+    return tensors
+
+
+def export_gguf(path: str, out: str, dtype: str = "f32"):
+    import gguf
+
+    if dtype not in _FILE_TYPES:
+        raise UserError(f"GGUF type {dtype!r}: use one of {', '.join(_FILE_TYPES)}")
+    cfg = check_checkpoint(path)
+    arch = cfg["model_type"]
+    tensors = _load_tensors(path)
     n_head = cfg["num_attention_heads"]
     n_kv = cfg.get("num_key_value_heads") or n_head
     hidden = cfg["hidden_size"]
@@ -95,7 +116,7 @@ def export_gguf(path: str, out: str, dtype: str = "f32"):
     rope = cfg.get("rope_theta") or (cfg.get("rope_parameters") or {}).get("rope_theta") or 10000.0
     w.add_rope_freq_base(float(rope))
     w.add_layer_norm_rms_eps(cfg.get("rms_norm_eps", 1e-6))
-    w.add_file_type(0 if dtype == "f32" else 1)
+    w.add_file_type(_FILE_TYPES[dtype])
     tokens, types, merges, pre, template, bos, eos, pad = _tokenizer(path, cfg)
     w.add_vocab_size(len(tokens))
     w.add_tokenizer_model("gpt2")
@@ -115,6 +136,12 @@ def export_gguf(path: str, out: str, dtype: str = "f32"):
     np_type = np.float32 if dtype == "f32" else np.float16
 
     def put(name, arr, keep_f32=False):
+        if dtype == "q8_0" and arr.ndim == 2 and not keep_f32 and arr.shape[-1] % 32 == 0:
+            from gguf.quants import quantize
+
+            q = quantize(np.ascontiguousarray(arr, dtype=np.float32), gguf.GGMLQuantizationType.Q8_0)
+            w.add_tensor(name, q, raw_dtype=gguf.GGMLQuantizationType.Q8_0)
+            return
         arr = np.ascontiguousarray(arr.astype(np.float32 if keep_f32 or arr.ndim == 1 else np_type))
         w.add_tensor(name, arr)
 

@@ -57,10 +57,13 @@ def init_micro(tokenizer, out_dir: str, seed: int, hidden: int, layers: int, hea
     return model
 
 
-def load_model(path: str):
+def load_model(path: str, precision: str = "f32"):
+    """A checkpoint's model in `precision` (`f32`, or `bf16` weights and
+    activations), whatever precision it was saved in."""
     from transformers import AutoModelForCausalLM
 
     check_checkpoint(path)
     import torch
 
-    return AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32)
+    dtype = torch.bfloat16 if precision == "bf16" else torch.float32
+    return AutoModelForCausalLM.from_pretrained(path, dtype=dtype)

@@ -6,9 +6,13 @@ the torch-vs-node-llama-cpp parity test (`lm/gguf_parity_test.ts`).
 For each ARCH (llama, qwen2, qwen3; default all three) writes
 OUT_DIR/ARCH/ckpt (safetensors), OUT_DIR/ARCH/model.gguf and OUT_DIR/ARCH/expected.json:
 per lm-data row, the chat-rendered prompt text, its token ids (Hugging Face
-tokenizer) and torch's next-token probabilities after the prompt.
+tokenizer) and torch's next-token probabilities after the prompt. For qwen3
+(the GPU recipe's architecture) also the exports in the other precisions,
+model-f16.gguf and model-q8_0.gguf, and model-bf16.gguf: the f32 export of
+the checkpoint saved in bfloat16 (as `precision: bf16` saves it).
 """
 
+import copy
 import json
 import os
 import sys
@@ -52,6 +56,13 @@ def fixture(rows, out, arch):
     model.save_pretrained(ck, safe_serialization=True)
     tok.save_pretrained(ck)
     export_gguf(ck, os.path.join(out, "model.gguf"), "f32")
+    if arch == "qwen3":
+        export_gguf(ck, os.path.join(out, "model-f16.gguf"), "f16")
+        export_gguf(ck, os.path.join(out, "model-q8_0.gguf"), "q8_0")
+        ck16 = os.path.join(out, "ckpt-bf16")
+        copy.deepcopy(model).to(torch.bfloat16).save_pretrained(ck16, safe_serialization=True)
+        tok.save_pretrained(ck16)
+        export_gguf(ck16, os.path.join(out, "model-bf16.gguf"), "f32")
     cases = []
     for r in rows:
         ids = prompt_ids(tok, r)

@@ -5,7 +5,12 @@ kinds): each reads its data from files, writes one checkpoint directory
   init: byte-level BPE tokenizer on the SFT texts, a micro Llama, SFT on the
         solver plans.
   grpo: load a checkpoint, GRPO on the stage's instances rewarded by the
-        reward process, save.
+        reward process, save. Options for large models: `--precision bf16`
+        (weights and activations in bfloat16, the checkpoint saved so),
+        `--lora-rank R` (LoRA adapters trained instead of every weight and
+        merged into the saved checkpoint; `lora.py`), `--micro-batch N`,
+        `--checkpointing` (gradient checkpointing), `--sampler vllm`
+        (`vllm_sampler.py`).
 """
 
 import os
@@ -65,13 +70,37 @@ def run_grpo(a):
     if not rows:
         raise UserError(f"{a.rows}: no instances to train on")
     tok = load_tokenizer(a.base)
-    model = load_model(a.base).to(dev)
+    model = load_model(a.base, a.precision).to(dev)
+    options = {}
+    if a.lora_rank:
+        from .lora import add_adapters
+
+        model = add_adapters(model, a.lora_rank, a.lora_alpha, a.lora_dropout, a.lora_targets.split(","))
+        options["adapters"] = True
+    if a.checkpointing:
+        model.gradient_checkpointing_enable()
+        if a.lora_rank:
+            model.enable_input_require_grads()
+    if a.micro_batch:
+        options["micro_batch"] = a.micro_batch
+    if a.sampler == "vllm":
+        from .vllm_sampler import VllmSampler
+
+        options["sampler"] = VllmSampler(a.base, tok, a.precision, a.seed)
     reward = RewardProcess(shlex.split(a.reward_cmd), a.instances)
     try:
         curve = grpo(model, tok, rows, reward, a.steps, a.prompts, a.group, a.lr, a.seed,
-                     temperature=a.temperature, beta=a.beta, max_new=a.max_new)
+                     temperature=a.temperature, beta=a.beta, max_new=a.max_new, **options)
     finally:
         reward.close()
+        if "sampler" in options:
+            options["sampler"].close()
+    if a.lora_rank:
+        from .lora import merge_adapters
+
+        model = merge_adapters(model)
+    if a.checkpointing:
+        model.gradient_checkpointing_disable()
     os.makedirs(a.out, exist_ok=True)
     model.to("cpu").save_pretrained(a.out, safe_serialization=True)
     tok.save_pretrained(a.out)
@@ -111,4 +140,12 @@ def add_commands(sub):
     g.add_argument("--beta", type=float, default=0.02)
     g.add_argument("--temperature", type=float, default=1.0)
     g.add_argument("--max-new", type=int, default=48)
+    g.add_argument("--precision", choices=["f32", "bf16"], default="f32")
+    g.add_argument("--lora-rank", type=int, default=0, help="LoRA rank (0: train every weight)")
+    g.add_argument("--lora-alpha", type=float, default=None, help="LoRA alpha (default 2 x rank)")
+    g.add_argument("--lora-dropout", type=float, default=0.0)
+    g.add_argument("--lora-targets", default="q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj")
+    g.add_argument("--micro-batch", type=int, default=0, help="sequences per backward pass (0: all at once)")
+    g.add_argument("--checkpointing", action="store_true", help="gradient checkpointing")
+    g.add_argument("--sampler", choices=["hf", "vllm"], default="hf")
     g.set_defaults(fn=run_grpo)
