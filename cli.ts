@@ -59,7 +59,11 @@ import {
 } from "@envsmith/engine/cli";
 import { fsProblem } from "@envsmith/engine";
 import { fileURLToPath as fromFileUrl, pathToFileURL } from "node:url";
-import { EXPERIMENTS_DIR, SHIPPED_BUNDLE } from "./nodes/project_paths.ts";
+import {
+  EXPERIMENTS_DIR,
+  SHIPPED_BUNDLE,
+  SHIPPED_BUNDLES,
+} from "./nodes/project_paths.ts";
 import { serveLlmCommand } from "./llm/serve_llm_command.ts";
 
 /**
@@ -565,7 +569,10 @@ function _addTableCommands(program: Command, { ctxOf, setCode }: _Env): void {
     )
     .option(
       "--import <bundle>",
-      `first import this results bundle into the cache (a missing file is skipped; nothing cached is overwritten); \`./envsmith tables\` imports ${SHIPPED_BUNDLE}`,
+      `first import this results bundle into the cache (a missing file is skipped; nothing cached is overwritten; repeat for several); \`./envsmith tables\` imports ${
+        SHIPPED_BUNDLES.join(" and ")
+      }`,
+      (v: string, prev: string[] | undefined) => [...(prev ?? []), v],
     )
     .option(
       "--memo-out <file>",
@@ -583,7 +590,7 @@ function _addTableCommands(program: Command, { ctxOf, setCode }: _Env): void {
           "--set changes one experiment file: name it (./envsmith tables experiments/FILE.yaml --set PATH=VALUE)",
         );
       }
-      if (o.import !== undefined) await importResultsBundle(ctx, o.import);
+      for (const b of o.import ?? []) await importResultsBundle(ctx, b);
       files ??= [];
       setCode(
         await tablesCommand(ctx, files, {

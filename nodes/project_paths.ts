@@ -11,3 +11,17 @@ export const EXPERIMENTS_DIR = "experiments";
 
 /** The results bundle shipped with the project (`./envsmith tables` and `./envsmith report` import it). */
 export const SHIPPED_BUNDLE = "results/tables.esb.gz";
+
+/**
+ * The second shipped bundle: experiments computed on newer code than
+ * {@linkcode SHIPPED_BUNDLE}'s (the language-model experiments and the
+ * per-size form), kept apart so a re-export of them does not copy the large
+ * bundle into the history again. `./envsmith tables` and `report` import both.
+ */
+export const SHIPPED_EXTRA_BUNDLE = "results/extra.esb.gz";
+
+/** Every shipped bundle, in the order `tables` and `report` import them. */
+export const SHIPPED_BUNDLES: readonly string[] = [
+  SHIPPED_BUNDLE,
+  SHIPPED_EXTRA_BUNDLE,
+];

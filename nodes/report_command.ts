@@ -33,7 +33,7 @@ import {
 import { buildReport, DEFAULT_REPORT_FILE, secretEnvValues } from "./report.ts";
 import { intFlag } from "./_cli_io.ts";
 import { engineerPluginHandlers, projectEngineers } from "./engineers.ts";
-import { EXPERIMENTS_DIR, SHIPPED_BUNDLE } from "./project_paths.ts";
+import { EXPERIMENTS_DIR, SHIPPED_BUNDLES } from "./project_paths.ts";
 import type { EngineerRegistry } from "../engineer/registry.ts";
 
 /** Options of {@linkcode runReport}. */
@@ -42,8 +42,8 @@ export interface RunReportOptions {
   readonly out?: string;
   /** Failure cases per variant and source. @default 2 */
   readonly cases?: number;
-  /** A results bundle to import into the cache first (skipped with a note when the file does not exist). */
-  readonly import?: string;
+  /** Results bundles to import into the cache first, in order (each skipped with a note when the file does not exist). */
+  readonly import?: readonly string[];
 }
 
 /**
@@ -69,8 +69,8 @@ export async function runReport(
       "report: no experiment file given and no experiments/*.yaml has tables; e.g. ./envsmith report experiments/quick.yaml",
     );
   }
-  if (options.import !== undefined) {
-    await importResultsBundle(ctx, options.import);
+  for (const bundle of options.import ?? []) {
+    await importResultsBundle(ctx, bundle);
   }
   const out = options.out ?? DEFAULT_REPORT_FILE;
   const { html, experiments } = await buildReport(ctx, list, {
@@ -134,7 +134,10 @@ export function reportCommand(
     )
     .option(
       "--import <bundle>",
-      `first import this results bundle into the cache (a missing file is skipped; nothing cached is overwritten); \`./envsmith report\` imports ${SHIPPED_BUNDLE}`,
+      `first import this results bundle into the cache (a missing file is skipped; nothing cached is overwritten; repeat for several); \`./envsmith report\` imports ${
+        SHIPPED_BUNDLES.join(" and ")
+      }`,
+      (v: string, prev: string[] | undefined) => [...(prev ?? []), v],
     )
     .addHelpText(
       "after",

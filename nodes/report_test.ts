@@ -25,7 +25,7 @@ import {
   tableHtml,
 } from "./report_html.ts";
 import { niceTicks, shortNumber } from "./report_svg_charts.ts";
-import { SHIPPED_BUNDLE } from "./project_paths.ts";
+import { SHIPPED_BUNDLES } from "./project_paths.ts";
 
 // A tiny experiment: 2 stages of a few updates, two context variants run and a
 // third skipped (requires an unset variable), evaluation on two small suites.
@@ -687,7 +687,7 @@ Deno.test("report --import: a fresh cache shows the results of a bundle, as `den
     ...ctxOf(fresh),
     output: { out: () => {}, err: (l: string) => errs.push(l) },
   };
-  await runReport(ctx, [file], { out, import: bundle });
+  await runReport(ctx, [file], { out, import: [bundle] });
   assert.match(errs.join("\n"), /imported .*scores\.esb\.gz .*: 2 entries/);
   const page = Deno.readTextFileSync(out);
   const want = formatCell(
@@ -711,26 +711,28 @@ Deno.test("report --import: a fresh cache shows the results of a bundle, as `den
   );
   // A bundle that is not there is a note, not an error.
   errs.length = 0;
-  await runReport(ctx, [file], { out, import: join(dir, "nope.esb.gz") });
+  await runReport(ctx, [file], { out, import: [join(dir, "nope.esb.gz")] });
   assert.match(
     errs.join("\n"),
     /no results bundle at .*nope\.esb\.gz; using the cache only/,
   );
 });
 
-Deno.test("deno task tables and deno task report import the shipped bundle", () => {
+Deno.test("deno task tables and deno task report import the shipped bundles", () => {
   const tasks = (JSON.parse(
     Deno.readTextFileSync(new URL("../deno.json", import.meta.url)),
   ) as { tasks: Record<string, string> }).tasks;
   for (const t of ["tables", "report"]) {
     assert.ok(
-      tasks[t]!.endsWith(` ${t} --import ${SHIPPED_BUNDLE}`),
+      tasks[t]!.endsWith(
+        ` ${t} ${SHIPPED_BUNDLES.map((b) => `--import ${b}`).join(" ")}`,
+      ),
       `${t}: ${tasks[t]}`,
     );
   }
-  assert.ok(
-    Deno.statSync(new URL(`../${SHIPPED_BUNDLE}`, import.meta.url)).isFile,
-  );
+  for (const b of SHIPPED_BUNDLES) {
+    assert.ok(Deno.statSync(new URL(`../${b}`, import.meta.url)).isFile, b);
+  }
 });
 
 const CHROMIUM = _exists("/usr/bin/chromium");
