@@ -246,13 +246,16 @@ Deno.test("without the Python environment, trainee-to-trainer's keys are compute
         /^start\[seed=1\] \(and \d+ more nodes\): The LM trainer's Python environment .*empty is missing; create it with `deno task setup:lm`\.$/,
       );
     }
+    // `tables` remembered its comparison (comparisons/); `run` announced
+    // itself to gc (live/) and withdrew: no entry, blob or manifest.
     assert.deepEqual(
       [...Deno.readDirSync(cache)].map((e) => e.name).filter((n) =>
-        n !== "tmp"
+        !["tmp", "comparisons", "live"].includes(n)
       ),
       [],
       "run refused before it wrote anything",
     );
+    assert.deepEqual([...Deno.readDirSync(join(cache, "live"))], []);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
