@@ -158,7 +158,7 @@ Deno.test({
         const out = join(dir, `report-${cases}.html`);
         const code = await runReport(ctxOf(fresh), [file], {
           out,
-          import: bundle as string,
+          import: [bundle as string],
         });
         assert.equal(code, 0, "complete from the bundle");
         const html = Deno.readTextFileSync(out);
