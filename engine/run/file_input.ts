@@ -152,7 +152,12 @@ export function handFiles(
     // (named by the producer, its blob and the field: unique, and a
     // `.gguf` field keeps its extension)
     const name = ref.input.replace(/[^A-Za-z0-9_.-]/g, "_").slice(0, 100);
-    const copy = join(dir, `${name}-${ref.hash.slice(0, 12)}.${ref.field}`);
+    // Absolute: a node may resolve a relative path against its experiment
+    // file's folder, not the folder the cache was named from.
+    const copy = resolve(
+      dir,
+      `${name}-${ref.hash.slice(0, 12)}.${ref.field}`,
+    );
     const got = _stream(ref.path, copy);
     if (got !== ref.hash) {
       store.quarantine(ref.path);

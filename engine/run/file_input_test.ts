@@ -247,3 +247,26 @@ Deno.test("a file reference resolves to an absolute path when the cache was give
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("a handed copy's path is absolute when it is handed into a relative folder (a relative cache)", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "envsmith-file-input-" });
+  try {
+    const store = new Store(relative(Deno.cwd(), dir));
+    const blob = store.writeBlob(new TextEncoder().encode("w"), "x/y");
+    const ref = {
+      path: resolve(store.blobPath(blob.$blob)),
+      hash: blob.$blob,
+      input: "m",
+      field: "gguf",
+    };
+    const into = relative(Deno.cwd(), join(dir, "tmp", "in-x"));
+    const handed = handFiles(store, [ref], { file: ref.path }, into);
+    const copy = (handed.params as { file: string }).file;
+    assert.ok(isAbsolute(copy), copy);
+    assert.ok(copy.endsWith(".gguf"), copy);
+    assert.equal(await Deno.readTextFile(copy), "w");
+    removeHanded(into);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
