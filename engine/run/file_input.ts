@@ -15,7 +15,7 @@
  * @module
  */
 import { createHash } from "node:crypto";
-import { join, resolve } from "node:path";
+import { resolve } from "node:path";
 import { MAX_BLOB_BYTES, type Store } from "../cache/store.ts";
 import { CorruptEntryError } from "../errors.ts";
 import { NotRegularFileError, openRegularFile } from "../regular_file.ts";
