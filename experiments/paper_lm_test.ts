@@ -8,10 +8,9 @@
  * over real `evaluate` values.
  */
 import assert from "node:assert/strict";
-import { createHash } from "node:crypto";
 import { join } from "node:path";
 import * as v from "valibot";
-import type { BlobRef, Json, NodeContext } from "@envsmith/engine/kind";
+import type { Json } from "@envsmith/engine/kind";
 import { compileExperiment } from "@envsmith/engine/compile";
 import { buildTable, type Lookup } from "@envsmith/engine/tables";
 import { allKinds } from "../mod.ts";
@@ -19,6 +18,7 @@ import { generatePaperGrid } from "../mapf/paper_grid.ts";
 import { requirementsDigest } from "../nodes/lm_env.ts";
 import { kind as evaluate } from "../nodes/evaluate.ts";
 import { kind as policyInit } from "../nodes/policy_init.ts";
+import { memoryContext } from "../nodes/_memory_context.ts";
 
 const CLI = new URL("../cli.ts", import.meta.url).pathname;
 const FILE = new URL("./paper-lm.yaml", import.meta.url).pathname;
@@ -40,29 +40,6 @@ async function cli(args: string[], env: Record<string, string>) {
   }).output();
   const d = new TextDecoder();
   return { code: o.code, out: d.decode(o.stdout), err: d.decode(o.stderr) };
-}
-
-function ctx(aux: string): NodeContext {
-  const blobs = new Map<string, Uint8Array>();
-  return {
-    id: "n",
-    key: "k".repeat(64),
-    seed: 1,
-    signal: new AbortController().signal,
-    workDir: aux,
-    auxDir: aux,
-    baseDir: aux,
-    progress: () => {},
-    log: () => {},
-    writeBlob(bytes: Uint8Array, media: string): Promise<BlobRef> {
-      const h = createHash("sha256").update(bytes).digest("hex");
-      blobs.set(h, bytes.slice());
-      return Promise.resolve({ $blob: h, size: bytes.length, media });
-    },
-    readBlob(ref: BlobRef) {
-      return Promise.resolve(blobs.get(ref.$blob)!);
-    },
-  };
 }
 
 Deno.test("paper-lm.yaml compiles with the registered kinds: the rows, 2-agent training forms, the grid, the engineers", () => {
@@ -155,7 +132,7 @@ Deno.test("paper-lm.yaml plans: 8 scores to run, the solver row skipped in one l
 Deno.test("paper-lm.yaml's table reads like the paper's: rows the models, the 21 cells with valid and optimal, a mean per agent count", async () => {
   const dir = await Deno.makeTempDir();
   try {
-    const c = ctx(dir);
+    const c = memoryContext(dir);
     const grid = generatePaperGrid({ perCell: 1, split: "test" }).instances;
     // real evaluate values (of a small MLP: an LM's value has the same shape)
     const values = new Map<number, Json>();

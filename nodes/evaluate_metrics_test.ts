@@ -1,7 +1,6 @@
 import assert from "node:assert/strict";
-import { createHash } from "node:crypto";
 import * as v from "valibot";
-import type { BlobRef, Json, NodeContext } from "@envsmith/engine/kind";
+import type { BlobRef, Json } from "@envsmith/engine/kind";
 import { startStubServer } from "../llm/stub_server.ts";
 import { type Instance, parseInstanceLines } from "../mapf/instance.ts";
 import { replayPlan } from "../mapf/replay.ts";
@@ -11,6 +10,7 @@ import { type PolicyRunner, rollout } from "../policy/rollout.ts";
 import { kind as evaluate } from "./evaluate.ts";
 import { kind as policyInit } from "./policy_init.ts";
 import { paperMetrics, readEpisodes } from "./evaluate_metrics.ts";
+import { memoryContext } from "./_memory_context.ts";
 
 // Two agents on a 2x3 grid: agent 0 (0,0) -> (0,2), agent 1 (1,0) -> (1,2);
 // the optimum is SoC 4, makespan 2 (both agents move right twice). The
@@ -122,36 +122,13 @@ Deno.test("paper metrics, stepping-policy path: rollouts of hand-made plans read
   expectReadings(readEpisodes(instances, episodes), "stepping policy");
 });
 
-function ctxWith(auxDir: string): NodeContext {
-  const blobs = new Map<string, Uint8Array>();
-  return {
-    id: "n",
-    key: "k".repeat(64),
-    seed: 42,
-    signal: new AbortController().signal,
-    workDir: auxDir,
-    auxDir,
-    baseDir: "/nonexistent",
-    progress: () => {},
-    log: () => {},
-    writeBlob(bytes: Uint8Array, media: string): Promise<BlobRef> {
-      const h = createHash("sha256").update(bytes).digest("hex");
-      blobs.set(h, bytes.slice());
-      return Promise.resolve({ $blob: h, size: bytes.length, media });
-    },
-    readBlob(ref: BlobRef) {
-      return Promise.resolve(blobs.get(ref.$blob)!);
-    },
-  };
-}
-
 Deno.test("paper metrics, language-model path: evaluate reads one-shot plans as valid-not-optimal, optimal, illegal, conflicting, with tokens per answer", async () => {
   const instances = NAMES.map((k, i) => inst(k, i));
   const texts = NAMES.map((k) => PLANS[k]!.text);
   await using stub = startStubServer((_req, i) => ({ reply: texts[i]! }));
   const aux = await Deno.makeTempDir();
   try {
-    const ctx = ctxWith(aux);
+    const ctx = memoryContext(aux, { seed: 42, baseDir: "/nonexistent" });
     const out = await evaluate.run(
       v.parse(evaluate.params, {
         policy: {
@@ -199,7 +176,7 @@ Deno.test("paper metrics, language-model path: evaluate reads one-shot plans as 
 Deno.test("paper metrics of an MLP policy through evaluate: consistent with success, and per cell", async () => {
   const aux = await Deno.makeTempDir();
   try {
-    const ctx = ctxWith(aux);
+    const ctx = memoryContext(aux, { seed: 42, baseDir: "/nonexistent" });
     const policy = (await policyInit.run(
       v.parse(policyInit.params, { hidden: [16], seed: 3 }),
       ctx,

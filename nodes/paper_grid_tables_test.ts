@@ -1,8 +1,7 @@
 import assert from "node:assert/strict";
-import { createHash } from "node:crypto";
 import { join } from "node:path";
 import * as v from "valibot";
-import type { BlobRef, Json, NodeContext } from "@envsmith/engine/kind";
+import type { Json } from "@envsmith/engine/kind";
 import { compileExperiment } from "@envsmith/engine/compile";
 import { buildTable, type Lookup } from "@envsmith/engine/tables";
 import { generatePaperGrid } from "../mapf/paper_grid.ts";
@@ -13,6 +12,7 @@ import { kind as evaluate } from "./evaluate.ts";
 import { importCommand } from "./import_command.ts";
 import { kind as policyInit } from "./policy_init.ts";
 import { runCommand } from "./_mapf_cli_test_util.ts";
+import { memoryContext } from "./_memory_context.ts";
 
 const YAML = `experiment: shape
 seed: 1
@@ -34,33 +34,10 @@ tables:
     over: seed
 `;
 
-function ctx(aux: string): NodeContext {
-  const blobs = new Map<string, Uint8Array>();
-  return {
-    id: "n",
-    key: "k".repeat(64),
-    seed: 1,
-    signal: new AbortController().signal,
-    workDir: aux,
-    auxDir: aux,
-    baseDir: aux,
-    progress: () => {},
-    log: () => {},
-    writeBlob(bytes: Uint8Array, media: string): Promise<BlobRef> {
-      const h = createHash("sha256").update(bytes).digest("hex");
-      blobs.set(h, bytes.slice());
-      return Promise.resolve({ $blob: h, size: bytes.length, media });
-    },
-    readBlob(ref: BlobRef) {
-      return Promise.resolve(blobs.get(ref.$blob)!);
-    },
-  };
-}
-
 Deno.test("an imported benchmark file and the generated grid give tables of the same shape: 21 cells x valid/optimal, a mean per agent count", async () => {
   const dir = await Deno.makeTempDir();
   try {
-    const c = ctx(dir);
+    const c = memoryContext(dir);
     const grid = generatePaperGrid({ perCell: 2, split: "test" }).instances;
     // the benchmark's file form: bare prompts under their ids
     const file = join(dir, "benchmark.jsonl");

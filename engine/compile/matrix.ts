@@ -57,8 +57,8 @@ export function readMatrix(c: Compilation, raw: unknown, seed = 0): void {
       const s = v.safeParse(SampledAxisSchema, values);
       if (s.success) c.axes.push(_sampledAxis(name, s.output, seed));
       else {
-        // (the file's schema reports it at its place) a placeholder, so
-        // references to the axis are not errors too
+        // The schema check reports the ill-formed axis at its place; one
+        // value stands in for it so references to the axis add no errors.
         c.axes.push({
           name,
           values: [{ label: "?", value: 0, requiresEnv: [] }],
