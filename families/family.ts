@@ -201,6 +201,14 @@ export interface EnvironmentFamily<
    */
   set(config: Config, path: string, value: number): Config;
   /**
+   * Optional: one curriculum step of `config` along dimension `path`
+   * (`dir` = +1 harder, -1 easier, a fraction for a smaller step), for a
+   * family whose dimensions move together (MAPF-FrozenLake's `size` grows
+   * the distance range with the map). Absent: engineers step with
+   * {@linkcode stepDimension} and `set`.
+   */
+  step?(config: Config, path: string, dir: number): Config;
+  /**
    * `count` instances from `config`, deterministic in (`config`, `seed`):
    * the same arguments give the same instances.
    */
@@ -242,6 +250,35 @@ export interface EnvironmentFamily<
   mix?(components: readonly FamilyComponent<Config>[]): Config;
   /** Optional: a batched environment for envsmith's own PPO. */
   readonly env?: BatchEnvironmentFactory<Instance>;
+}
+
+/**
+ * One curriculum step of `config` along `path` (`dir` = +1 harder, -1
+ * easier): the family's own `step` when it has one, else
+ * {@linkcode stepDimension} on the value `get` reads, written with `set`.
+ *
+ * @throws {RangeError} when `path` is not one of the family's dimensions.
+ */
+export function stepConfig<Config>(
+  family: EnvironmentFamily<Config>,
+  config: Config,
+  path: string,
+  dir: number,
+): Config {
+  const dim = dimension(family, path);
+  if (dim === undefined) {
+    throw new RangeError(
+      `family ${family.name} has no dimension "${path}" (dimensions: ${
+        family.dimensions.map((d) => d.path).join(", ")
+      })`,
+    );
+  }
+  if (family.step !== undefined) return family.step(config, path, dir);
+  return family.set(
+    config,
+    path,
+    stepDimension(dim, family.get(config, path), dir),
+  );
 }
 
 /** The dimension named `path` of `family`, or `undefined`. */

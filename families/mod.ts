@@ -28,6 +28,7 @@ export {
   type FamilyRng,
   type FamilySplit,
   type FamilySuite,
+  stepConfig,
   stepDimension,
 } from "./family.ts";
 export {
