@@ -53,6 +53,9 @@
  */
 import type * as v from "valibot";
 
+/** The family every node and engineer uses unless it names another. */
+export const DEFAULT_FAMILY = "mapf-frozenlake";
+
 /** One dimension of a family's configuration space. */
 export interface Dimension {
   /**
@@ -243,6 +246,18 @@ export interface EnvironmentFamily<
     previous: Config,
   ): { readonly config: Config; readonly repairs: readonly string[] };
   /**
+   * Optional: the part of a configuration a curriculum hardens from (for a
+   * mixture, its most developed component). Absent: the configuration
+   * itself.
+   */
+  leading?(config: Config): Config;
+  /**
+   * Optional: the order in which a curriculum develops dimensions (the
+   * `band` engineer's default order, ties of the `blind` schedule).
+   * Absent: the declared order of `dimensions`.
+   */
+  readonly curriculum?: readonly string[];
+  /**
    * Optional: a weighted mixture of configurations as one configuration
    * (the `dr` engineer's per-stage draws). Absent: the family has no
    * mixtures and `dr` uses one draw per stage.
@@ -328,4 +343,37 @@ export function stepDimension(
   const sign = dim.harder === "up" ? 1 : -1;
   const raw = value + sign * dir * dim.step;
   return clampToDimension(dim, Math.round(raw * 1e6) / 1e6);
+}
+
+/**
+ * Progress of dimension `path` of `config` from the `easy` preset (0) to
+ * the `hard` preset (1); it can leave [0, 1] beyond the presets. A
+ * dimension the presets do not move is measured over its bounds instead.
+ *
+ * @example
+ * ```ts ignore
+ * progress(family, family.presets.hard, "agents"); // 1
+ * ```
+ */
+export function progress<Config>(
+  family: EnvironmentFamily<Config>,
+  config: Config,
+  path: string,
+): number {
+  const e = family.get(family.presets.easy!, path);
+  const h = family.get(family.presets.hard!, path);
+  const x = family.get(config, path);
+  if (h !== e) return (x - e) / (h - e);
+  const d = dimension(family, path);
+  if (d === undefined || d.max === d.min) return 0;
+  return d.harder === "up"
+    ? (x - d.min) / (d.max - d.min)
+    : (d.max - x) / (d.max - d.min);
+}
+
+/** The order a curriculum develops `family`'s dimensions in. */
+export function curriculumOrder(
+  family: Pick<EnvironmentFamily, "curriculum" | "dimensions">,
+): readonly string[] {
+  return family.curriculum ?? family.dimensions.map((d) => d.path);
 }

@@ -18,6 +18,8 @@
 export {
   type BatchEnvironmentFactory,
   clampToDimension,
+  curriculumOrder,
+  DEFAULT_FAMILY,
   type Dimension,
   dimension,
   type EnvironmentFamily,
@@ -28,11 +30,11 @@ export {
   type FamilyRng,
   type FamilySplit,
   type FamilySuite,
+  progress,
   stepConfig,
   stepDimension,
 } from "./family.ts";
 export {
-  DEFAULT_FAMILY,
   familyProblem,
   FamilyRegistrationError,
   FamilyRegistry,

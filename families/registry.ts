@@ -20,10 +20,9 @@
  * @module
  */
 import { didYouMean } from "@envsmith/engine/suggest";
-import type { EnvironmentFamily } from "./family.ts";
+import { DEFAULT_FAMILY, type EnvironmentFamily } from "./family.ts";
 
-/** The family every node and experiment uses unless it names another. */
-export const DEFAULT_FAMILY = "mapf-frozenlake";
+export { DEFAULT_FAMILY };
 
 /** A name a family may have. */
 const _NAME_RE = /^[A-Za-z][A-Za-z0-9_.-]*$/;

@@ -167,6 +167,20 @@ export const MAPF_DIMENSIONS: readonly Dimension[] = [
   ),
 ];
 
+/**
+ * The order a curriculum develops MAPF-FrozenLake in (the `band`
+ * engineer's default): what makes agents interact first.
+ */
+export const MAPF_CURRICULUM: readonly string[] = [
+  "agents",
+  "interaction",
+  "hole_density",
+  "corridors",
+  "size",
+  "slip",
+  "horizon",
+];
+
 function _dimOf(path: string): Dimension {
   const d = dimension({ dimensions: MAPF_DIMENSIONS }, path);
   if (d === undefined) {
@@ -212,11 +226,13 @@ function _set(config: AnyEnvConfig, path: string, value: number): AnyEnvConfig {
   };
 }
 
-/** The dimension's value in the leading edge of a configuration. */
+/**
+ * The dimension's value in the leading edge of a configuration (an
+ * absolute horizon reads as steps / 16, as the curriculum measures it).
+ */
 function _get(config: AnyEnvConfig, path: string): number {
   _dimOf(path);
   const c = frontier(config);
-  if (path === "horizon" && !("factor" in c.horizon)) return c.horizon.steps;
   if (path === "hole_clustering") return c.hole_clustering;
   return dimValue(c, path as CurriculumDim);
 }
@@ -306,6 +322,8 @@ export const mapfFrozenLake: EnvironmentFamily<
   ) as unknown as v.GenericSchema<unknown, AnyEnvConfig>,
   dimensions: MAPF_DIMENSIONS,
   presets: PRESETS,
+  leading: frontier,
+  curriculum: MAPF_CURRICULUM,
   get: _get,
   set: (config, path, value) => parseEnvConfig(_set(config, path, value)),
   step(config, path, dir) {

@@ -6,11 +6,17 @@ import { Rng } from "../../mapf/rng.ts";
 import { step } from "../../engineer/config_ops.ts";
 import { stepConfig } from "../family.ts";
 import { familyProblem } from "../registry.ts";
-import { MAPF_DIMENSIONS, mapfFrozenLake as F } from "./family.ts";
+import { DEFAULT_BAND_ORDER } from "../../engineer/band.ts";
+import {
+  MAPF_CURRICULUM,
+  MAPF_DIMENSIONS,
+  mapfFrozenLake as F,
+} from "./family.ts";
 
 Deno.test("mapf-frozenlake: a complete family with easy/medium/hard presets", () => {
   assert.equal(familyProblem(F, "test"), null);
   assert.deepEqual(Object.keys(F.presets), ["easy", "medium", "hard"]);
+  assert.deepEqual(MAPF_CURRICULUM, DEFAULT_BAND_ORDER);
   assert.deepEqual(
     MAPF_DIMENSIONS.map((d) => `${d.path}:${d.harder}`),
     [
