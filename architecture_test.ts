@@ -309,6 +309,7 @@ const DIGEST_FILES: Record<string, readonly string[]> = {
     "engine/run/exec_kind.ts",
   ],
   "generate": [
+    "families/family.ts",
     "mapf/exact_optimum.ts",
     "mapf/generator.ts",
     "mapf/grid.ts",
@@ -325,6 +326,7 @@ const DIGEST_FILES: Record<string, readonly string[]> = {
     "mapf/suites.ts",
     "nodes/_values.ts",
     "nodes/generate.ts",
+    "nodes/generate_family.ts",
     "nodes/level_set.ts",
     "nodes/level_set_io.ts",
     "schemas/env_config.ts",
