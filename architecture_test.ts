@@ -799,6 +799,7 @@ async function projectCopy(prefix: string): Promise<string> {
   for (
     const f of [
       "engine",
+      "families",
       "mapf",
       "policy",
       "engineer",

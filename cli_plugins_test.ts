@@ -126,7 +126,7 @@ Deno.test("plugins: a TypeScript engineer, kind and executor from a file outside
     const list = await cli(["--plugins", plugin, "engineers"]);
     assert.match(
       list.out,
-      /^agentsplus: adds agents to a plain config\n {2}by: agents added per stage$/m,
+      /^agentsplus: adds agents to a plain config \[families: mapf-frozenlake\]\n {2}by: agents added per stage$/m,
     );
     assert.match(
       list.out,
@@ -239,7 +239,7 @@ Deno.test("plugins: a module that is missing, does not load, exports nothing, ta
       ],
       [
         "empty.ts",
-        /: the module exports nothing to register; export "kinds", "executors", "engineers" \(arrays\)$/,
+        /: the module exports nothing to register; export "kinds", "executors", "engineers", "families" \(arrays\)$/,
       ],
       [
         "taken.ts",
