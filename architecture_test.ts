@@ -380,6 +380,7 @@ const DIGEST_FILES: Record<string, readonly string[]> = {
     "policy/kernels/obs.wasm",
     "policy/learner.ts",
     "policy/level_sampler.ts",
+    "policy/mapf_training_env.ts",
     "policy/mlp.ts",
     "policy/observation.ts",
     "policy/observation_encoder.ts",

@@ -62,6 +62,13 @@ export interface InitOptions {
   obs?: ObsSpec;
   /** Initialisation seed. @default 0 */
   seed?: number;
+  /**
+   * Values per observation row, for another family's environment (its
+   * `observationSize`). @default the size of `obs`
+   */
+  inputSize?: number;
+  /** Number of actions, for another family's environment. @default ACTIONS */
+  actions?: number;
 }
 
 /**
@@ -79,9 +86,9 @@ export interface InitOptions {
 export function initCheckpoint(options: InitOptions = {}): Checkpoint {
   const obs = checkObsSpec(options.obs ?? DEFAULT_OBS);
   const net = Mlp.init({
-    inputSize: obsSize(obs),
+    inputSize: options.inputSize ?? obsSize(obs),
     hidden: options.hidden ?? [64, 64],
-    actions: ACTIONS,
+    actions: options.actions ?? ACTIONS,
     activation: options.activation ?? "tanh",
   }, { seed: options.seed ?? 0 });
   return {

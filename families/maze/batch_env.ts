@@ -313,3 +313,19 @@ export class MazeBatchEnv {
     }
   }
 }
+
+/**
+ * The trainer's view of `mazes`: their count and a builder of batched
+ * environments over them (what `Trainer` takes in place of a MAPF pool).
+ */
+export function mazeTrainingSource(mazes: readonly Maze[]): {
+  readonly count: number;
+  create(
+    options: { readonly envs: number; readonly seed: number },
+  ): MazeBatchEnv;
+} {
+  return {
+    count: mazes.length,
+    create: (options) => new MazeBatchEnv(mazes, { envs: options.envs }),
+  };
+}
