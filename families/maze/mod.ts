@@ -14,4 +14,4 @@ export * from "./batch_env.ts";
 export * from "./diagnosis.ts";
 export * from "./evaluate.ts";
 export * from "./random.ts";
-export * from "./maze_family.ts";
+export * from "./family.ts";

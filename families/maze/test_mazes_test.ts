@@ -5,7 +5,7 @@ import {
   shortestPath,
   wallDensity,
 } from "./maze.ts";
-import { mazeFamily } from "./maze_family.ts";
+import { mazeFamily } from "./family.ts";
 import { mazeFailureCases, mazeStatistics } from "./diagnosis.ts";
 import { renderMaze } from "./render.ts";
 import { testMazes } from "./test_mazes.ts";
@@ -32,12 +32,12 @@ Deno.test("test mazes: shapes, solvability, path lengths of the named layouts", 
 });
 
 Deno.test("family: suites by split, ids stable and content-bound, diagnosis numbers", () => {
-  assert.equal(mazeFamily.suites.heldout.split, "test");
-  assert.equal(mazeFamily.suites.validation.instances(10).length, 10);
-  const [a] = mazeFamily.suites.validation.instances(1);
+  assert.equal(mazeFamily.suites.heldout!.split, "test");
+  assert.equal(mazeFamily.suites.validation!.instances(10).length, 10);
+  const [a] = mazeFamily.suites.validation!.instances(1);
   assert.equal(
     mazeFamily.instanceId(a!),
-    mazeFamily.instanceId(mazeFamily.suites.validation.instances(1)[0]!),
+    mazeFamily.instanceId(mazeFamily.suites.validation!.instances(1)[0]!),
   );
   const walls = a!.walls.slice();
   const c = a!.start === 0 ? 1 : 0;

@@ -8,6 +8,7 @@
  *
  * @module
  */
+import type { EnvironmentFamily } from "../family.ts";
 import { MazeBatchEnv } from "./batch_env.ts";
 import {
   getMazeValue,
@@ -31,6 +32,11 @@ import { testMazes } from "./test_mazes.ts";
 
 /** Seed of the validation suite (disjoint from training seeds in practice: engineers draw theirs). */
 export const VALIDATION_SEED = 0x7a11d;
+
+/** The validation suite: `count` generated mazes at the `medium` preset (the literature's 13x13 grid). */
+export function validationMazes(count = 100): Maze[] {
+  return generateMazes(MAZE_PRESETS.medium!, VALIDATION_SEED, count);
+}
 
 /** FNV-1a of a maze's contents, as 8 hex digits. */
 export function mazeDigest(m: Maze): string {
@@ -57,7 +63,15 @@ export function mazeDigest(m: Maze): string {
 }
 
 /** The maze family. */
-export const mazeFamily = {
+export const mazeFamily: EnvironmentFamily<MazeConfig, Maze, MazeEpisode> & {
+  readonly env: {
+    readonly module: string;
+    create(
+      instances: readonly Maze[],
+      options: { readonly envs: number; readonly seed: number },
+    ): MazeBatchEnv;
+  };
+} = {
   name: "maze",
   description:
     "maze navigation of the environment-design literature: one agent, 5x5 egocentric view, walls, a goal",
@@ -79,15 +93,14 @@ export const mazeFamily = {
     heldout: {
       description:
         "the named held-out mazes of the literature (SixteenRooms, Labyrinth, StandardMaze, corridors, perfect mazes)",
-      split: "test" as const,
+      split: "test",
       instances: (): Maze[] => testMazes(),
     },
     validation: {
       description:
         "generated 13x13 mazes at the medium preset (wall density 0.15)",
-      split: "validation" as const,
-      instances: (count = 100): Maze[] =>
-        generateMazes(MAZE_PRESETS.medium!, VALIDATION_SEED, count),
+      split: "validation",
+      instances: validationMazes,
     },
   },
   diagnosis: {
