@@ -4,7 +4,11 @@ import {
   MAZE_OBS_SIZE,
   mazeTrainingSource,
 } from "../families/maze/batch_env.ts";
-import { initCheckpoint, saveCheckpoint } from "./checkpoint.ts";
+import {
+  initCheckpoint,
+  loadCheckpoint,
+  saveCheckpoint,
+} from "./checkpoint.ts";
 import { Trainer } from "./trainer.ts";
 
 // a corridor: start at the west end facing east, goal at the east end
@@ -72,4 +76,21 @@ Deno.test("trainer refuses a network of the wrong width or action count for the 
     () => new Trainer(wrongAct, mazeTrainingSource([corridor])),
     /chooses among 5 actions but the environment has 3/,
   );
+});
+
+Deno.test("a checkpoint of another family's network saves and loads with its family and width; MAPF bytes carry no env entry", () => {
+  const ck = initCheckpoint({
+    hidden: [8],
+    seed: 1,
+    inputSize: MAZE_OBS_SIZE,
+    actions: MAZE_ACTIONS,
+    family: "maze",
+  });
+  const back = loadCheckpoint(saveCheckpoint(ck));
+  assert.deepEqual(back.env, { family: "maze", observationSize: 54 });
+  assert.equal(back.net.spec.actions, 3);
+  assert.deepEqual(back.net.params, ck.net.params);
+  const mapf = saveCheckpoint(initCheckpoint({ hidden: [8], seed: 1 }));
+  assert.equal(new TextDecoder().decode(mapf).includes("envsmith.env"), false);
+  assert.equal(loadCheckpoint(mapf).env, undefined);
 });
