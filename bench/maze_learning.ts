@@ -26,14 +26,15 @@ import {
   mazeTrainingSource,
 } from "../families/maze/batch_env.ts";
 import { MAZE_PRESETS } from "../families/maze/config.ts";
-import { evaluateMazes, type MazePolicy } from "../families/maze/evaluate.ts";
+import { evaluateMazes } from "../families/maze/evaluate.ts";
 import { generateMazes } from "../families/maze/generate.ts";
 import { type Maze, MAZE_ACTIONS } from "../families/maze/maze.ts";
 import { validationMazes } from "../families/maze/family.ts";
 import { testMazes } from "../families/maze/test_mazes.ts";
 import { MazeRng } from "../families/maze/random.ts";
 import { initCheckpoint } from "../policy/checkpoint.ts";
-import { type Mlp, MlpWorkspace } from "../policy/mlp.ts";
+import type { Mlp } from "../policy/mlp.ts";
+import { mlpMazePolicy } from "../nodes/maze_evaluate.ts";
 import { Trainer } from "../policy/trainer.ts";
 
 function arg(name: string, dflt: string): string {
@@ -50,36 +51,14 @@ const steps = Number(arg("steps", "64"));
 const poolEvery = Number(arg("pool-every", "50"));
 const entropy = Number(arg("entropy", "0.01"));
 
-/** Sampled actions from the network's softmax (seeded). */
-function sampler(net: Mlp, rng: MazeRng): MazePolicy {
-  let ws = new MlpWorkspace(net.spec, 1);
-  return (obs, n, act) => {
-    if (ws.capacity < n) ws = new MlpWorkspace(net.spec, n);
-    net.forward(obs, n, ws);
-    const A = MAZE_ACTIONS, st = ws.stride;
-    for (let r = 0; r < n; r++) {
-      let mx = -Infinity;
-      for (let a = 0; a < A; a++) mx = Math.max(mx, ws.out[r * st + a]!);
-      let z = 0;
-      for (let a = 0; a < A; a++) z += Math.exp(ws.out[r * st + a]! - mx);
-      let u = rng.float() * z, pick = A - 1;
-      for (let a = 0; a < A; a++) {
-        u -= Math.exp(ws.out[r * st + a]! - mx);
-        if (u < 0) {
-          pick = a;
-          break;
-        }
-      }
-      act[r] = pick;
-    }
-  };
-}
-
 function solveRate(net: Mlp, mazes: readonly Maze[]): number {
   let s = 0, n = 0;
   for (let pass = 0; pass < 4; pass++) {
     for (
-      const ep of evaluateMazes(mazes, sampler(net, new MazeRng(pass, 77)))
+      const ep of evaluateMazes(
+        mazes,
+        mlpMazePolicy(net, new MazeRng(pass, 77)),
+      )
     ) {
       s += ep.success ? 1 : 0;
       n++;

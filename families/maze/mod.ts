@@ -15,3 +15,4 @@ export * from "./diagnosis.ts";
 export * from "./evaluate.ts";
 export * from "./random.ts";
 export * from "./family.ts";
+export * from "./maze_json.ts";
