@@ -11,7 +11,7 @@
 import type { Command } from "@commander-js/extra-typings";
 import type { NodeKind } from "@envsmith/engine/kind";
 import type { Output } from "@envsmith/engine/cli";
-import { kind as generate } from "./generate.ts";
+import { generateKind } from "./generate.ts";
 import { kind as policyInit } from "./policy_init.ts";
 import { kind as train } from "./train.ts";
 import { kind as rollout } from "./rollout.ts";
@@ -28,6 +28,8 @@ import { redesignSizesKind } from "./redesign_sizes.ts";
 import { sizeEngineers } from "./size_engineers.ts";
 import { engineers } from "./engineers.ts";
 import type { EngineerRegistry } from "../engineer/registry.ts";
+import type { FamilyRegistry } from "../families/registry.ts";
+import { families as builtinFamilies } from "./families.ts";
 import { redesignCommand } from "./redesign_command.ts";
 import { diagnoseCommand } from "./diagnose_command.ts";
 import { generateCommand } from "./generate_command.ts";
@@ -45,17 +47,20 @@ import { reportCommand } from "./report_command.ts";
  * `redesign` kind over `registry` (the CLI passes a registry per invocation,
  * into which plugin modules register their engineers).
  */
-// deno-lint-ignore no-explicit-any
-export function domainKinds(registry: EngineerRegistry): NodeKind<any>[] {
+export function domainKinds(
+  registry: EngineerRegistry,
+  families: FamilyRegistry = builtinFamilies,
+  // deno-lint-ignore no-explicit-any
+): NodeKind<any>[] {
   return [
     // one line per kind, e.g. `generate,` imported from "./generate.ts"
-    generate,
+    generateKind(families),
     policyInit,
     train,
     rollout,
     evaluate,
     diagnose,
-    redesignKind(registry),
+    redesignKind(registry, families),
     lmInit,
     trainLm,
     generateSizes,
