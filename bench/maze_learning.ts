@@ -34,7 +34,7 @@ import { testMazes } from "../families/maze/test_mazes.ts";
 import { MazeRng } from "../families/maze/random.ts";
 import { initCheckpoint } from "../policy/checkpoint.ts";
 import type { Mlp } from "../policy/mlp.ts";
-import { mlpMazePolicy } from "../nodes/maze_evaluate.ts";
+import { mazeSuite, mlpMazePolicy } from "../nodes/maze_evaluate.ts";
 import { Trainer } from "../policy/trainer.ts";
 
 function arg(name: string, dflt: string): string {
@@ -51,21 +51,28 @@ const steps = Number(arg("steps", "64"));
 const poolEvery = Number(arg("pool-every", "50"));
 const entropy = Number(arg("entropy", "0.01"));
 
-function solveRate(net: Mlp, mazes: readonly Maze[]): number {
+/** Solve rate over all mazes, and per named maze (its `#k` variants together). */
+function solveRates(
+  net: Mlp,
+  mazes: readonly Maze[],
+): { all: number; by: Record<string, number> } {
   let s = 0, n = 0;
+  const by: Record<string, [number, number]> = {};
   for (let pass = 0; pass < 4; pass++) {
-    for (
-      const ep of evaluateMazes(
-        mazes,
-        mlpMazePolicy(net, new MazeRng(pass, 77)),
-      )
-    ) {
+    const policy = mlpMazePolicy(net, new MazeRng(pass, 77));
+    for (const ep of evaluateMazes(mazes, policy)) {
       s += ep.success ? 1 : 0;
       n++;
+      const x = by[mazeSuite(ep.instance)] ??= [0, 0];
+      x[0] += ep.success ? 1 : 0;
+      x[1]++;
     }
   }
-  return s / n;
+  const rates = Object.entries(by).map(([k, [a, b]]) => [k, a / b]);
+  return { all: s / n, by: Object.fromEntries(rates) };
 }
+const solveRate = (net: Mlp, mazes: readonly Maze[]) =>
+  solveRates(net, mazes).all;
 
 const ck = initCheckpoint({
   hidden,
@@ -127,8 +134,12 @@ const result = {
   train_success: lastSuccess,
   easy: solveRate(ck.net, sets.easy),
   validation: solveRate(ck.net, sets.validation),
-  heldout: solveRate(ck.net, sets.heldout),
+  heldout: 0,
+  heldout_by_maze: {} as Record<string, number>,
 };
+const held = solveRates(ck.net, sets.heldout);
+result.heldout = held.all;
+result.heldout_by_maze = held.by;
 console.log(JSON.stringify(result));
 console.log(
   `| ${mode} | ${hidden.join("x")} | ${lr} | ${minutes} min | ${updates} | ${
