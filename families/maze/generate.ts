@@ -38,7 +38,7 @@ export function generateMaze(
   const order = new Int32Array(cells);
   for (let attempt = 0; attempt < GENERATE_ATTEMPTS; attempt++) {
     for (let i = 0; i < cells; i++) order[i] = i;
-    const walls = new Uint8Array(cells);
+    const walls: number[] = new Array(cells).fill(0);
     // partial Fisher-Yates: the first nWalls cells of a random order are walls
     for (let i = 0; i < nWalls; i++) {
       const j = i + rng.int(cells - i);

@@ -37,8 +37,11 @@ export interface Maze {
   readonly width: number;
   /** Rows. */
   readonly height: number;
-  /** `1` for a wall, `0` for free, per cell. */
-  readonly walls: Uint8Array;
+  /**
+   * `1` for a wall, `0` for free, per cell (a plain array, so a maze is a
+   * JSON value as family instances are).
+   */
+  readonly walls: readonly number[];
   /** The agent's start cell. */
   readonly start: number;
   /** The agent's start direction (0 east, 1 south, 2 west, 3 north). */
@@ -138,8 +141,11 @@ export function checkMaze(maze: Maze): string | undefined {
   ) {
     return `maze "${maze.name}": size ${w}x${h} is outside 2..${MAX_SIDE}`;
   }
-  if (!(maze.walls instanceof Uint8Array) || maze.walls.length !== w * h) {
-    return `maze "${maze.name}": walls must hold ${w * h} cells`;
+  if (
+    !Array.isArray(maze.walls) || maze.walls.length !== w * h ||
+    maze.walls.some((x) => x !== 0 && x !== 1)
+  ) {
+    return `maze "${maze.name}": walls must hold ${w * h} cells of 0 or 1`;
   }
   for (
     const [what, c] of [["start", maze.start], ["goal", maze.goal]] as const
@@ -185,7 +191,7 @@ export function mazeFromRows(
 ): Maze {
   const grid = rows.map((r) => r.replaceAll(" ", ""));
   const height = grid.length, width = grid[0]!.length;
-  const walls = new Uint8Array(width * height);
+  const walls: number[] = new Array(width * height).fill(0);
   grid.forEach((row, r) => {
     if (row.length !== width) {
       throw new RangeError(

@@ -82,7 +82,7 @@ export function parseMazeLines(text: string): Maze[] {
       return [p[0], p[1]];
     };
     const width = (rows[0] as string).length, height = rows.length;
-    const walls = new Uint8Array(width * height);
+    const walls: number[] = new Array(width * height).fill(0);
     rows.forEach((r: string, y: number) => {
       if (r.length !== width) {
         throw new MazeFormatError(

@@ -46,7 +46,7 @@ Deno.test("checkMaze names what is wrong", () => {
   );
   assert.match(checkMaze({ ...corridor, dir: 4 })!, /direction 4/);
   assert.match(
-    checkMaze({ ...corridor, walls: new Uint8Array(3) })!,
+    checkMaze({ ...corridor, walls: [0, 0, 0] })!,
     /15 cells/,
   );
   assert.equal(wallDensity(corridor), 4 / 15);

@@ -259,7 +259,7 @@ export const TEST_MAZE_NAMES: readonly string[] = [
  */
 export function perfectMaze(name: string, side: number, seed: number): Maze {
   const rng = new MazeRng(seed, 0x5eed);
-  const walls = new Uint8Array(side * side).fill(1);
+  const walls: number[] = new Array(side * side).fill(1);
   const k = (side + 1) >> 1; // lattice cells per row
   const seen = new Uint8Array(k * k);
   const stack: number[] = [rng.int(k * k)];
