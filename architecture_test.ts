@@ -548,10 +548,10 @@ const DIGEST_FILES: Record<string, readonly string[]> = {
 const ENGINEER_FILES: Record<string, readonly string[]> = {
   "fixed": ["engineer/fixed.ts"],
   "random": [
-    "engineer/config_ops.ts",
+    "engineer/engineer_kind.ts",
     "engineer/random.ts",
+    "families/family.ts",
     "mapf/rng.ts",
-    "schemas/env_config.ts",
   ],
   "rules": [
     "engineer/config_ops.ts",
@@ -611,8 +611,10 @@ const ENGINEER_FILES: Record<string, readonly string[]> = {
     "engineer/config_ops.ts",
     "engineer/engineer_kind.ts",
     "engineer/exec.ts",
+    "engineer/family_reply.ts",
     "engineer/reply_check.ts",
     "engineer/reply_format.ts",
+    "families/family.ts",
     "llm/errors.ts",
     "llm/gbnf.ts",
     "llm/json_extract.ts",
@@ -631,15 +633,15 @@ const ENGINEER_FILES: Record<string, readonly string[]> = {
   "dr-stage": [
     "engineer/config_ops.ts",
     "engineer/dr.ts",
+    "engineer/engineer_kind.ts",
     "mapf/box.ts",
     "mapf/rng.ts",
     "schemas/env_config.ts",
   ],
   "band": [
     "engineer/band.ts",
-    "engineer/config_ops.ts",
     "engineer/engineer_kind.ts",
-    "schemas/env_config.ts",
+    "families/family.ts",
   ],
 };
 
