@@ -218,8 +218,11 @@ export function drEngineer(options: DrOptions): Engineer {
 /** Schema of a box parameter (`dimension: [lo, hi]`); the family checks it at plan. */
 export const BoxSchema = v.record(
   v.string(),
-  v.tuple([v.number(), v.number()], "a box range is [lo, hi], two numbers"),
-);
+  v.pipe(
+    v.array(v.number("a box range is [lo, hi], two numbers")),
+    v.length(2, "a box range is [lo, hi], two numbers"),
+  ),
+) as unknown as v.GenericSchema<unknown, FamilyBox>;
 
 /** The `dr-stage` engineer kind: `engineer: { name: dr-stage, box?, draws? }`. */
 export const engineer: EngineerKind<

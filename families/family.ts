@@ -399,3 +399,41 @@ export function curriculumOrder(
 ): readonly string[] {
   return family.curriculum ?? family.dimensions.map((d) => d.path);
 }
+
+/**
+ * A mutation of `family` whose result is not a valid instance: names the
+ * family, what its `check` said, and the fix.
+ */
+export class MalformedMutationError extends TypeError {
+  /** The family. */
+  readonly family: string;
+  /** Build the error. */
+  constructor(family: string, why: string) {
+    super(
+      `family ${family}: mutate returned a malformed instance (${why}); fix the family's mutate so every result passes its check (or return null when no edit applies)`,
+    );
+    this.name = "MalformedMutationError";
+    this.family = family;
+  }
+}
+
+/**
+ * ACCEL's edit on `family`, checked: the mutated instance, `null` when the
+ * family cannot edit it (no `mutate`, or no edit applies).
+ *
+ * @throws {MalformedMutationError} when the result fails the family's
+ * `check`.
+ */
+export function checkedMutation<Instance>(
+  family: EnvironmentFamily<unknown, Instance>,
+  instance: Instance,
+  rng: FamilyRng,
+  seed: number,
+): Instance | null {
+  if (family.mutate === undefined) return null;
+  const out = family.mutate(instance, rng, seed);
+  if (out === null) return null;
+  const why = family.check(out);
+  if (why !== undefined) throw new MalformedMutationError(family.name, why);
+  return out;
+}

@@ -17,6 +17,7 @@
  */
 export {
   type BatchEnvironmentFactory,
+  checkedMutation,
   clampToDimension,
   curriculumOrder,
   DEFAULT_FAMILY,
@@ -30,6 +31,7 @@ export {
   type FamilyRng,
   type FamilySplit,
   type FamilySuite,
+  MalformedMutationError,
   progress,
   stepConfig,
   stepDimension,

@@ -1,6 +1,12 @@
 import assert from "node:assert/strict";
 import { lineFamily } from "./_test_family.ts";
-import { clampToDimension, dimension, stepDimension } from "./family.ts";
+import {
+  checkedMutation,
+  clampToDimension,
+  dimension,
+  MalformedMutationError,
+  stepDimension,
+} from "./family.ts";
 import {
   FamilyRegistrationError,
   FamilyRegistry,
@@ -92,4 +98,27 @@ Deno.test("dimension helpers: lookup, clamp, one step toward harder or easier", 
   };
   assert.equal(stepDimension(down, 0.3, +1), 0.2);
   assert.equal(stepDimension(down, 0.3, -0.5), 0.35);
+});
+
+Deno.test("checkedMutation: a valid edit passes, a malformed one is one line naming the family and the fix", () => {
+  const f = lineFamily();
+  const rng = { float: () => 0.5, int: () => 1 };
+  const inst = f.generate(f.presets.medium!, 1, 1)[0]!;
+  const edited = checkedMutation(f, inst, rng, 3)!;
+  assert.equal(edited.length, inst.length + 1);
+  assert.equal(edited.id, `${inst.id}-m3`);
+  const broken = {
+    ...f,
+    name: "broken",
+    mutate: (i: typeof inst) => ({ ...i, gaps: [42] }),
+  };
+  assert.throws(
+    () => checkedMutation(broken, inst, rng, 3),
+    (e: Error) =>
+      e instanceof MalformedMutationError &&
+      e.message ===
+        `family broken: mutate returned a malformed instance (line ${inst.id}: a gap lies off the line); fix the family's mutate so every result passes its check (or return null when no edit applies)`,
+  );
+  const { mutate: _m, ...noEdit } = f;
+  assert.equal(checkedMutation(noEdit, inst, rng, 3), null);
 });
