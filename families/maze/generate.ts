@@ -3,7 +3,10 @@
  * density (the literature's domain randomisation places a number of blocks
  * the same way), a random start cell and direction, and a goal drawn
  * uniformly among the free cells whose shortest-path distance from the start
- * lies in the configured band. Only solvable mazes are returned.
+ * lies in the configured band; when 180 draws find no such cell, the last
+ * draws clip the band to the distances they reach (a band beyond the grid's
+ * reach puts the goal at the farthest cells, so every configuration of the
+ * space generates). Only solvable mazes are returned.
  *
  * Instance `i` of `generate(config, seed, count)` depends on (`config`,
  * `seed`, `i`) only, so a longer request extends a shorter one.
@@ -11,13 +14,15 @@
  * @module
  */
 import type { MazeConfig } from "./config.ts";
-import { goalDistances, type Maze, UNREACHABLE } from "./maze.ts";
+import { goalDistances, type Maze } from "./maze.ts";
 import { MazeRng } from "./random.ts";
 
-/** Attempts per instance before the configuration is declared unsatisfiable. */
+/** Draws per instance. */
 export const GENERATE_ATTEMPTS = 200;
+/** The last draws, which clip the distance band to what the draw reaches. */
+export const CLIPPED_ATTEMPTS = 20;
 
-/** The generator could not place a goal in the configured band. */
+/** The generator found no start with a reachable cell. */
 export class MazeGenerationError extends RangeError {
   /** An error naming the configuration and the fix. */
   constructor(message: string) {
@@ -60,22 +65,28 @@ export function generateMaze(
       goal: start,
       maxSteps: 1,
     });
+    let dmax = 0;
+    for (let c = 0; c < cells; c++) dmax = Math.max(dmax, dist[c]!);
+    if (dmax < 1) continue; // the start is walled in
+    // the band; on the last tries, clipped to the distances this draw
+    // reaches (BFS distances run 1..dmax without gaps, so it is not empty)
+    const clip = attempt >= GENERATE_ATTEMPTS - CLIPPED_ATTEMPTS;
+    const lo = clip
+      ? Math.min(config.goal.min_distance, dmax)
+      : config.goal.min_distance;
+    const hi = clip
+      ? Math.max(lo, Math.min(config.goal.max_distance, dmax))
+      : config.goal.max_distance;
     let n = 0;
     for (let c = 0; c < cells; c++) {
       const d = dist[c]!;
-      if (
-        d !== UNREACHABLE && d >= config.goal.min_distance &&
-        d <= config.goal.max_distance
-      ) n++;
+      if (d >= lo && d <= hi) n++;
     }
     if (n === 0) continue;
     let k = rng.int(n), goal = -1;
     for (let c = 0; c < cells && goal < 0; c++) {
       const d = dist[c]!;
-      if (
-        d !== UNREACHABLE && d >= config.goal.min_distance &&
-        d <= config.goal.max_distance && k-- === 0
-      ) goal = c;
+      if (d >= lo && d <= hi && k-- === 0) goal = c;
     }
     return {
       name: `s${seed >>> 0}i${index}`,
@@ -89,7 +100,7 @@ export function generateMaze(
     };
   }
   throw new MazeGenerationError(
-    `maze: no goal ${config.goal.min_distance}..${config.goal.max_distance} moves from the start in ${GENERATE_ATTEMPTS} tries at size ${side} and wall density ${config.walls.density}: lower goal.min_distance or walls.density, or raise size`,
+    `maze: the start was walled in ${CLIPPED_ATTEMPTS} times at size ${side} and wall density ${config.walls.density}: lower walls.density or raise size`,
   );
 }
 
