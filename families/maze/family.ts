@@ -79,6 +79,15 @@ export const mazeFamily: EnvironmentFamily<MazeConfig, Maze, MazeEpisode> & {
   schema: MazeConfigSchema,
   dimensions: MAZE_DIMENSIONS,
   presets: MAZE_PRESETS,
+  // the literature's domain randomisation: 13x13, random blocks (up to about
+  // 60, wall density 0.35), the goal anywhere reachable, 250 steps
+  box: {
+    size: [13, 13],
+    "walls.density": [0, 0.35],
+    "goal.min_distance": [1, 1],
+    "goal.max_distance": [200, 200],
+    max_steps: [250, 250],
+  },
   get: getMazeValue,
   set: setMazeValue,
   generate: (config: MazeConfig, seed: number, count: number): Maze[] =>
