@@ -10,7 +10,7 @@
  * ```ts
  * import assert from "node:assert/strict";
  * import { builtinFamilyRegistry } from "./builtins.ts";
- * assert.deepEqual(builtinFamilyRegistry().names(), ["mapf-frozenlake"]);
+ * assert.deepEqual(builtinFamilyRegistry().names(), ["mapf-frozenlake", "maze"]);
  * ```
  *
  * @module
@@ -18,11 +18,13 @@
 import type { EnvironmentFamily } from "./family.ts";
 import { FamilyRegistry } from "./registry.ts";
 import { mapfFrozenLake } from "./mapf_frozenlake/family.ts";
+import { mazeFamily } from "./maze/family.ts";
 
 /** Every built-in family, in the order `families` lists them. */
 export const builtinFamilies: readonly EnvironmentFamily[] = [
   // one line per family, e.g. `maze,` imported from "./maze/family.ts"
   mapfFrozenLake,
+  mazeFamily,
 ];
 
 /** A new registry holding the built-in families (plugins are registered into it). */

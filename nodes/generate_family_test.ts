@@ -33,7 +33,7 @@ Deno.test("generate on a family: plan refuses an unknown family, a config outsid
   const r = registry();
   assert.match(
     planError(r, { family: "lyne", config: {}, count: 2 }),
-    /^family: unknown family "lyne"; known families: mapf-frozenlake, line/,
+    /^family: unknown family "lyne"; known families: mapf-frozenlake, maze, line/,
   );
   assert.equal(
     planError(r, { family: "line", config: { length: 12, gaps: 0 } }),

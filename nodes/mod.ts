@@ -17,6 +17,9 @@ import { kind as train } from "./train.ts";
 import { kind as rollout } from "./rollout.ts";
 import { kind as evaluate } from "./evaluate.ts";
 import { kind as diagnose } from "./diagnose.ts";
+import { kind as mazeGenerate } from "./maze_generate.ts";
+import { kind as mazeTrain } from "./maze_train.ts";
+import { kind as mazeEvaluate } from "./maze_evaluate.ts";
 import { kind as lmInit } from "./lm_init.ts";
 import { kind as trainLm } from "./lm_train.ts";
 import { redesignKind } from "./redesign.ts";
@@ -62,6 +65,9 @@ export function domainKinds(
     trainLm,
     generateSizes,
     redesignSizesKind(sizeEngineers),
+    mazeGenerate,
+    mazeTrain,
+    mazeEvaluate,
   ];
 }
 

@@ -48,7 +48,7 @@ Deno.test("redesign: an unknown family is one line naming the known families", (
   });
   assert.match(
     msg,
-    /^family: unknown family "lin"; known families: mapf-frozenlake, line .*did you mean "line"\?$/,
+    /^family: unknown family "lin"; known families: mapf-frozenlake, maze, line .*did you mean "line"\?$/,
   );
   assert.equal(msg.includes("\n"), false);
 });

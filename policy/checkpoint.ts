@@ -9,6 +9,8 @@
  * - `envsmith.obs`: `{"version": 1, "radius": 2}` (see `observation.ts`)
  * - `envsmith.train`: `{"updates", "samples", "episodes", "value_norm": {mean, var, count}, "adam_t"}`
  * - `envsmith.adam`: base64 of the float32 Adam moments `m` then `v` (absent before the first update)
+ * - `envsmith.env`: `{"family": "maze", "observation_size": 54}` for a policy of another family's
+ *   environment (its observation is the family's, not `envsmith.obs`'s; absent for MAPF-FrozenLake)
  *
  * @module
  */
@@ -50,6 +52,12 @@ export interface Checkpoint {
   adam?: AdamState;
   /** Counters. */
   counters: TrainCounters;
+  /**
+   * The family whose environment the network observes, when it is not
+   * MAPF-FrozenLake (then `obs` is unused and the input width is the
+   * family's observation size).
+   */
+  env?: { family: string; observationSize: number };
 }
 
 /** Options of {@linkcode initCheckpoint}. */
@@ -62,6 +70,15 @@ export interface InitOptions {
   obs?: ObsSpec;
   /** Initialisation seed. @default 0 */
   seed?: number;
+  /**
+   * Values per observation row, for another family's environment (its
+   * `observationSize`). @default the size of `obs`
+   */
+  inputSize?: number;
+  /** Number of actions, for another family's environment. @default ACTIONS */
+  actions?: number;
+  /** The family of that environment (recorded in the checkpoint with `inputSize`). */
+  family?: string;
 }
 
 /**
@@ -79,17 +96,21 @@ export interface InitOptions {
 export function initCheckpoint(options: InitOptions = {}): Checkpoint {
   const obs = checkObsSpec(options.obs ?? DEFAULT_OBS);
   const net = Mlp.init({
-    inputSize: obsSize(obs),
+    inputSize: options.inputSize ?? obsSize(obs),
     hidden: options.hidden ?? [64, 64],
-    actions: ACTIONS,
+    actions: options.actions ?? ACTIONS,
     activation: options.activation ?? "tanh",
   }, { seed: options.seed ?? 0 });
-  return {
+  const ck: Checkpoint = {
     net,
     obs,
     valueNorm: new RunningMeanStd(),
     counters: { updates: 0, samples: 0, episodes: 0 },
   };
+  if (options.family !== undefined) {
+    ck.env = { family: options.family, observationSize: net.spec.inputSize };
+  }
+  return ck;
 }
 
 /** Serialise a checkpoint as ONNX bytes (deterministic: same checkpoint, same bytes). */
@@ -111,6 +132,12 @@ export function saveCheckpoint(ck: Checkpoint): Uint8Array {
       adam_t: ck.adam?.t ?? 0,
     }),
   };
+  if (ck.env) {
+    metadata["envsmith.env"] = JSON.stringify({
+      family: ck.env.family,
+      observation_size: ck.env.observationSize,
+    });
+  }
   if (ck.adam) {
     const both = new Float32Array(ck.adam.m.length * 2);
     both.set(ck.adam.m);
@@ -136,6 +163,7 @@ export function loadCheckpoint(
   const expected =
     "an envsmith checkpoint with envsmith.obs and envsmith.train metadata";
   let obs: ObsSpec,
+    env: { family?: unknown; observation_size?: unknown } | null,
     train: {
       updates?: number;
       samples?: number;
@@ -146,6 +174,7 @@ export function loadCheckpoint(
   try {
     obs = JSON.parse(imp.metadata["envsmith.obs"] ?? "null") ?? DEFAULT_OBS;
     train = JSON.parse(imp.metadata["envsmith.train"] ?? "{}");
+    env = JSON.parse(imp.metadata["envsmith.env"] ?? "null");
   } catch {
     throw new PolicyContractError(
       source,
@@ -158,7 +187,20 @@ export function loadCheckpoint(
   } catch (e) {
     throw new PolicyContractError(source, (e as Error).message, expected);
   }
-  if (obsSize(obs) !== imp.net.spec.inputSize) {
+  if (env !== null) {
+    if (
+      typeof env.family !== "string" ||
+      env.observation_size !== imp.net.spec.inputSize
+    ) {
+      throw new PolicyContractError(
+        source,
+        `its envsmith.env metadata ${
+          JSON.stringify(env)
+        } does not name a family and the network's input width ${imp.net.spec.inputSize}`,
+        expected,
+      );
+    }
+  } else if (obsSize(obs) !== imp.net.spec.inputSize) {
     throw new PolicyContractError(
       source,
       `its observation layout ${JSON.stringify(obs)} has ${
@@ -181,6 +223,12 @@ export function loadCheckpoint(
       episodes: train.episodes ?? 0,
     },
   };
+  if (env !== null) {
+    ck.env = {
+      family: env.family as string,
+      observationSize: env.observation_size as number,
+    };
+  }
   const adam = imp.metadata["envsmith.adam"];
   if (adam) {
     const raw = Buffer.from(adam, "base64");

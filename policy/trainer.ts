@@ -24,8 +24,6 @@
  *
  * @module
  */
-import { BatchEnv } from "../mapf/batch_env.ts";
-import { OUTCOME_NAMES, SUCCESS } from "../mapf/outcome.ts";
 import type { InstancePool } from "../mapf/pool.ts";
 import { Rng } from "../mapf/rng.ts";
 import type { Checkpoint } from "./checkpoint.ts";
@@ -38,15 +36,33 @@ import {
   type UpdateStats,
 } from "./learner.ts";
 import { KernelArena } from "./kernels/arena.ts";
-import { ReferenceObservationEncoder } from "./observation.ts";
-import { ObservationEncoder } from "./observation_encoder.ts";
+import { MapfTrainingEnv } from "./mapf_training_env.ts";
 import { gae, groupAdvantages } from "./ppo_loss.ts";
 import { accumulatePositiveAdvantages, positiveValueLoss } from "./pvl.ts";
-import { agentRewards, type RewardSpec, rewardSpec } from "./reward.ts";
+import { type RewardSpec, rewardSpec } from "./reward.ts";
 import { SimdLearner } from "./simd_learner.ts";
+import type { TrainingEnv } from "./training_env.ts";
 
 /** Training algorithm. */
 export type Algo = "ppo" | "grpo";
+
+/**
+ * Another family's batched environment for the trainer: its instance count
+ * and a builder of `envs` environments (see `training_env.ts`). The trainer
+ * trains on MAPF-FrozenLake when given an `InstancePool` instead.
+ */
+export interface TrainingEnvSource {
+  /** Instances the environments are reset to. */
+  readonly count: number;
+  /** `envs` environments, seeded. */
+  create(
+    options: { readonly envs: number; readonly seed: number },
+  ): TrainingEnv;
+}
+
+function isSource(x: InstancePool | TrainingEnvSource): x is TrainingEnvSource {
+  return typeof (x as TrainingEnvSource).create === "function";
+}
 
 /** Options of {@linkcode Trainer}. */
 export interface TrainerOptions extends LearnerOptions {
@@ -119,9 +135,8 @@ export class Trainer {
   readonly options: Readonly<
     Required<Omit<TrainerOptions, "reward">> & { reward: RewardSpec }
   >;
-  readonly #pool: InstancePool;
-  readonly #env: BatchEnv;
-  readonly #enc: ObservationEncoder | ReferenceObservationEncoder;
+  readonly #count: number;
+  readonly #env: TrainingEnv;
   readonly #learner: PolicyLearner;
   readonly #rng: Rng;
   readonly #buf: SampleBuffer;
@@ -155,10 +170,14 @@ export class Trainer {
   #lvlEpisodes = new Float64Array(0);
   #lvlSuccesses = new Float64Array(0);
 
-  /** A trainer for `ck` on `pool`. Resumes the optimiser state the checkpoint carries. */
+  /**
+   * A trainer for `ck` on `pool` (MAPF-FrozenLake instances, or another
+   * family's batched environment). Resumes the optimiser state the
+   * checkpoint carries.
+   */
   constructor(
     ck: Checkpoint,
-    pool: InstancePool,
+    pool: InstancePool | TrainingEnvSource,
     options: TrainerOptions = {},
   ) {
     if (pool.count === 0) {
@@ -218,28 +237,38 @@ export class Trainer {
       throw new RangeError(`steps must be a positive integer (got ${o.steps})`);
     }
     this.ck = ck;
-    this.#pool = pool;
+    this.#count = pool.count;
     this.#rng = new Rng(o.seed ^ 0x2545f491);
-    this.#env = new BatchEnv(pool, { envs, seed: o.seed });
-    // simd: one kernel memory for the encoder and the learner, so
+    // simd: one kernel memory for the MAPF encoder and the learner, so
     // observations are written straight into the sample buffer; ts: the
     // TypeScript reference throughout (same observation bytes)
     const arena = kernel === "simd" ? new KernelArena() : undefined;
-    this.#enc = arena
-      ? new ObservationEncoder(ck.obs, this.#env, { arena })
-      : new ReferenceObservationEncoder(ck.obs, this.#env);
-    if (this.#enc.size !== ck.net.spec.inputSize) {
+    this.#env = isSource(pool)
+      ? pool.create({ envs, seed: o.seed })
+      : new MapfTrainingEnv(pool, {
+        envs,
+        seed: o.seed,
+        obs: ck.obs,
+        reward: o.reward,
+        arena,
+      });
+    const size = this.#env.observationSize;
+    if (size !== ck.net.spec.inputSize) {
       throw new RangeError(
-        `The policy reads ${ck.net.spec.inputSize} values per agent but observation ${
-          JSON.stringify(ck.obs)
-        } has ${this.#enc.size}`,
+        `The policy reads ${ck.net.spec.inputSize} values per agent but ${
+          isSource(pool)
+            ? "the environment's observation"
+            : `observation ${JSON.stringify(ck.obs)}`
+        } has ${size}`,
       );
     }
-    const S = envs * this.#env.maxAgents;
-    let maxH = 0;
-    for (let i = 0; i < pool.count; i++) {
-      maxH = Math.max(maxH, pool.horizon[i]!);
+    if (this.#env.actions !== ck.net.spec.actions) {
+      throw new RangeError(
+        `The policy chooses among ${ck.net.spec.actions} actions but the environment has ${this.#env.actions}`,
+      );
     }
+    const S = envs * this.#env.slots;
+    const maxH = this.#env.maxHorizon;
     const T = algo === "ppo" && episodes === "restart" ? o.steps : maxH;
     this.#T = T;
     // S spare rows past the samples hold the PPO bootstrap observations
@@ -262,10 +291,10 @@ export class Trainer {
     this.#valTmp = new Float32Array(S);
     this.#rewTmp = new Float32Array(S);
     this.#doneTmp = new Uint8Array(S);
-    this.#lvlPos = new Float64Array(pool.count);
-    this.#lvlSteps = new Float64Array(pool.count);
-    this.#lvlEpisodes = new Float64Array(pool.count);
-    this.#lvlSuccesses = new Float64Array(pool.count);
+    this.#lvlPos = new Float64Array(this.#count);
+    this.#lvlSteps = new Float64Array(this.#count);
+    this.#lvlEpisodes = new Float64Array(this.#count);
+    this.#lvlSuccesses = new Float64Array(this.#count);
     if (algo === "ppo") {
       this.#inst = new Int32Array(T * S);
       this.#rew = new Float32Array(T * S);
@@ -277,7 +306,7 @@ export class Trainer {
       this.#ret = new Float32Array(T * S);
       this.#boot = new Float32Array(S);
       if (episodes === "once") this.#env.resetAll((e) => e);
-      else this.#env.resetAll(() => this.#rng.int(pool.count));
+      else this.#env.resetAll(() => this.#rng.int(this.#count));
     } else {
       this.#rowSlot = new Int32Array(S * T);
       this.#epRet = new Float32Array(S);
@@ -380,19 +409,9 @@ export class Trainer {
     };
   }
 
-  /** Collect the acting agents (running env, real agent, not yet arrived) into `#slots`. */
+  /** Collect the acting streams (MAPF: running env, real agent, not yet arrived) into `#slots`. */
   #activeSlots(): number {
-    const env = this.#env, m = env.maxAgents;
-    let n = 0;
-    for (let e = 0; e < env.envs; e++) {
-      if (env.done[e]) continue;
-      const na = env.agentCount[e]!;
-      for (let a = 0; a < na; a++) {
-        const s = e * m + a;
-        if (!env.arrived[s]) this.#slots[n++] = s;
-      }
-    }
-    return n;
+    return this.#env.activeSlots(this.#slots);
   }
 
   /**
@@ -425,15 +444,12 @@ export class Trainer {
   }
 
   /**
-   * Observation rows of the `n` slots in `#slots` into buffer rows `row0 ..`:
-   * sparse rows written by the kernel encoder straight into the SIMD
-   * learner's buffer, dense rows otherwise.
+   * Observation rows of the `n` slots in `#slots` into buffer rows `row0 ..`
+   * (MAPF: sparse rows written by the kernel encoder straight into the SIMD
+   * learner's buffer, dense rows otherwise).
    */
   #encode(n: number, row0: number): void {
-    const buf = this.#buf, enc = this.#enc;
-    if (buf.sparse && enc instanceof ObservationEncoder) {
-      enc.encodeSparse(this.#slots, n, buf.sparse, row0);
-    } else enc.encode(this.#slots, n, buf.obs, row0);
+    this.#env.observe(this.#slots, n, this.#buf, row0);
   }
 
   #tallyEnded(
@@ -448,13 +464,14 @@ export class Trainer {
       if (!env.ended[e]) continue;
       const oc = env.outcome[e]!;
       tally.episodes++;
-      if (oc === SUCCESS) tally.success++;
+      const success = oc === env.successCode;
+      if (success) tally.success++;
       const inst = env.instance[e]!;
       this.#lvlEpisodes[inst] = this.#lvlEpisodes[inst]! + 1;
-      if (oc === SUCCESS) {
+      if (success) {
         this.#lvlSuccesses[inst] = this.#lvlSuccesses[inst]! + 1;
       }
-      const name = OUTCOME_NAMES[oc]!;
+      const name = env.outcomeNames[oc]!;
       tally.outcomes[name] = (tally.outcomes[name] ?? 0) + 1;
     }
   }
@@ -468,8 +485,8 @@ export class Trainer {
     },
     maxSamples: number,
   ): void {
-    const o = this.options, env = this.#env, pool = this.#pool, buf = this.#buf;
-    const S = env.envs * env.maxAgents;
+    const o = this.options, env = this.#env, buf = this.#buf;
+    const S = env.envs * env.slots;
     let T = this.#T;
     const once = o.episodes === "once";
     const vm = this.ck.valueNorm.mean, vs = this.ck.valueNorm.std;
@@ -482,7 +499,7 @@ export class Trainer {
       }
       const row0 = this.#act1(n);
       env.step(this.#act);
-      agentRewards(env, this.#slots, n, o.reward, this.#rewTmp, this.#doneTmp);
+      env.rewards(this.#slots, n, this.#rewTmp, this.#doneTmp);
       for (let i = 0; i < n; i++) {
         const idx = t * S + this.#slots[i]!;
         this.#valid[idx] = 1;
@@ -490,11 +507,11 @@ export class Trainer {
         this.#done[idx] = this.#doneTmp[i]!;
         this.#val[idx] = buf.values[row0 + i]! * vs + vm;
         this.#row[idx] = row0 + i;
-        this.#inst[idx] = env.instance[(this.#slots[i]! / env.maxAgents) | 0]!;
+        this.#inst[idx] = env.instance[(this.#slots[i]! / env.slots) | 0]!;
         tally.reward += this.#rewTmp[i]!;
       }
       this.#tallyEnded(tally);
-      if (!once) env.resetDone(() => this.#rng.int(pool.count));
+      if (!once) env.resetDone(() => this.#rng.int(this.#count));
       if (buf.count >= maxSamples) {
         T = t + 1; // the budget is spent: a shorter rollout
         break;
@@ -548,14 +565,11 @@ export class Trainer {
       outcomes: Record<string, number>;
     },
   ): void {
-    const o = this.options, env = this.#env, pool = this.#pool, buf = this.#buf;
-    const G = o.group, groups = env.envs / G, m = env.maxAgents;
+    const o = this.options, env = this.#env, buf = this.#buf;
+    const G = o.group, groups = env.envs / G, m = env.slots;
     for (let g = 0; g < groups; g++) {
-      const inst = this.#rng.int(pool.count);
-      for (let k = 0; k < G; k++) {
-        const e = g * G + k;
-        env.reset(e, inst, env.nextEpisodeSeed(e));
-      }
+      const inst = this.#rng.int(this.#count);
+      for (let k = 0; k < G; k++) env.restart(g * G + k, inst);
     }
     this.#epRet.fill(0);
     for (;;) {
@@ -563,7 +577,7 @@ export class Trainer {
       if (n === 0) break;
       const row0 = this.#act1(n);
       env.step(this.#act);
-      agentRewards(env, this.#slots, n, o.reward, this.#rewTmp, this.#doneTmp);
+      env.rewards(this.#slots, n, this.#rewTmp, this.#doneTmp);
       for (let i = 0; i < n; i++) {
         const s = this.#slots[i]!;
         this.#rowSlot[row0 + i] = s;
