@@ -10,6 +10,9 @@
  */
 import { type Instance, validateInstance } from "./instance.ts";
 import type { Rng } from "./rng.ts";
+
+/** What the edits draw from: the integers of a seeded generator. */
+type _Draws = Pick<Rng, "int">;
 import { solve } from "./solve.ts";
 
 /** The edits, drawn uniformly by {@linkcode editLevel}. */
@@ -54,7 +57,7 @@ function _setCell(
 export function applyEdit(
   inst: Instance,
   kind: EditKind,
-  rng: Rng,
+  rng: _Draws,
   maxAgents: number,
 ): Instance | null {
   const free = _free(inst);
@@ -120,7 +123,7 @@ export function applyEdit(
 export function editLevel(
   parent: Instance,
   id: string,
-  rng: Rng,
+  rng: _Draws,
   options: { steps: number; maxAgents: number; tries: number },
 ): { instance: Instance; edits: EditKind[] } | null {
   const slack = parent.reference

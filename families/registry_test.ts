@@ -1,0 +1,129 @@
+import assert from "node:assert/strict";
+import * as v from "valibot";
+import type { EnvironmentFamily } from "./family.ts";
+import { clampToDimension, dimension, stepDimension } from "./family.ts";
+import {
+  FamilyRegistrationError,
+  FamilyRegistry,
+  UnknownFamilyError,
+} from "./registry.ts";
+
+type Line = { length: number };
+
+function lineFamily(name = "line"): EnvironmentFamily<Line, number> {
+  return {
+    name,
+    description: "walk to the end of a line",
+    module: import.meta.url,
+    schema: v.strictObject({
+      length: v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(9)),
+    }),
+    dimensions: [{
+      path: "length",
+      description: "cells",
+      min: 1,
+      max: 9,
+      step: 1,
+      integer: true,
+      harder: "up",
+    }],
+    presets: {
+      easy: { length: 2 },
+      medium: { length: 5 },
+      hard: { length: 9 },
+    },
+    get: (c) => c.length,
+    set: (_c, _p, value) => ({ length: value }),
+    generate: (c, _s, count) => Array.from({ length: count }, () => c.length),
+    check: (n) => n >= 1 ? undefined : "a line needs a cell",
+    instanceId: (n) => `line-${n}`,
+    renderInstance: (n) => "S" + ".".repeat(n - 1) + "G",
+    renderConfig: (c) => `length ${c.length}`,
+    suites: {},
+    diagnosis: { statistics: () => ({}), failureCases: () => [] },
+  };
+}
+
+Deno.test("FamilyRegistry: registers, looks up, lists in order", () => {
+  const r = new FamilyRegistry();
+  const a = lineFamily("line");
+  const b = lineFamily("ring");
+  r.register(a, "built in");
+  r.register(b, "plugin.ts");
+  r.register(a, "again"); // the same object again: a no-op
+  assert.deepEqual(r.names(), ["line", "ring"]);
+  assert.equal(r.lookup("ring"), b);
+  assert.equal(r.origin("ring"), "plugin.ts");
+  assert.equal(r.version, 2);
+});
+
+Deno.test("FamilyRegistry: an unknown family is one line naming the known ones", () => {
+  const r = new FamilyRegistry();
+  r.register(lineFamily("line"));
+  r.register(lineFamily("maze"));
+  let e: unknown;
+  try {
+    r.lookup("maz", "nodes.envs.with.family");
+  } catch (err) {
+    e = err;
+  }
+  assert.ok(e instanceof UnknownFamilyError);
+  assert.equal(
+    e.message,
+    'nodes.envs.with.family: unknown family "maz"; known families: line, maze (a plugin module adds one by exporting families); did you mean "maze"?',
+  );
+  assert.equal(e.message.includes("\n"), false);
+  assert.equal(e.family, "maz");
+});
+
+Deno.test("FamilyRegistry: refuses a taken name and incomplete families, naming the origin", () => {
+  const r = new FamilyRegistry();
+  r.register(lineFamily(), "built in");
+  assert.throws(
+    () => r.register(lineFamily(), "mine.ts"),
+    /family "line" \(mine.ts\): the name is already registered by built in; rename one/,
+  );
+  const noPreset = { ...lineFamily("x"), presets: { easy: { length: 1 } } };
+  assert.throws(
+    () => r.register(noPreset, "mine.ts"),
+    /family "x" \(mine.ts\) has no "medium" preset/,
+  );
+  const { mutate: _m, ...rest } = { ...lineFamily("y"), mutate: undefined };
+  assert.throws(
+    () => r.register({ ...rest, check: undefined } as never, "mine.ts"),
+    FamilyRegistrationError,
+  );
+  assert.throws(
+    () =>
+      r.register({
+        ...lineFamily("z"),
+        dimensions: [{ ...lineFamily().dimensions[0]!, harder: "sideways" }],
+      } as never),
+    /dimension "length" needs min <= max, step > 0 and harder "up" or "down"/,
+  );
+  assert.throws(
+    () => r.register({ ...lineFamily("1bad") }),
+    /the name must be letters/,
+  );
+  assert.deepEqual(r.names(), ["line"]);
+});
+
+Deno.test("dimension helpers: lookup, clamp, one step toward harder or easier", () => {
+  const f = lineFamily();
+  const d = dimension(f, "length")!;
+  assert.equal(dimension(f, "width"), undefined);
+  assert.equal(clampToDimension(d, 12), 9);
+  assert.equal(clampToDimension(d, 0), 1);
+  assert.equal(stepDimension(d, 4, +1), 5);
+  assert.equal(stepDimension(d, 4, -1), 3);
+  assert.equal(stepDimension(d, 9, +1), 9);
+  const down = {
+    ...d,
+    min: 0,
+    integer: false,
+    harder: "down" as const,
+    step: 0.1,
+  };
+  assert.equal(stepDimension(down, 0.3, +1), 0.2);
+  assert.equal(stepDimension(down, 0.3, -0.5), 0.35);
+});
