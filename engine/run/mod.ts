@@ -93,3 +93,4 @@ export {
   type ProgramCallOptions,
   type ProgramFailure,
 } from "./program_call.ts";
+export { callProgramSync } from "./program_call_sync.ts";
