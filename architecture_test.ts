@@ -16,6 +16,8 @@ import { codeDigest, nodeCodeDigest } from "@envsmith/engine/cache";
 import { allKinds } from "./mod.ts";
 import { builtinEngineers } from "./engineer/builtins.ts";
 import { policyEngineers } from "./nodes/engineers.ts";
+import { builtinFamilies } from "./families/builtins.ts";
+import { mapfFrozenLake } from "./families/mapf_frozenlake/family.ts";
 
 const ROOT = dirname(fileURLToPath(import.meta.url));
 
@@ -420,13 +422,16 @@ const DIGEST_FILES: Record<string, readonly string[]> = {
   ],
   // The shared code of every redesign; the chosen engineer's files are
   // added per node (ENGINEER_FILES).
+  // The family's files are added per node too (its module graph).
   "redesign": [
     "engineer/context.ts",
     "engineer/diff.ts",
     "engineer/engineer_kind.ts",
     "engineer/registry.ts",
+    "families/family.ts",
     "nodes/level_set.ts",
     "nodes/redesign.ts",
+    "nodes/redesign_family.ts",
     "schemas/env_config.ts",
     "schemas/findings.ts",
   ],
@@ -601,6 +606,25 @@ const TRAINING_KINDS = [
   "evaluate",
 ];
 
+/** What the MAPF-FrozenLake family adds to the nodes that use it. */
+const MAPF_FAMILY_FILES: readonly string[] = Object.keys(
+  codeDigest(mapfFrozenLake.module).files,
+);
+
+Deno.test("digest coverage: a family's digest is its own code; no built-in family reaches another", () => {
+  for (const f of builtinFamilies) {
+    const files = Object.keys(codeDigest(f.module).files);
+    for (const other of builtinFamilies) {
+      if (other === f) continue;
+      const path = relative(ROOT, fileURLToPath(other.module));
+      assert.ok(!files.includes(path), `${f.name} digest has ${path}`);
+    }
+    assert.ok(!files.some((x) => x.startsWith("nodes/")), f.name);
+  }
+  assert.ok(MAPF_FAMILY_FILES.includes("mapf/generator.ts"));
+  assert.ok(!MAPF_FAMILY_FILES.includes("families/registry.ts"));
+});
+
 Deno.test("digest coverage: each kind's digest covers exactly the files it runs", () => {
   const got: Record<string, string[]> = {};
   for (const k of allKinds) {
@@ -623,8 +647,13 @@ Deno.test("digest coverage: each engineer's digest covers its own files only; a 
     );
     assert.deepEqual(
       files,
-      [...new Set([...DIGEST_FILES.redesign!, ...ENGINEER_FILES[e.name]!])]
-        .sort(),
+      [
+        ...new Set([
+          ...DIGEST_FILES.redesign!,
+          ...ENGINEER_FILES[e.name]!,
+          ...MAPF_FAMILY_FILES,
+        ]),
+      ].sort(),
       e.name,
     );
     // no other engineer's module is in it

@@ -13,8 +13,11 @@ import {
   kinds as defaultDomainKinds,
 } from "./nodes/mod.ts";
 import { engineerPluginHandlers, projectEngineers } from "./nodes/engineers.ts";
+import { familyPluginHandlers, projectFamilies } from "./nodes/families.ts";
+import type { FamilyRegistry } from "./families/registry.ts";
+import { familyListing, familySchemas } from "./nodes/families_command.ts";
 import { paramDescription } from "./engineer/engineer_kind.ts";
-import { requiredParams } from "./engineer/registry.ts";
+import { engineerFamilies, requiredParams } from "./engineer/registry.ts";
 import type { EngineerRegistry } from "./engineer/registry.ts";
 import { missingFileMessage } from "@envsmith/engine/suggest";
 import {
@@ -196,6 +199,8 @@ interface _Globals {
 export interface ProjectContext extends CommandContext {
   /** The engineers `engineer:` may name (built-in and the plugins'). */
   readonly engineers: EngineerRegistry;
+  /** The environment families `family:` may name (built-in and the plugins'). */
+  readonly families?: FamilyRegistry;
 }
 
 /** Builds the commander program; `run` receives the context of each invocation. */
@@ -506,8 +511,13 @@ function _addInspectCommands(
         o.out,
         ctx.executors ?? builtinExecutors,
       );
+      const families = ctx.families === undefined
+        ? []
+        : familySchemas(ctx.families, o.out);
       ctx.output.err(
-        `wrote ${o.out} (${n} node kinds, ${ctx.engineers.names().length} engineers)`,
+        `wrote ${o.out} (${n} node kinds, ${ctx.engineers.names().length} engineers)${
+          families.length === 0 ? "" : ` and ${families.join(", ")}`
+        }`,
       );
       setCode(0);
     });
@@ -528,6 +538,22 @@ function _addInspectCommands(
       for (const line of engineerListing(ctx.engineers)) ctx.output.out(line);
       setCode(0);
     });
+
+  program.command("families")
+    .description(
+      "list the environment families (built-in and --plugins') with their dimensions: bounds, step, direction of difficulty",
+    )
+    .addHelpText(
+      "after",
+      "\nExamples:\n  ./envsmith families\n  ./envsmith families --plugins my_family.ts",
+    )
+    .action(async (_o, cmd) => {
+      const ctx = await ctxOf(cmd as unknown as Command);
+      for (const line of familyListing(ctx.families ?? projectFamilies())) {
+        ctx.output.out(line);
+      }
+      setCode(0);
+    });
 }
 
 /**
@@ -538,7 +564,12 @@ function _addInspectCommands(
 export function engineerListing(engineers: EngineerRegistry): string[] {
   const out: string[] = [];
   for (const e of engineers.list()) {
-    out.push(`${e.name}: ${e.description}`);
+    const fams = engineerFamilies(e);
+    out.push(
+      `${e.name}: ${e.description} [families: ${
+        fams === "any" ? "any" : fams.join(", ")
+      }]`,
+    );
     const required = new Set(requiredParams(e));
     for (const key of Object.keys(e.params.entries)) {
       out.push(
@@ -744,6 +775,7 @@ interface _Registries {
   // deno-lint-ignore no-explicit-any
   readonly executors: ExecutorKind<any>[];
   readonly engineers: EngineerRegistry;
+  readonly families: FamilyRegistry;
   readonly handlers: Readonly<Record<string, PluginHandler>>;
   readonly plugins: readonly LoadedPlugin[];
 }
@@ -760,9 +792,10 @@ async function _registries(
   registered: readonly ExecutorKind<any>[],
 ): Promise<_Registries> {
   const engineers = projectEngineers();
+  const families = projectFamilies();
   const kinds: NodeKind[] = [
     ...builtinKinds,
-    ...domainKinds(engineers),
+    ...domainKinds(engineers, families),
     ...(options.kinds ?? []),
   ];
   const seen = new Map<string, string>();
@@ -780,7 +813,10 @@ async function _registries(
     }
     seen.set(k.name, k.module);
   }
-  const handlers = engineerPluginHandlers(engineers);
+  const handlers = {
+    ...engineerPluginHandlers(engineers),
+    ...familyPluginHandlers(families),
+  };
   // deno-lint-ignore no-explicit-any
   const executors: ExecutorKind<any>[] = [...registered];
   const plugins: LoadedPlugin[] = [];
@@ -803,7 +839,7 @@ async function _registries(
     executors.push(...set.executors as readonly ExecutorKind<any>[]);
     plugins.push(...set.modules);
   }
-  return { kinds, executors, engineers, handlers, plugins };
+  return { kinds, executors, engineers, families, handlers, plugins };
 }
 
 /** Adds the domain subcommands; one broken factory must not take the engine's commands down. */
@@ -897,6 +933,7 @@ export async function main(
       kinds: r.kinds,
       executors: r.executors,
       engineers: r.engineers,
+      families: r.families,
       pluginHandlers: r.handlers,
       plugins: r.plugins,
       cache: cacheDir(g.cache),

@@ -16,6 +16,13 @@
  *   shared code, not the other engineers: editing one engineer recomputes
  *   only the redesigns that use it (and what follows them);
  * - `create(params, env)`: builds the {@linkcode Engineer} for one redesign.
+ * - `families` (optional): the environment families it supports, by name,
+ *   or `"any"` for an engineer that works through a family's declared
+ *   space only; absent: `mapf-frozenlake` only. A redesign on another
+ *   family is refused at `plan` in one line;
+ * - `checkFamily(params, family)` (optional): what is wrong with the
+ *   parameters on that family (a dimension it does not have), checked at
+ *   `plan`;
  * - `fingerprint(params, info)` (optional): content that enters the key
  *   besides the code, computed before anything runs (the `llm` engineer's
  *   prompt files and model file digest, the `exec` engineer's program
@@ -47,6 +54,7 @@
  * @module
  */
 import type * as v from "valibot";
+import type { EnvironmentFamily } from "../families/family.ts";
 import type { Engineer } from "./engineer.ts";
 
 /** What an engineer is created with besides its parameters. */
@@ -91,6 +99,12 @@ export interface EngineerEnv {
   ) => Promise<
     { readonly $blob: string; readonly size: number; readonly media: string }
   >;
+  /**
+   * The environment family the redesign works on (the redesign node's
+   * `family`); engineers that support `"any"` family move through its
+   * declared space. Absent: MAPF-FrozenLake.
+   */
+  readonly family?: EnvironmentFamily;
   /**
    * The `config` parameter as given when it is a level set (the buffer a
    * `plr` or `accel` redesign handed to this stage); absent otherwise.
@@ -182,6 +196,17 @@ export interface EngineerKind<P = any> {
   readonly params: EngineerParamsSchema<P>;
   /** `import.meta.url` of the module that defines it: its import graph is its code. */
   readonly module: string;
+  /**
+   * The environment families it supports, by name, or `"any"` (it works
+   * through the family's declared space only).
+   * @default {["mapf-frozenlake"]}
+   */
+  readonly families?: "any" | readonly string[];
+  /**
+   * Optional: what is wrong with `params` on `family` (a dimension the
+   * family does not have), in one line, or `null`; checked at `plan`.
+   */
+  checkFamily?(params: unknown, family: EnvironmentFamily): string | null;
   /**
    * Optional: extra content hashed into the redesign node's key, from the
    * literal parameters (node references still unresolved). Returning

@@ -38,6 +38,7 @@ export const engineer: EngineerKind<Record<string, never>> = {
   description:
     "keeps the configuration unchanged (the fixed-environment baseline); reads nothing",
   params: v.strictObject({}),
+  families: "any",
   module: import.meta.url,
   create: () => fixedEngineer(),
 };

@@ -27,6 +27,7 @@
  * @module
  */
 import * as v from "valibot";
+import { DEFAULT_FAMILY, type EnvironmentFamily } from "../families/family.ts";
 import type { Engineer } from "./engineer.ts";
 import {
   EngineerConfigError,
@@ -162,6 +163,51 @@ export class EngineerRegistry {
     }
     return createFromKind(kind, params, env);
   }
+}
+
+/**
+ * The families `kind` supports: `"any"`, or their names
+ * (`mapf-frozenlake` for a kind that declares none).
+ */
+export function engineerFamilies(
+  kind: Pick<EngineerKind, "families">,
+): "any" | readonly string[] {
+  return kind.families ?? [DEFAULT_FAMILY];
+}
+
+/**
+ * Why `kind` cannot redesign `family` with `params`, in one line, or
+ * `null` when it can: a family it does not support, or parameters that do
+ * not fit the family.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { engineer as rules } from "./rules.ts";
+ * import { engineerFamilyProblem } from "./registry.ts";
+ * assert.equal(engineerFamilyProblem(rules, {}, { name: "mapf-frozenlake" }), null);
+ * assert.match(
+ *   engineerFamilyProblem(rules, {}, { name: "maze" }) ?? "",
+ *   /^the rules engineer supports family mapf-frozenlake only, not maze/,
+ * );
+ * ```
+ */
+export function engineerFamilyProblem(
+  kind: EngineerKind,
+  params: unknown,
+  family: Pick<EnvironmentFamily, "name"> & Partial<EnvironmentFamily>,
+): string | null {
+  const supported = engineerFamilies(kind);
+  if (supported !== "any" && !supported.includes(family.name)) {
+    return `the ${kind.name} engineer supports family ${
+      supported.join(", ")
+    } only, not ${family.name}: choose an engineer that supports ${family.name} (./envsmith engineers lists them)`;
+  }
+  if (kind.checkFamily === undefined || family.dimensions === undefined) {
+    return null;
+  }
+  const p = kind.checkFamily(params, family as EnvironmentFamily);
+  return p === null ? null : `engineer ${kind.name} on ${family.name}: ${p}`;
 }
 
 /** Keys of an engineer's parameters that are required (parsing `{}` fails on them). */

@@ -975,6 +975,7 @@ export const engineer: EngineerKind<
       "factor on every step along a curriculum dimension (agents, holes, size, ...); default 1",
     ),
   }),
+  families: ["mapf-frozenlake"],
   module: import.meta.url,
   create: (params) =>
     rulesEngineer({

@@ -1,48 +1,11 @@
 import assert from "node:assert/strict";
-import * as v from "valibot";
-import type { EnvironmentFamily } from "./family.ts";
+import { lineFamily } from "./_test_family.ts";
 import { clampToDimension, dimension, stepDimension } from "./family.ts";
 import {
   FamilyRegistrationError,
   FamilyRegistry,
   UnknownFamilyError,
 } from "./registry.ts";
-
-type Line = { length: number };
-
-function lineFamily(name = "line"): EnvironmentFamily<Line, number> {
-  return {
-    name,
-    description: "walk to the end of a line",
-    module: import.meta.url,
-    schema: v.strictObject({
-      length: v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(9)),
-    }),
-    dimensions: [{
-      path: "length",
-      description: "cells",
-      min: 1,
-      max: 9,
-      step: 1,
-      integer: true,
-      harder: "up",
-    }],
-    presets: {
-      easy: { length: 2 },
-      medium: { length: 5 },
-      hard: { length: 9 },
-    },
-    get: (c) => c.length,
-    set: (_c, _p, value) => ({ length: value }),
-    generate: (c, _s, count) => Array.from({ length: count }, () => c.length),
-    check: (n) => n >= 1 ? undefined : "a line needs a cell",
-    instanceId: (n) => `line-${n}`,
-    renderInstance: (n) => "S" + ".".repeat(n - 1) + "G",
-    renderConfig: (c) => `length ${c.length}`,
-    suites: {},
-    diagnosis: { statistics: () => ({}), failureCases: () => [] },
-  };
-}
 
 Deno.test("FamilyRegistry: registers, looks up, lists in order", () => {
   const r = new FamilyRegistry();
@@ -83,7 +46,10 @@ Deno.test("FamilyRegistry: refuses a taken name and incomplete families, naming 
     () => r.register(lineFamily(), "mine.ts"),
     /family "line" \(mine.ts\): the name is already registered by built in; rename one/,
   );
-  const noPreset = { ...lineFamily("x"), presets: { easy: { length: 1 } } };
+  const noPreset = {
+    ...lineFamily("x"),
+    presets: { easy: { length: 1, gaps: 0 } },
+  };
   assert.throws(
     () => r.register(noPreset, "mine.ts"),
     /family "x" \(mine.ts\) has no "medium" preset/,

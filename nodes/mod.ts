@@ -28,6 +28,8 @@ import { kind as programEvaluate } from "./program_evaluate.ts";
 import { sizeEngineers } from "./size_engineers.ts";
 import { engineers } from "./engineers.ts";
 import type { EngineerRegistry } from "../engineer/registry.ts";
+import type { FamilyRegistry } from "../families/registry.ts";
+import { families as builtinFamilies } from "./families.ts";
 import { redesignCommand } from "./redesign_command.ts";
 import { diagnoseCommand } from "./diagnose_command.ts";
 import { generateCommand } from "./generate_command.ts";
@@ -45,8 +47,11 @@ import { reportCommand } from "./report_command.ts";
  * `redesign` kind over `registry` (the CLI passes a registry per invocation,
  * into which plugin modules register their engineers).
  */
-// deno-lint-ignore no-explicit-any
-export function domainKinds(registry: EngineerRegistry): NodeKind<any>[] {
+export function domainKinds(
+  registry: EngineerRegistry,
+  families: FamilyRegistry = builtinFamilies,
+  // deno-lint-ignore no-explicit-any
+): NodeKind<any>[] {
   return [
     // one line per kind, e.g. `generate,` imported from "./generate.ts"
     generate,
@@ -55,7 +60,7 @@ export function domainKinds(registry: EngineerRegistry): NodeKind<any>[] {
     rollout,
     evaluate,
     diagnose,
-    redesignKind(registry),
+    redesignKind(registry, families),
     lmInit,
     trainLm,
     generateSizes,

@@ -66,10 +66,14 @@ import {
 } from "../engineer/engineer_kind.ts";
 import {
   createFromKind,
+  engineerFamilyProblem,
   type EngineerRegistry,
   requiredParams,
 } from "../engineer/registry.ts";
 import { configOf, ConfigOrLevelSetSchema, isLevelSet } from "./level_set.ts";
+import { DEFAULT_FAMILY, type EnvironmentFamily } from "../families/family.ts";
+import type { FamilyRegistry } from "../families/registry.ts";
+import { genericContext, genericDiff } from "./redesign_family.ts";
 
 const _Context = v.picklist(
   CONTEXT_TYPES,
@@ -85,13 +89,23 @@ const _nodeEntries = {
       "what the engineer sees: none, stats, failures, behavior or full (default)",
     ),
   )),
-  /** The current configuration (or the level set a plr/accel redesign made). */
+  /**
+   * The current configuration (or the level set a plr/accel redesign
+   * made), checked against the family's configuration space.
+   */
   config: v.pipe(
-    ConfigOrLevelSetSchema,
+    v.unknown(),
     v.description(
       "the current configuration (usually $prev.config), or a plr/accel level set",
     ),
   ),
+  /** The environment family (default `mapf-frozenlake`). */
+  family: v.optional(v.pipe(
+    v.string(),
+    v.description(
+      "the environment family (default mapf-frozenlake; ./envsmith families lists them)",
+    ),
+  )),
   /** This stage's findings (null/absent: nothing to see). */
   findings: v.optional(v.pipe(
     v.nullable(v.unknown()),
@@ -140,6 +154,8 @@ export const REDESIGN_PARAM_DOCS: Readonly<Record<string, string>> = {
   stage: "stage index",
   seed: "seed of engineers that draw random numbers (default: the node's seed)",
   budget: "character budget of the context text; default 6000",
+  family:
+    "the environment family (default mapf-frozenlake; ./envsmith families lists them)",
 };
 
 /** An engineer block: `{ name, context?, ...the engineer's parameters }`. */
@@ -170,6 +186,8 @@ export interface RedesignParams {
   readonly seed?: number | undefined;
   /** Character budget of the context text. */
   readonly budget?: number | undefined;
+  /** The environment family (default `mapf-frozenlake`). */
+  readonly family?: string | undefined;
 }
 
 /**
@@ -251,21 +269,74 @@ export function engineerSchema(
   ) as unknown as v.GenericSchema<unknown, string | EngineerBlock>;
 }
 
-/** The parameter schema of the redesign kind over `engineers`. */
+/**
+ * The schema of a configuration of `family` (the default family's also
+ * takes a plr/accel level set); `null` for an unknown family.
+ */
+function _configSchema(
+  families: FamilyRegistry | undefined,
+  name: string,
+): v.GenericSchema | null {
+  if (name === DEFAULT_FAMILY) return ConfigOrLevelSetSchema;
+  const f = families?.get(name);
+  return f === undefined ? null : f.schema;
+}
+
+/**
+ * The parameter schema of the redesign kind over `engineers`; `config` is
+ * checked against the configuration space of the node's `family` (one of
+ * `families`).
+ */
 export function redesignParamsSchema(
   engineers: EngineerRegistry,
+  families?: FamilyRegistry,
 ): v.GenericSchema<unknown, RedesignParams> & {
   readonly entries: Readonly<Record<string, v.GenericSchema>>;
 } {
-  return v.strictObject({
-    engineer: v.pipe(
-      engineerSchema(engineers),
-      v.description(
-        "which engineer: a name, or { name, ...its parameters } (its context wins over the node's)",
+  return v.pipe(
+    v.strictObject({
+      engineer: v.pipe(
+        engineerSchema(engineers),
+        v.description(
+          "which engineer: a name, or { name, ...its parameters } (its context wins over the node's)",
+        ),
       ),
-    ),
-    ..._nodeEntries,
-  }) as unknown as ReturnType<typeof redesignParamsSchema>;
+      ..._nodeEntries,
+    }),
+    v.rawCheck(({ dataset, addIssue }) => {
+      if (!dataset.typed) return;
+      const p = dataset.value as { config: unknown; family?: string };
+      const name = p.family ?? DEFAULT_FAMILY;
+      const schema = _configSchema(families, name);
+      if (schema === null) {
+        addIssue({
+          message: `unknown family "${name}"${
+            didYouMean(name, families?.names() ?? [])
+          } (families: ${(families?.names() ?? [DEFAULT_FAMILY]).join(", ")})`,
+          path: [_pathItem(p, "family")],
+        });
+        return;
+      }
+      const r = v.safeParse(schema, p.config);
+      if (r.success) return;
+      for (const i of r.issues) {
+        addIssue({
+          message: i.message,
+          path: [_pathItem(p, "config"), ...(i.path ?? [])] as never,
+        });
+      }
+    }),
+  ) as unknown as ReturnType<typeof redesignParamsSchema>;
+}
+
+function _pathItem(input: Record<string, unknown>, key: string) {
+  return {
+    type: "object" as const,
+    origin: "value" as const,
+    input,
+    key,
+    value: input[key],
+  };
 }
 
 /**
@@ -336,6 +407,8 @@ export interface RedesignOptions {
   readBlob?: (ref: BlobRef) => Promise<Uint8Array>;
   /** Writes a cache blob (the level set of plr and accel). */
   writeBlob?: (bytes: Uint8Array, media: string) => Promise<BlobRef>;
+  /** The families `family:` may name (absent: MAPF-FrozenLake only). */
+  families?: FamilyRegistry;
 }
 
 /** The result of {@linkcode redesign}: the next config and a JSON report. */
@@ -369,17 +442,11 @@ export async function redesign(
       }`,
     );
   }
-  const current = configOf(params.config);
-  const findings: Findings | null =
-    params.findings === undefined || params.findings === null
-      ? null
-      : parseFindings(params.findings);
+  const familyName = params.family ?? DEFAULT_FAMILY;
+  const family = familyName === DEFAULT_FAMILY && options.families === undefined
+    ? undefined
+    : _family(options.families, familyName);
   const type = chosen.context ?? params.context ?? "full";
-  const context = buildContext(type, findings, current, {
-    history: historyFrom(params.history),
-    ...(params.stage === undefined ? {} : { stage: params.stage }),
-    ...(params.budget === undefined ? {} : { budget: params.budget }),
-  });
   const kind = options.engineers.get(chosen.name);
   if (kind === undefined) {
     throw new EngineerConfigError(
@@ -388,7 +455,31 @@ export async function redesign(
       }`,
     );
   }
+  const refused = engineerFamilyProblem(kind, chosen.params, {
+    ...family,
+    name: familyName,
+  });
+  if (refused !== null) throw new EngineerConfigError(refused);
+  if (family !== undefined && familyName !== DEFAULT_FAMILY) {
+    return await _redesignOther(params, seed, options, {
+      chosen,
+      kind,
+      family,
+      type,
+    });
+  }
+  const current = configOf(params.config);
+  const findings: Findings | null =
+    params.findings === undefined || params.findings === null
+      ? null
+      : parseFindings(params.findings);
+  const context = buildContext(type, findings, current, {
+    history: historyFrom(params.history),
+    ...(params.stage === undefined ? {} : { stage: params.stage }),
+    ...(params.budget === undefined ? {} : { budget: params.budget }),
+  });
   const engineer = createFromKind(kind, chosen.params, {
+    ...(family === undefined ? {} : { family }),
     baseDir: options.baseDir ?? ".",
     log: options.log ?? (() => {}),
     runProgram: runChild,
@@ -448,6 +539,91 @@ export async function redesign(
   return { config: next, rationale: proposal.rationale, report };
 }
 
+/** The family named `name` in `families` (one line naming the known ones). */
+function _family(
+  families: FamilyRegistry | undefined,
+  name: string,
+): EnvironmentFamily {
+  const f = families?.get(name);
+  if (f === undefined) {
+    throw new EngineerConfigError(
+      `unknown family "${name}"${
+        didYouMean(name, families?.names() ?? [])
+      }; known families: ${(families?.names() ?? [DEFAULT_FAMILY]).join(", ")}`,
+    );
+  }
+  return f;
+}
+
+/**
+ * A redesign on a family other than MAPF-FrozenLake: the context is the
+ * family's configuration (as JSON and its own text) and the statistics of
+ * `findings`; the next configuration is checked against the family's
+ * space.
+ */
+async function _redesignOther(
+  params: RedesignParams,
+  seed: number,
+  options: RedesignOptions,
+  chosen: {
+    chosen: { name: string; params: Record<string, unknown> };
+    kind: EngineerKind;
+    family: EnvironmentFamily;
+    type: ContextType;
+  },
+): Promise<RedesignResult> {
+  const { family, type } = chosen;
+  const current = v.parse(family.schema, params.config);
+  const context = genericContext(family, type, current, params.findings, {
+    ...(params.stage === undefined ? {} : { stage: params.stage }),
+  });
+  const engineer = createFromKind(chosen.kind, chosen.chosen.params, {
+    family,
+    baseDir: options.baseDir ?? ".",
+    log: options.log ?? (() => {}),
+    runProgram: runChild,
+    ...(options.auxDir === undefined ? {} : { auxDir: options.auxDir }),
+    ...(options.env === undefined ? {} : { env: options.env }),
+    ...(options.signal === undefined ? {} : { signal: options.signal }),
+  });
+  const proposal = await engineer.propose({
+    context,
+    config: current as AnyEnvConfig,
+    seed,
+  });
+  const checked = v.safeParse(family.schema, proposal.config);
+  if (!checked.success) {
+    throw new EngineerConfigError(
+      `engineer ${chosen.chosen.name} on family ${family.name} proposed a configuration outside the family's space (${
+        checked.issues[0]!.message
+      }); fix the engineer or the family's bounds`,
+    );
+  }
+  const report: { [key: string]: Json } = {
+    engineer: chosen.chosen.name,
+    family: family.name,
+    context: type,
+    stage: params.stage ?? null,
+    rationale: proposal.rationale,
+    diff: genericDiff(family, current, checked.output) as unknown as Json,
+    events: proposal.events as unknown as Json,
+    reads: proposal.reads,
+    context_chars: context.text.length,
+    usage: (proposal.usage ?? null) as Json,
+    llm: (proposal.llm ?? null) as Json,
+    prompt: null,
+    prompt_digest: null,
+    model: null,
+    engineer_cost: null,
+    ...(proposal.report as { [key: string]: Json } | undefined),
+  };
+  return {
+    config: checked.output as AnyEnvConfig,
+    rationale: proposal.rationale,
+    report,
+  };
+}
+
 /**
  * The redesign node kind over `engineers`: its parameter schema is built
  * from the registry when read (so engineers registered later, by a plugin
@@ -456,6 +632,7 @@ export async function redesign(
  */
 export function redesignKind(
   engineers: EngineerRegistry,
+  families?: FamilyRegistry,
 ): NodeKind<RedesignParams, Json> {
   let built: { version: number; schema: NodeKind["params"] } | undefined;
   const kindOf = (literal: unknown): EngineerKind => {
@@ -476,6 +653,28 @@ export function redesignKind(
     }
     return kind;
   };
+  // The family's module joins the key (its code runs); a family named by a
+  // reference cannot be digested, so it must be written literally.
+  const familyOf = (literal: unknown): EnvironmentFamily | undefined => {
+    const name = (literal as { family?: unknown } | null)?.family ??
+      DEFAULT_FAMILY;
+    if (typeof name !== "string" || name.startsWith("$")) {
+      throw new UserError(
+        "family must be written literally (a family name), not a reference: its code is part of the key",
+      );
+    }
+    if (families === undefined) {
+      if (name === DEFAULT_FAMILY) return undefined;
+      throw new UserError(
+        `unknown family "${name}"; known families: ${DEFAULT_FAMILY}`,
+      );
+    }
+    try {
+      return families.lookup(name, "family");
+    } catch (e) {
+      throw new UserError((e as Error).message);
+    }
+  };
   return {
     name: "redesign",
     description:
@@ -484,7 +683,10 @@ export function redesignKind(
       if (built?.version !== engineers.version) {
         built = {
           version: engineers.version,
-          schema: redesignParamsSchema(engineers) as NodeKind["params"],
+          schema: redesignParamsSchema(
+            engineers,
+            families,
+          ) as NodeKind["params"],
         };
       }
       return built.schema as NodeKind<RedesignParams, Json>["params"];
@@ -492,10 +694,22 @@ export function redesignKind(
     paramDocs: REDESIGN_PARAM_DOCS,
     module: import.meta.url,
     codeModules(literal) {
-      return [kindOf(literal).module];
+      const family = familyOf(literal);
+      return [
+        kindOf(literal).module,
+        ...(family === undefined ? [] : [family.module]),
+      ];
     },
     fingerprint(literal, info) {
       const kind = kindOf(literal);
+      const family = familyOf(literal);
+      // an engineer that does not support the family is refused at plan
+      const refused = engineerFamilyProblem(
+        kind,
+        engineerOf(literal)!.params,
+        family ?? { name: DEFAULT_FAMILY },
+      );
+      if (refused !== null) throw new UserError(refused);
       if (kind.fingerprint === undefined) return null;
       try {
         return (kind.fingerprint(engineerOf(literal)!.params, info) ??
@@ -510,6 +724,7 @@ export function redesignKind(
     async run(params, ctx) {
       const result = await redesign(params, params.seed ?? ctx.seed, {
         engineers,
+        ...(families === undefined ? {} : { families }),
         auxDir: ctx.auxDir,
         baseDir: ctx.baseDir,
         log: (line) => ctx.log(line),
