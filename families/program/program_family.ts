@@ -23,8 +23,9 @@
  * @example
  * ```ts ignore
  * import { programFamily } from "./program_family.ts";
+ * const program = new URL("./lake.py", import.meta.url);
  * export const families = [
- *   programFamily({ command: ["python3", "lake.py"] }, { baseDir: import.meta.dirname! }),
+ *   programFamily({ command: ["python3", program.pathname] }, { baseDir: ".", module: import.meta.url }),
  * ];
  * ```
  *
@@ -86,6 +87,17 @@ export function outcomeStatistics(
     };
 }
 
+/** Options of {@linkcode programFamily}. */
+export interface ProgramFamilyOptions extends ProgramClientOptions {
+  /**
+   * The module that makes the family (a plugin's `import.meta.url`): its
+   * import graph is the family's code in keys. Name the program in it as
+   * `new URL("./lake.py", import.meta.url)`, so the program's content is
+   * part of that graph. @default this file
+   */
+  readonly module?: string;
+}
+
 /**
  * Makes the family the program at `spec.command` describes. `spec` takes
  * the `family:` block's form (`timeout`, `inputs`, `env` optional).
@@ -94,7 +106,7 @@ export function outcomeStatistics(
  */
 export function programFamily(
   spec: unknown,
-  options: ProgramClientOptions,
+  options: ProgramFamilyOptions,
 ): EnvironmentFamily<ProgramConfig, ProgramInstance, EpisodeOutcome> {
   const client = new ProgramClient(v.parse(ProgramSpecSchema, spec), options);
   const d: FamilyDescription = client.describeSync();
@@ -134,7 +146,7 @@ export function programFamily(
   > = {
     name: d.name,
     description: d.description,
-    module: import.meta.url,
+    module: options.module ?? import.meta.url,
     schema: v.pipe(
       v.record(v.string(), v.unknown()),
       v.check(

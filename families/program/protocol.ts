@@ -339,10 +339,17 @@ export class ProgramClient {
     }
   }
 
+  /** The program's script (its first argument with a file extension), else the program. */
+  get program(): string {
+    const script = this.spec.command.slice(1).find((a) =>
+      /\.[A-Za-z0-9]+$/.test(a) && !a.startsWith("-")
+    );
+    return (script ?? this.spec.command[0]!).split("/").at(-1)!;
+  }
+
   /** The program as messages name it: `family program lake.py`. */
   get label(): string {
-    const args = this.spec.command.slice(1).filter((a) => !a.startsWith("-"));
-    return `family program ${args.at(-1) ?? this.spec.command[0]}`;
+    return `family program ${this.program}`;
   }
 
   #fail(request: string, why: string): never {
@@ -354,7 +361,7 @@ export class ProgramClient {
       cwd: this.#options.baseDir,
       env: this.#env,
       timeoutMs: Math.round(this.spec.timeout * 1000),
-      name: this.spec.command.at(-1)!,
+      name: this.program,
       ...(this.#options.log ? { log: this.#options.log } : {}),
       ...(this.#options.signal ? { signal: this.#options.signal } : {}),
     };
