@@ -1,4 +1,3 @@
-/// <reference lib="deno.worker" />
 /**
  * The worker behind {@linkcode callProgramSync}: runs one
  * {@linkcode callProgram}, writes `{ok, value}` or `{ok: false, message,
@@ -23,7 +22,9 @@ export interface SyncCallMessage {
   readonly flag: SharedArrayBuffer;
 }
 
-self.onmessage = async (e: MessageEvent<SyncCallMessage>) => {
+(globalThis as unknown as {
+  onmessage: (e: MessageEvent<SyncCallMessage>) => void;
+}).onmessage = async (e) => {
   const m = e.data;
   let outcome: unknown;
   const lines: string[] = [];
