@@ -309,6 +309,7 @@ const DIGEST_FILES: Record<string, readonly string[]> = {
     "engine/run/exec_kind.ts",
   ],
   "generate": [
+    "families/family.ts",
     "mapf/exact_optimum.ts",
     "mapf/generator.ts",
     "mapf/grid.ts",
@@ -325,6 +326,7 @@ const DIGEST_FILES: Record<string, readonly string[]> = {
     "mapf/suites.ts",
     "nodes/_values.ts",
     "nodes/generate.ts",
+    "nodes/generate_family.ts",
     "nodes/level_set.ts",
     "nodes/level_set_io.ts",
     "schemas/env_config.ts",
@@ -493,10 +495,10 @@ const DIGEST_FILES: Record<string, readonly string[]> = {
 const ENGINEER_FILES: Record<string, readonly string[]> = {
   "fixed": ["engineer/fixed.ts"],
   "random": [
-    "engineer/config_ops.ts",
+    "engineer/engineer_kind.ts",
     "engineer/random.ts",
+    "families/family.ts",
     "mapf/rng.ts",
-    "schemas/env_config.ts",
   ],
   "rules": [
     "engineer/config_ops.ts",
@@ -576,15 +578,15 @@ const ENGINEER_FILES: Record<string, readonly string[]> = {
   "dr-stage": [
     "engineer/config_ops.ts",
     "engineer/dr.ts",
+    "engineer/engineer_kind.ts",
     "mapf/box.ts",
     "mapf/rng.ts",
     "schemas/env_config.ts",
   ],
   "band": [
     "engineer/band.ts",
-    "engineer/config_ops.ts",
     "engineer/engineer_kind.ts",
-    "schemas/env_config.ts",
+    "families/family.ts",
   ],
 };
 

@@ -8,8 +8,9 @@
  *   (`stats.success_rate`, read from contexts `stats` and `full`); with no
  *   statistics (`none`, `failures`, `behavior`) the band keeps the config and
  *   says so.
- * - **Direction of a step** follows a declared `order` of curriculum
- *   dimensions ({@linkcode DEFAULT_BAND_ORDER}): up hardens the least
+ * - **Direction of a step** follows a declared `order` of the family's
+ *   dimensions (default: the family's curriculum order;
+ *   {@linkcode DEFAULT_BAND_ORDER} on MAPF-FrozenLake): up hardens the least
  *   developed dimension of the order (progress from the `easy` preset, ties in
  *   order), so the steps go round the order; down eases the most developed
  *   dimension (ties: the later in order), undoing the last kind of step.
@@ -20,7 +21,7 @@
  *
  * Departures: the alpha-curriculum moves a continuous difficulty parameter
  * after every batch; here difficulty is a path of discrete one-step edits
- * ({@linkcode step}) and it moves once per stage, the engineer's granularity.
+ * (the family's curriculum step) and it moves once per stage, the engineer's granularity.
  * `lo = 0.9`, `hi = 0.95` are the band that moved in both directions on a
  * validation check at a small budget (`bench/band_check.yaml`; 0.5/0.8,
  * the earlier default, only ever stepped up: training success sits between
@@ -29,15 +30,15 @@
  *
  * @module
  */
-import type { AnyEnvConfig, EnvConfig } from "../schemas/env_config.ts";
-import { configId } from "../schemas/env_config.ts";
+import { canonicalJson } from "@envsmith/engine/hash";
+import type { CurriculumDim } from "./config_ops.ts";
 import {
-  CURRICULUM_DIMS,
-  type CurriculumDim,
-  frontier,
+  curriculumOrder,
+  dimension,
+  type EnvironmentFamily,
   progress,
-  step,
-} from "./config_ops.ts";
+  stepConfig,
+} from "../families/family.ts";
 import * as v from "valibot";
 import type { Engineer, Proposal, ProposeInput } from "./engineer.ts";
 import { EngineerConfigError, type EngineerKind } from "./engineer_kind.ts";
@@ -57,52 +58,51 @@ export const DEFAULT_BAND_ORDER: readonly CurriculumDim[] = [
 export const DEFAULT_BAND = { lo: 0.9, hi: 0.95 } as const;
 
 /** What the band decided. */
-export interface BandMove {
+export interface BandMove<Config = unknown> {
   /** `up`, `down` or `keep`. */
   direction: "up" | "down" | "keep";
   /** The dimension stepped (null when kept or nothing could move). */
-  dim: CurriculumDim | null;
-  /** The next component. */
-  config: EnvConfig;
+  dim: string | null;
+  /** The next configuration (the leading component of the current one). */
+  config: Config;
   /** Why, in one line. */
   why: string;
 }
 
 /**
- * The band's move for a success rate (exported for tests): pure and
- * deterministic.
+ * The band's move for a success rate on `family` (exported for tests):
+ * pure and deterministic.
  */
-export function bandMove(
-  current: AnyEnvConfig,
+export function bandMove<Config>(
+  current: Config,
   success: number | null,
-  options: { lo: number; hi: number; order: readonly CurriculumDim[] },
-): BandMove {
-  const { lo, hi, order } = options;
-  const c = frontier(current);
-  if (success === null) {
-    return {
-      direction: "keep",
-      dim: null,
-      config: c,
-      why: "no training success in the context; kept",
-    };
-  }
+  options: {
+    lo: number;
+    hi: number;
+    order: readonly string[];
+    family: EnvironmentFamily<Config>;
+  },
+): BandMove<Config> {
+  const { lo, hi, order, family } = options;
+  const c = family.leading?.(current) ?? current;
+  const keep = (why: string): BandMove<Config> => ({
+    direction: "keep",
+    dim: null,
+    config: c,
+    why,
+  });
+  if (success === null) return keep("no training success in the context; kept");
   const s = success.toFixed(3);
   if (success >= lo && success <= hi) {
-    return {
-      direction: "keep",
-      dim: null,
-      config: c,
-      why: `success ${s} inside the band [${lo}, ${hi}]; kept`,
-    };
+    return keep(`success ${s} inside the band [${lo}, ${hi}]; kept`);
   }
   const up = success > hi;
-  const ranked = order.map((d, i) => ({ d, i, p: progress(c, d) }));
+  const ranked = order.map((d, i) => ({ d, i, p: progress(family, c, d) }));
   ranked.sort((a, b) => up ? a.p - b.p || a.i - b.i : b.p - a.p || b.i - a.i);
   for (const { d, p } of ranked) {
     if (!up && p <= 1e-9) continue; // never easier than the easy preset
-    const next = step(c, d, up ? 1 : -1);
-    if (configId(next) === configId(c)) continue; // at a bound
+    const next = stepConfig(family, c, d, up ? 1 : -1);
+    if (canonicalJson(next) === canonicalJson(c)) continue; // at a bound
     return {
       direction: up ? "up" : "down",
       dim: d,
@@ -114,21 +114,22 @@ export function bandMove(
       }, the ${up ? "least" : "most"} developed of the order)`,
     };
   }
-  return {
-    direction: "keep",
-    dim: null,
-    config: c,
-    why: `success ${s} ${
+  return keep(
+    `success ${s} ${
       up ? "above hi" : "below lo"
     } but no dimension of the order can move ${up ? "up" : "down"}; kept`,
-  };
+  );
 }
 
-/** What is wrong with band parameters, in one line naming the parameter, or null. */
+/**
+ * What is wrong with band parameters, in one line naming the parameter, or
+ * null; `family` checks the order's dimensions.
+ */
 export function bandProblem(
   lo: number,
   hi: number,
   order: readonly string[],
+  family?: Pick<EnvironmentFamily, "dimensions">,
 ): string | null {
   if (!(lo >= 0 && hi <= 1)) {
     return `lo and hi must lie in 0..1 (got lo ${lo}, hi ${hi})`;
@@ -137,10 +138,10 @@ export function bandProblem(
     return `lo ${lo} > hi ${hi}: the band is empty; give lo <= hi`;
   }
   if (order.length === 0) return "order must name at least one dimension";
-  for (const d of order) {
-    if (!(CURRICULUM_DIMS as readonly string[]).includes(d)) {
-      return `order: "${d}" is not a curriculum dimension (${
-        CURRICULUM_DIMS.join(", ")
+  for (const d of family === undefined ? [] : order) {
+    if (dimension(family!, d) === undefined) {
+      return `order: "${d}" is not a dimension of the family (${
+        family!.dimensions.map((x) => x.path).join(", ")
       })`;
     }
   }
@@ -149,12 +150,14 @@ export function bandProblem(
 
 /** Options of {@linkcode bandEngineer}. */
 export interface BandOptions {
+  /** The family whose dimensions the band steps. */
+  family: EnvironmentFamily;
   /** Lower edge of the band. @default {0.9} */
   lo?: number;
   /** Upper edge of the band. @default {0.95} */
   hi?: number;
-  /** Dimensions stepped, in order. @default {DEFAULT_BAND_ORDER} */
-  order?: readonly CurriculumDim[];
+  /** Dimensions stepped, in order. @default the family's curriculum order */
+  order?: readonly string[];
 }
 
 /**
@@ -164,21 +167,23 @@ export interface BandOptions {
  * ```ts
  * import assert from "node:assert/strict";
  * import { bandEngineer } from "./band.ts";
- * assert.equal(bandEngineer().name, "band");
+ * import { mapfFrozenLake } from "../families/mapf_frozenlake/family.ts";
+ * assert.equal(bandEngineer({ family: mapfFrozenLake }).name, "band");
  * ```
  */
-export function bandEngineer(options: BandOptions = {}): Engineer {
+export function bandEngineer(options: BandOptions): Engineer {
   const lo = options.lo ?? DEFAULT_BAND.lo;
   const hi = options.hi ?? DEFAULT_BAND.hi;
-  const order = options.order ?? DEFAULT_BAND_ORDER;
-  const problem = bandProblem(lo, hi, order);
+  const family = options.family;
+  const order = options.order ?? curriculumOrder(family);
+  const problem = bandProblem(lo, hi, order, family);
   if (problem !== null) throw new RangeError(problem);
   return {
     name: "band",
     propose(input: ProposeInput): Promise<Proposal> {
       const stats = input.context.json.stats;
       const success = stats === undefined ? null : stats.success_rate;
-      const move = bandMove(input.config, success, { lo, hi, order });
+      const move = bandMove(input.config, success, { lo, hi, order, family });
       return Promise.resolve({
         config: move.config,
         rationale: `band engineer: ${move.why}.`,
@@ -214,6 +219,7 @@ export const engineer: EngineerKind<
   name: "band",
   description:
     "target-success band: one step harder above hi, one step easier below lo, else keep; reads stats.success_rate",
+  families: "any",
   params: v.strictObject({
     lo: _unit(
       "lo",
@@ -224,19 +230,21 @@ export const engineer: EngineerKind<
       `training success above which the band steps one step harder; default ${DEFAULT_BAND.hi}`,
     ),
     order: v.optional(v.pipe(
-      v.array(v.picklist(
-        CURRICULUM_DIMS,
-        `order must list curriculum dimensions: ${CURRICULUM_DIMS.join(", ")}`,
-      )),
+      v.array(v.string("order must list the family's dimensions")),
       v.minLength(1, "order must name at least one dimension"),
       v.description(
-        `dimensions stepped, in order; default ${
+        `dimensions stepped, in order; default the family's curriculum order (mapf-frozenlake: ${
           DEFAULT_BAND_ORDER.join(", ")
-        }`,
+        })`,
       ),
     )),
   }),
   module: import.meta.url,
+  checkFamily(params, family) {
+    const order = (params as { order?: unknown } | null)?.order;
+    if (!Array.isArray(order)) return null;
+    return bandProblem(0, 1, order.map(String), family);
+  },
   fingerprint(params) {
     // lo <= hi is checked at plan: the parameter schema checks each field
     const p = (params ?? {}) as { lo?: unknown; hi?: unknown };
@@ -249,10 +257,17 @@ export const engineer: EngineerKind<
     }
     return null;
   },
-  create: (params) =>
-    bandEngineer({
+  create: (params, env) => {
+    if (env.family === undefined) {
+      throw new EngineerConfigError(
+        "engineer band: no environment family given (a redesign node gives its family)",
+      );
+    }
+    return bandEngineer({
+      family: env.family,
       ...(params.lo === undefined ? {} : { lo: params.lo }),
       ...(params.hi === undefined ? {} : { hi: params.hi }),
       ...(params.order === undefined ? {} : { order: params.order }),
-    }),
+    });
+  },
 };

@@ -9,9 +9,15 @@ import {
   DEFAULT_BAND,
   DEFAULT_BAND_ORDER,
 } from "./band.ts";
+import { mapfFrozenLake } from "../families/mapf_frozenlake/family.ts";
+import type { EnvironmentFamily } from "../families/family.ts";
+import { lineFamily } from "../families/_test_family.ts";
+
+// a band moves the leading component: a component in, a component out
+const family = mapfFrozenLake as unknown as EnvironmentFamily<EnvConfig>;
 
 const easy = PRESETS.easy;
-const opts = { lo: 0.5, hi: 0.8, order: DEFAULT_BAND_ORDER };
+const opts = { lo: 0.5, hi: 0.8, order: DEFAULT_BAND_ORDER, family };
 
 Deno.test("band: above hi one step harder along the least developed dimension of the order", () => {
   const m = bandMove(easy, 0.9, opts);
@@ -54,7 +60,7 @@ Deno.test("band: inside the band (edges included) it keeps the configuration", (
 });
 
 Deno.test("band: a run of stages walks up and down and stays inside the configuration bounds", async () => {
-  const e = bandEngineer({ lo: 0.4, hi: 0.7 });
+  const e = bandEngineer({ lo: 0.4, hi: 0.7, family });
   let c: EnvConfig = easy;
   // success falls as difficulty grows: a stand-in learner
   for (let stage = 0; stage < 30; stage++) {
@@ -93,14 +99,17 @@ Deno.test("band: lo > hi, an empty order or an unknown dimension is refused in o
   assert.match(bandProblem(0.9, 0.2, DEFAULT_BAND_ORDER)!, /lo 0.9 > hi 0.2/);
   assert.match(bandProblem(0.2, 0.9, [])!, /order must name/);
   assert.match(
-    bandProblem(0.2, 0.9, ["speed"])!,
-    /"speed" is not a curriculum dimension/,
+    bandProblem(0.2, 0.9, ["speed"], family)!,
+    /order: "speed" is not a dimension of the family \(size, agents, /,
   );
-  assert.throws(() => bandEngineer({ lo: 0.9, hi: 0.1 }), /the band is empty/);
+  assert.throws(
+    () => bandEngineer({ lo: 0.9, hi: 0.1, family }),
+    /the band is empty/,
+  );
 });
 
 Deno.test("band: with its default thresholds its schedule differs from none's (no redesign) when training success crosses them", async () => {
-  const e = bandEngineer();
+  const e = bandEngineer({ family });
   const { lo, hi } = DEFAULT_BAND;
   // training success above hi, above hi, below lo, inside, above hi
   const successes = [hi + 0.02, hi + 0.01, lo - 0.05, (lo + hi) / 2, hi + 0.01];
@@ -132,4 +141,25 @@ Deno.test("band: with its default thresholds its schedule differs from none's (n
   assert.notEqual(band.configs[1], band.configs[0]);
   assert.notEqual(band.configs[2], band.configs[1]);
   assert.equal(band.configs[3], band.configs[2]);
+});
+
+Deno.test("band on another family: steps its declared dimensions in order, within its bounds", () => {
+  const line = lineFamily();
+  const o = { lo: 0.5, hi: 0.8, order: ["length", "gaps"], family: line };
+  const up = bandMove({ length: 2, gaps: 0 }, 0.9, o);
+  assert.deepEqual([up.dim, up.config], ["length", { length: 3, gaps: 0 }]);
+  // progress: length 3 is 1/7 of easy..hard, gaps 0 is 0: gaps moves next
+  const up2 = bandMove(up.config, 0.9, o);
+  assert.deepEqual([up2.dim, up2.config], ["gaps", { length: 3, gaps: 1 }]);
+  const down = bandMove({ length: 9, gaps: 1 }, 0.1, o);
+  assert.deepEqual([down.dim, down.config], ["length", {
+    length: 8,
+    gaps: 1,
+  }]);
+  const top = bandMove({ length: 9, gaps: 3 }, 0.9, o);
+  assert.equal(top.direction, "keep");
+  assert.equal(
+    bandProblem(0.1, 0.9, ["size"], line),
+    'order: "size" is not a dimension of the family (length, gaps)',
+  );
 });

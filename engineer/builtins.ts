@@ -28,6 +28,7 @@ import { engineer as blind } from "./blind.ts";
 import { engineer as exec } from "./exec.ts";
 import { engineer as dr } from "./dr.ts";
 import { engineer as band } from "./band.ts";
+import { mapfFrozenLake } from "../families/mapf_frozenlake/family.ts";
 
 /** Every built-in engineer kind, in the order `--help` lists them. */
 export const builtinEngineers: readonly EngineerKind[] = [
@@ -55,7 +56,8 @@ let _shared: EngineerRegistry | undefined;
 
 /**
  * Builds a built-in engineer by name from its parameters (what
- * `engineer: { name, ...parameters }` holds), for library use.
+ * `engineer: { name, ...parameters }` holds), for library use; its family
+ * is MAPF-FrozenLake unless `env.family` names another.
  *
  * @example
  * ```ts
@@ -73,5 +75,7 @@ export function createEngineer(
   env: EngineerEnv = { baseDir: ".", log: () => {} },
 ): Engineer {
   _shared ??= builtinEngineerRegistry();
-  return _shared.create(name, params, env);
+  // engineers that move through a family's space work on MAPF-FrozenLake
+  // unless told otherwise
+  return _shared.create(name, params, { family: mapfFrozenLake, ...env });
 }

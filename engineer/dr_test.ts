@@ -1,4 +1,8 @@
 import assert from "node:assert/strict";
+import { mapfFrozenLake } from "../families/mapf_frozenlake/family.ts";
+import { lineFamily } from "../families/_test_family.ts";
+import { buildMixture } from "./config_ops.ts";
+import { hashString } from "../mapf/rng.ts";
 import { Rng } from "../mapf/rng.ts";
 import { components, parseEnvConfig } from "../schemas/env_config.ts";
 import { buildContext } from "./context.ts";
@@ -8,6 +12,7 @@ import {
   boxProblem,
   DEFAULT_BOX,
   drEngineer,
+  familyBoxProblem,
   INTEGER_BOX_DIMS,
   sampleBox,
 } from "./dr.ts";
@@ -69,7 +74,7 @@ Deno.test("dr: every box point is a valid configuration that follows the point",
 Deno.test("dr engineer: a mixture of 16 fresh points per stage, seeded, ignoring the context", async () => {
   const easy = parseEnvConfig({ preset: "easy" });
   const propose = (stage: number | undefined, seed: number, type = "none") =>
-    drEngineer().propose({
+    drEngineer({ family: mapfFrozenLake }).propose({
       context: buildContext(
         type as "none",
         null,
@@ -111,5 +116,43 @@ Deno.test("dr: box problems are one line naming the dimension", () => {
     boxProblem({ size: [4, 8], agents: [2, 12] })!,
     /12 agents do not fit a 4x4 map/,
   );
-  assert.throws(() => drEngineer({ box: {} }), /box is empty/);
+  assert.throws(
+    () => drEngineer({ family: mapfFrozenLake, box: {} }),
+    /box is empty/,
+  );
+});
+
+Deno.test("dr through the family: the same draws as the box of mapf/box.ts", async () => {
+  const easy = parseEnvConfig({ preset: "easy" });
+  const rng = new Rng(11, hashString("dr-engineer"), 2);
+  const parts = Array.from({ length: 16 }, () => ({
+    weight: 1,
+    config: boxConfig(sampleBox(DEFAULT_BOX, rng)),
+  }));
+  const expected = buildMixture(parts, { maxComponents: 16 });
+  const got = await drEngineer({ family: mapfFrozenLake }).propose({
+    context: buildContext("none", null, easy, { stage: 1 }),
+    config: easy,
+    seed: 11,
+  });
+  assert.deepEqual(got.config, expected);
+});
+
+Deno.test("dr on another family: its box from the declared bounds, refused outside them", async () => {
+  const line = lineFamily();
+  const e = drEngineer({ family: line, draws: 4 });
+  const ctx = { json: { stage: 0 }, text: "" } as never;
+  const p = await e.propose({ context: ctx, config: {} as never, seed: 3 });
+  const c = p.config as unknown as { length: number; gaps: number };
+  assert.ok(c.length >= 1 && c.length <= 9 && c.gaps >= 0 && c.gaps <= 3);
+  const again = await e.propose({ context: ctx, config: {} as never, seed: 3 });
+  assert.deepEqual(again.config, p.config);
+  assert.equal(
+    familyBoxProblem(line, { length: [2, 12] }),
+    "box.length = [2, 12] leaves the dimension's bounds 1..9",
+  );
+  assert.equal(
+    familyBoxProblem(line, { size: [2, 4] }),
+    "box.size is not a dimension of line (dimensions: length, gaps)",
+  );
 });

@@ -8,6 +8,8 @@ import {
 } from "../schemas/mod.ts";
 import { type CurriculumDim, step } from "./config_ops.ts";
 import { randomEngineer } from "./random.ts";
+import { mapfFrozenLake } from "../families/mapf_frozenlake/family.ts";
+import { lineFamily } from "../families/_test_family.ts";
 import { fixedEngineer } from "./fixed.ts";
 import { buildContext } from "./context.ts";
 
@@ -17,8 +19,16 @@ const context = buildContext("none", null, easy);
 Deno.test("random engineer: seeded, within bounds, and it changes something", async () => {
   const ids = new Set<string>();
   for (let seed = 0; seed < 20; seed++) {
-    const a = await randomEngineer().propose({ context, config: easy, seed });
-    const b = await randomEngineer().propose({ context, config: easy, seed });
+    const a = await randomEngineer(mapfFrozenLake).propose({
+      context,
+      config: easy,
+      seed,
+    });
+    const b = await randomEngineer(mapfFrozenLake).propose({
+      context,
+      config: easy,
+      seed,
+    });
     assert.equal(JSON.stringify(a), JSON.stringify(b));
     parseEnvConfig(a.config);
     assert.deepEqual(a.reads, []);
@@ -40,7 +50,7 @@ Deno.test("random engineer: one seed draws different perturbations at different 
   const ids = new Set<string>();
   for (let stage = 0; stage < 6; stage++) {
     const ctx = buildContext("none", null, easy, { stage });
-    const p = await randomEngineer().propose({
+    const p = await randomEngineer(mapfFrozenLake).propose({
       context: ctx,
       config: easy,
       seed: 5,
@@ -54,7 +64,7 @@ Deno.test("random engineer: one to three dimensions of one component, each one c
   const counts = new Set<number>();
   const dirs = new Set<string>();
   for (let seed = 0; seed < 40; seed++) {
-    const p = await randomEngineer().propose({
+    const p = await randomEngineer(mapfFrozenLake).propose({
       context,
       config: PRESETS.medium,
       seed,
@@ -83,7 +93,11 @@ Deno.test("random engineer: one to three dimensions of one component, each one c
     ],
   });
   for (let seed = 0; seed < 10; seed++) {
-    const p = await randomEngineer().propose({ context, config: mix, seed });
+    const p = await randomEngineer(mapfFrozenLake).propose({
+      context,
+      config: mix,
+      seed,
+    });
     const before = components(mix).map((x) => configId(x.config));
     const after = components(p.config).map((x) => configId(x.config));
     assert.equal(after.length, 2);
@@ -94,4 +108,24 @@ Deno.test("random engineer: one to three dimensions of one component, each one c
       assert.match(p.rationale, /in component [01]\.$/);
     }
   }
+});
+
+Deno.test("random on another family: moves its declared dimensions one step, seeded", async () => {
+  const line = lineFamily();
+  const context = { json: { stage: 2 }, text: "" } as never;
+  const from = { length: 5, gaps: 1 };
+  const a = await randomEngineer(line).propose({
+    context,
+    config: from as never,
+    seed: 4,
+  });
+  const b = await randomEngineer(line).propose({
+    context,
+    config: from as never,
+    seed: 4,
+  });
+  assert.deepEqual(a.config, b.config);
+  const c = a.config as unknown as { length: number; gaps: number };
+  assert.ok(Math.abs(c.length - 5) <= 1 && Math.abs(c.gaps - 1) <= 1);
+  assert.match(a.rationale, /^random engineer: (length|gaps) (up|down)/);
 });

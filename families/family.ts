@@ -258,6 +258,28 @@ export interface EnvironmentFamily<
    */
   readonly curriculum?: readonly string[];
   /**
+   * Optional: the dimensions a curriculum steps one at a time, in the
+   * order undirected engineers (`random`) consider them. Absent: every
+   * declared dimension.
+   */
+  readonly stepped?: readonly string[];
+  /**
+   * Optional: the box domain randomisation draws from by default
+   * (dimension -> `[lo, hi]`). Absent: every dimension over its bounds.
+   */
+  readonly box?: Readonly<Record<string, readonly [number, number]>>;
+  /**
+   * Optional: what is wrong with a box beyond what the dimensions' bounds
+   * say (MAPF-FrozenLake: the most agents must fit the smallest map), in
+   * one line, or `null`.
+   */
+  boxProblem?(box: Readonly<Record<string, unknown>>): string | null;
+  /**
+   * Optional: the weighted components of a configuration (the inverse of
+   * `mix`). Absent: the configuration is one component.
+   */
+  components?(config: Config): FamilyComponent<Config>[];
+  /**
    * Optional: a weighted mixture of configurations as one configuration
    * (the `dr` engineer's per-stage draws). Absent: the family has no
    * mixtures and `dr` uses one draw per stage.

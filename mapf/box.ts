@@ -153,3 +153,22 @@ export function boxProblem(box: unknown, where = "box"): string | null {
   }
   return null;
 }
+
+/**
+ * The default box: the ranges the benchmark suites span (8x8 to 24x24 maps,
+ * 2 to 8 agents, holes up to 0.35 with clustering up to 0.6, light walls,
+ * corridors 0..1, slip up to 0.2, interaction 0..1, horizon 1.3 to 3 times
+ * the reference makespan). Declared from the suites' definitions, never tuned
+ * on a split; `experiments/paper.yaml` writes it out.
+ */
+export const DEFAULT_BOX: DrBox = {
+  size: [8, 24],
+  agents: [2, 8],
+  hole_density: [0, 0.35],
+  hole_clustering: [0, 0.6],
+  walls: [0, 0.05],
+  corridors: [0, 1],
+  slip: [0, 0.2],
+  interaction: [0, 1],
+  horizon: [1.3, 3],
+};

@@ -64,7 +64,15 @@ import {
   parseInstanceLines,
 } from "../mapf/instance.ts";
 import { mix32 } from "../mapf/rng.ts";
-import { generateSuite, getSuite, SUITE_NAMES } from "../mapf/suites.ts";
+import {
+  generateSuite,
+  getSuite,
+  SUITE_NAMES,
+  SUITES,
+} from "../mapf/suites.ts";
+import { DEFAULT_FAMILY } from "../families/family.ts";
+import type { FamilyRegistry } from "../families/registry.ts";
+import { familyFingerprint, runFamilyGenerate } from "./generate_family.ts";
 import { parseEnvConfig } from "../schemas/env_config.ts";
 import { ConfigOrLevelSetSchema, isLevelSet } from "./level_set.ts";
 import { drawLevels, readLevelSet } from "./level_set_io.ts";
@@ -82,23 +90,42 @@ const _int = (name: string, min: number, max: number) =>
     v.maxValue(max, `${name} must be at most ${max}`),
   );
 
+function _isDefault(family: string | undefined): boolean {
+  return family === undefined || family === DEFAULT_FAMILY;
+}
+
+function _item(input: unknown, key: string | number) {
+  return {
+    type: typeof key === "number" ? "array" : "object",
+    origin: "value",
+    input,
+    key,
+    value: (input as Record<string | number, unknown>)[key],
+  };
+}
+
 /** Parameters of the generate kind. */
 export const GenerateParamsSchema = v.pipe(
   v.strictObject({
-    /** Configuration (input form), or a level set (see level_set.ts). */
-    config: v.optional(ConfigOrLevelSetSchema),
-    /** Suite names. */
+    /**
+     * Configuration (input form), or a level set (see level_set.ts); another
+     * family's configuration is checked against that family's space.
+     */
+    config: v.optional(
+      v.union([
+        ConfigOrLevelSetSchema,
+        v.record(v.string(), v.unknown()),
+      ], "config must be a mapping (a configuration of the node's family)"),
+    ),
+    /** Suite names (another family's suites with `family`). */
     suites: v.optional(
       v.pipe(
-        v.array(
-          v.picklist(
-            SUITE_NAMES as string[],
-            `suites must name known suites: ${SUITE_NAMES.join(", ")}`,
-          ),
-        ),
+        v.array(v.string("suites must name suites")),
         v.minLength(1, "suites must name at least one suite"),
       ),
     ),
+    /** The environment family (default mapf-frozenlake). */
+    family: v.optional(v.string()),
     /** Suite split (with `suites`). */
     split: v.optional(
       v.picklist(
@@ -118,6 +145,28 @@ export const GenerateParamsSchema = v.pipe(
     stream: v.optional(_int("stream", 0, 0x7fffffff)),
     /** Draws per instance before giving up. */
     max_attempts: v.optional(_int("max_attempts", 1, 100_000)),
+  }),
+  v.rawCheck(({ dataset, addIssue }) => {
+    // MAPF-FrozenLake's own space; another family's is checked at plan
+    if (!dataset.typed || !_isDefault(dataset.value.family)) return;
+    const p = dataset.value;
+    for (const [i, n] of (p.suites ?? []).entries()) {
+      if (!SUITE_NAMES.includes(n)) {
+        addIssue({
+          message: `suites must name known suites: ${SUITE_NAMES.join(", ")}`,
+          path: [_item(p, "suites"), _item(p.suites!, i)] as never,
+        });
+      }
+    }
+    if (p.config === undefined) return;
+    const r = v.safeParse(ConfigOrLevelSetSchema, p.config);
+    if (r.success) return;
+    for (const i of r.issues) {
+      addIssue({
+        message: i.message,
+        path: [_item(p, "config"), ...(i.path ?? [])] as never,
+      });
+    }
   }),
   v.check(
     (p) => (p.config === undefined) !== (p.suites === undefined),
@@ -141,14 +190,14 @@ export const GenerateParamsSchema = v.pipe(
   ),
   v.check(
     (p) =>
-      p.per_cell === undefined ||
-      (p.suites ?? []).some((n) => getSuite(n).cells !== undefined),
+      p.per_cell === undefined || !_isDefault(p.family) ||
+      (p.suites ?? []).some((n) => SUITES[n]?.cells !== undefined),
     "`per_cell` goes with a grid suite (paper-grid) in `suites`",
   ),
   v.check(
     (p) =>
-      p.per_suite === undefined ||
-      (p.suites ?? []).some((n) => getSuite(n).cells === undefined),
+      p.per_suite === undefined || !_isDefault(p.family) ||
+      (p.suites ?? []).some((n) => SUITES[n] && SUITES[n].cells === undefined),
     "a grid suite (paper-grid) is drawn per cell: use `per_cell`, not `per_suite`",
   ),
 );
@@ -257,6 +306,8 @@ export const GENERATE_PARAM_DOCS: Readonly<Record<string, string>> = {
     "which seed space of the suites: test (reported results) or validation (designing and tuning); disjoint instances",
   count: "how many instances to draw from config",
   per_suite: "how many instances to draw per suite",
+  family:
+    "the environment family (default mapf-frozenlake; ./envsmith families lists them); its config and suites",
   per_cell:
     "how many instances to draw per cell of a grid suite (paper-grid; default 150)",
   seed: "seed of the draws (default: the node's seed)",
@@ -303,16 +354,48 @@ async function _replayLevels(p: GenerateParams, ctx: NodeContext) {
   };
 }
 
-/** The generate kind. */
+/**
+ * The generate kind over `families` (without one: MAPF-FrozenLake only).
+ * A node naming another `family` keys that family's code (its module
+ * graph), is checked at plan (a known family, a config inside its space,
+ * a generator that gives the same instances twice for one seed) and draws
+ * through the family's `generate` and suites.
+ */
+export function generateKind(
+  families?: FamilyRegistry,
+): NodeKind<GenerateParams> {
+  return {
+    ...kind,
+    codeModules(literal) {
+      const f = familyFingerprint(families, literal);
+      return f === undefined ? [] : [f.module];
+    },
+    fingerprint(literal) {
+      familyFingerprint(families, literal);
+      return null;
+    },
+    async run(p: GenerateParams, ctx: NodeContext) {
+      if (_isDefault(p.family)) return await kind.run(p, ctx);
+      return await runFamilyGenerate(families, p, ctx);
+    },
+  };
+}
+
+/** The generate kind (MAPF-FrozenLake; {@linkcode generateKind} adds other families). */
 export const kind: NodeKind<GenerateParams> = {
   name: "generate",
   description:
-    "Generate MAPF-FrozenLake instances from a config (count) or from benchmark suites (per_suite)",
+    "Generate instances of a family (default MAPF-FrozenLake) from a config (count) or from benchmark suites (per_suite)",
   params: GenerateParamsSchema,
   paramDocs: GENERATE_PARAM_DOCS,
   module: import.meta.url,
   heavy: true,
   async run(p: GenerateParams, ctx: NodeContext) {
+    if (!_isDefault(p.family)) {
+      throw new TypeError(
+        `generate: family ${p.family} is not registered here; known families: ${DEFAULT_FAMILY}`,
+      );
+    }
     if (isLevelSet(p.config)) return await _replayLevels(p, ctx);
     const { instances, reports } = runGenerate(p, {
       signal: ctx.signal,

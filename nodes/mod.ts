@@ -11,7 +11,7 @@
 import type { Command } from "@commander-js/extra-typings";
 import type { NodeKind } from "@envsmith/engine/kind";
 import type { Output } from "@envsmith/engine/cli";
-import { kind as generate } from "./generate.ts";
+import { generateKind } from "./generate.ts";
 import { kind as policyInit } from "./policy_init.ts";
 import { kind as train } from "./train.ts";
 import { kind as rollout } from "./rollout.ts";
@@ -54,7 +54,7 @@ export function domainKinds(
 ): NodeKind<any>[] {
   return [
     // one line per kind, e.g. `generate,` imported from "./generate.ts"
-    generate,
+    generateKind(families),
     policyInit,
     train,
     rollout,

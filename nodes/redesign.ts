@@ -80,6 +80,15 @@ const _Context = v.picklist(
   `context must be one of ${CONTEXT_TYPES.join(", ")}`,
 );
 
+/**
+ * A configuration of any family: MAPF-FrozenLake's form (so editors
+ * complete it) or another family's mapping; the node's `family` checks it.
+ */
+const _AnyFamilyConfig = v.union([
+  ConfigOrLevelSetSchema,
+  v.record(v.string(), v.unknown()),
+], "config must be a mapping (a configuration of the node's family)");
+
 /** The redesign node's own parameters (besides `engineer`). */
 const _nodeEntries = {
   /** What the engineer sees; default `full`. */
@@ -94,7 +103,7 @@ const _nodeEntries = {
    * made), checked against the family's configuration space.
    */
   config: v.pipe(
-    v.unknown(),
+    _AnyFamilyConfig,
     v.description(
       "the current configuration (usually $prev.config), or a plr/accel level set",
     ),

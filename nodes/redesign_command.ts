@@ -29,6 +29,7 @@ import { UserError } from "@envsmith/engine/errors";
 import { CONTEXT_TYPES } from "../engineer/context.ts";
 import { EngineerConfigError } from "../engineer/engineer_kind.ts";
 import { engineers } from "./engineers.ts";
+import { families } from "./families.ts";
 import { LlmConfigError, LlmError } from "../llm/errors.ts";
 import { type AnyEnvConfig, PRESETS } from "../schemas/env_config.ts";
 import { FindingsError } from "../schemas/findings.ts";
@@ -259,6 +260,7 @@ export function redesignCommand(
       try {
         result = await redesign(params, o.seed, {
           engineers,
+          families,
           auxDir: `${cacheOf(io, cmd)}/aux/redesign`,
           // A local model that cannot be loaded is an error, not a
           // passing outage of a server: only remote endpoints fall back.

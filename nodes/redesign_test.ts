@@ -22,15 +22,16 @@ import {
   redesignParamsSchema,
 } from "./redesign.ts";
 import { engineers } from "./engineers.ts";
+import { families } from "./families.ts";
 import { kind as diagnoseKind } from "./diagnose.ts";
 import { buildContext } from "../engineer/context.ts";
 import * as v from "valibot";
 
 const easy = PRESETS.easy;
-const redesignKind = redesignKindOver(engineers);
-const RedesignParamsSchema = redesignParamsSchema(engineers);
+const redesignKind = redesignKindOver(engineers, families);
+const RedesignParamsSchema = redesignParamsSchema(engineers, families);
 const redesign = (p: RedesignParams, seed: number) =>
-  redesignWith(p, seed, { engineers });
+  redesignWith(p, seed, { engineers, families });
 
 function fakeCtx(dir: string, logs: string[]): NodeContext {
   return {

@@ -61,7 +61,9 @@ import { editLevel } from "../../mapf/mutate.ts";
 import { renderPrompt } from "../../mapf/render_text.ts";
 import { solve } from "../../mapf/solve.ts";
 import { generateSuite, SUITES } from "../../mapf/suites.ts";
+import { boxProblem, DEFAULT_BOX } from "../../mapf/box.ts";
 import {
+  buildMixture,
   CURRICULUM_DIMS,
   type CurriculumDim,
   dimValue,
@@ -374,9 +376,11 @@ export const mapfFrozenLake: EnvironmentFamily<
     const r = clampEnvConfig(input, base);
     return { config: r.config, repairs: r.adjustments };
   },
+  // buildMixture: equal components merge, at most 16 kept (the schema's
+  // limit), weights normalised; one component comes back plain
   mix: (parts) =>
-    parseEnvConfig({
-      mixture: parts.flatMap((p) => {
+    buildMixture(
+      parts.flatMap((p) => {
         const cs = components(p.config);
         const total = cs.reduce((a, m) => a + m.weight, 0);
         return cs.map((m) => ({
@@ -384,5 +388,10 @@ export const mapfFrozenLake: EnvironmentFamily<
           config: m.config,
         }));
       }),
-    }),
+      { maxComponents: 16 },
+    ),
+  components: (config) => components(config).map((m) => ({ ...m })),
+  stepped: CURRICULUM_DIMS,
+  box: DEFAULT_BOX,
+  boxProblem: (box) => boxProblem(box),
 };
