@@ -61,6 +61,8 @@ import {
   type ProgramRunner,
 } from "./engineer_kind.ts";
 import { checkReply } from "./reply_check.ts";
+import { checkFamilyReply, familyExecInput } from "./family_reply.ts";
+import { DEFAULT_FAMILY } from "../families/family.ts";
 import { replyJsonSchema } from "./reply_format.ts";
 
 /** Most stdout bytes read from the program; more is a flood (`program_error`). */
@@ -298,7 +300,13 @@ export function execEngineer(
           llm: tally,
         };
       };
-      const previous = heaviest(input.config);
+      // MAPF-FrozenLake's replies get its own check (clamping, a generator
+      // check); another family's are checked against its space
+      const other = env.family === undefined ||
+          env.family.name === DEFAULT_FAMILY
+        ? undefined
+        : env.family;
+      const previous = other === undefined ? heaviest(input.config) : undefined;
       const errors: string[] = [];
       for (let attempt = 0; attempt <= params.reasks; attempt++) {
         tally.requests++;
@@ -309,7 +317,11 @@ export function execEngineer(
             cwd: env.baseDir,
             env: childEnv,
             clearEnv: true,
-            stdin: JSON.stringify(execInput(input, attempt + 1, errors)),
+            stdin: JSON.stringify(
+              other === undefined
+                ? execInput(input, attempt + 1, errors)
+                : familyExecInput(other, input, attempt + 1, errors),
+            ),
             timeoutMs: Math.round(params.timeout * 1000),
             ...(env.signal ? { signal: env.signal } : {}),
             stdoutCapBytes: EXEC_STDOUT_CAP,
@@ -337,7 +349,9 @@ export function execEngineer(
           return keep(why);
         }
         const text = new TextDecoder().decode(r.stdout);
-        const check = checkReply(text, previous, { seed: input.seed });
+        const check = other === undefined
+          ? checkReply(text, previous!, { seed: input.seed })
+          : checkFamilyReply(other, text, input.config);
         if (check.ok) {
           if (check.adjustments.length > 0) {
             tally.clamped = 1;
@@ -375,6 +389,7 @@ export const engineer: EngineerKind<ExecEngineerParams> = {
   name: "exec",
   description:
     "runs a program as the engineer: context JSON on stdin, one config JSON on stdout (no shell; checked like LLM replies)",
+  families: "any",
   params: _Params as unknown as EngineerKind<ExecEngineerParams>["params"],
   module: import.meta.url,
   fingerprint(params, info) {

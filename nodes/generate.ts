@@ -72,6 +72,9 @@ import {
 } from "../mapf/suites.ts";
 import { DEFAULT_FAMILY } from "../families/family.ts";
 import type { FamilyRegistry } from "../families/registry.ts";
+
+/** The origin of the families built into envsmith. */
+const BUILT_IN = "envsmith (built in)";
 import { familyFingerprint, runFamilyGenerate } from "./generate_family.ts";
 import { parseEnvConfig } from "../schemas/env_config.ts";
 import { ConfigOrLevelSetSchema, isLevelSet } from "./level_set.ts";
@@ -366,6 +369,12 @@ export function generateKind(
 ): NodeKind<GenerateParams> {
   return {
     ...kind,
+    // A worker imports this module and knows the built-in families only:
+    // with a plugin's family registered, generation stays in this process.
+    get heavy() {
+      return families === undefined ||
+        families.names().every((n) => families.origin(n) === BUILT_IN);
+    },
     codeModules(literal) {
       const f = familyFingerprint(families, literal);
       return f === undefined ? [] : [f.module];
@@ -392,9 +401,14 @@ export const kind: NodeKind<GenerateParams> = {
   heavy: true,
   async run(p: GenerateParams, ctx: NodeContext) {
     if (!_isDefault(p.family)) {
-      throw new TypeError(
-        `generate: family ${p.family} is not registered here; known families: ${DEFAULT_FAMILY}`,
-      );
+      // in a worker: the built-in families, imported when first needed (a
+      // computed specifier, so no family is in this kind's code digest: the
+      // node's key has its own family's through codeModules)
+      const where = "./families.ts";
+      const mod = await import(new URL(where, import.meta.url).href) as {
+        families: FamilyRegistry;
+      };
+      return await runFamilyGenerate(mod.families, p, ctx);
     }
     if (isLevelSet(p.config)) return await _replayLevels(p, ctx);
     const { instances, reports } = runGenerate(p, {
