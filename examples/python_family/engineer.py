@@ -1,5 +1,6 @@
 """An exec engineer for the lake family: one step harder after a stage it
-mostly solved, one step easier after one it mostly failed.
+solved at least half of, one step easier after one it solved less than a
+fifth of.
 
 Reads envsmith's exec-engineer input on stdin (the current `config`, the
 stage's findings under `stats`) and writes {"config", "rationale"}. The
@@ -28,7 +29,7 @@ def moved(d, sign):
 
 rationale = "no findings: kept the configuration"
 if success is not None:
-    sign = 1 if success >= 0.7 else -1 if success < 0.3 else 0
+    sign = 1 if success >= 0.5 else -1 if success < 0.2 else 0
     order = dims if sign > 0 else list(reversed(dims))
     rationale = f"success {success:.2f}: kept the configuration"
     for d in order if sign else []:

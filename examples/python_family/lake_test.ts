@@ -14,15 +14,15 @@ import { main } from "../../cli.ts";
 const FILE = new URL("./lake.yaml", import.meta.url).pathname;
 const TINY = [
   "--set",
-  "matrix.engineer=fixed,band",
+  "matrix.method=[{ name: fixed, engineer: fixed }, { name: exec, engineer: { name: exec, command: [python3, engineer.py] } }]",
   "--set",
-  "matrix.seed=1,2",
+  "matrix.seed=[1, 2]",
   "--set",
   "curriculum.count=2",
   "--set",
   "easy.with.count=6",
   "--set",
-  "hard.with.count=6",
+  "medium.with.count=6",
   "--set",
   "curriculum.each.envs.with.count=8",
   "--set",
@@ -58,9 +58,9 @@ Deno.test("python family example: a tiny curriculum runs, is then all cached, an
       join(dir, "tables"),
     ]);
     assert.equal(tables.code, 0, tables.err);
-    assert.match(tables.out, /\| engineer \| easy \| medium \| mean \|/);
+    assert.match(tables.out, /\| method \| easy \| medium \| mean \|/);
     assert.match(tables.out, /over seeds and instances,\s+crossed/);
-    assert.match(tables.out, /\| band − fixed \| 2 \| [+−]\d\.\d{3} \[/);
+    assert.match(tables.out, /\| exec − fixed \| 2 \| [+−]\d\.\d{3} \[/);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
