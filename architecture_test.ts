@@ -539,6 +539,25 @@ const DIGEST_FILES: Record<string, readonly string[]> = {
   // the LM kinds share one module graph but for their own file
   "lm.init": [...LM_KIND_FILES, "nodes/lm_init.ts"].sort(),
   "train.lm": [...LM_KIND_FILES, "nodes/lm_train.ts"].sort(),
+  // a family program's kinds: the protocol, never a family's code (the
+  // program's own files enter their keys by content, as `fingerprint`)
+  "program.generate": [
+    "families/program/protocol.ts",
+    "nodes/_program_family.ts",
+    "nodes/program_generate.ts",
+  ],
+  "program.train": [
+    "families/program/protocol.ts",
+    "nodes/_program_family.ts",
+    "nodes/_program_policy.ts",
+    "nodes/program_train.ts",
+  ],
+  "program.evaluate": [
+    "families/program/protocol.ts",
+    "nodes/_program_family.ts",
+    "nodes/_program_policy.ts",
+    "nodes/program_evaluate.ts",
+  ],
 };
 
 /**

@@ -13,3 +13,9 @@ export type {
 } from "./types.ts";
 export { hashInputs, InputFileError } from "./input_files.ts";
 export { type FieldPath, getField, InputRef, type Resolvable } from "./refs.ts";
+export {
+  checkProgramCommand,
+  findOnPath,
+  ProgramCommandError,
+  type ProgramCommandOptions,
+} from "./program_command.ts";

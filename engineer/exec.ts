@@ -38,8 +38,11 @@
  * @module
  */
 import * as v from "valibot";
-import { delimiter, isAbsolute, join, resolve } from "node:path";
-import { hashInputs, InputFileError } from "@envsmith/engine/kind";
+import {
+  checkProgramCommand,
+  InputFileError,
+  ProgramCommandError,
+} from "@envsmith/engine/kind";
 import { DEFAULT_LIMITS } from "@envsmith/engine/limits";
 import { type AnyEnvConfig, ENV_CONFIG_BOUNDS } from "../schemas/env_config.ts";
 import { heaviest } from "./config_ops.ts";
@@ -113,8 +116,6 @@ export interface ExecEngineerInput {
   errors: string[];
 }
 
-const _SCRIPT_RE = /\.(py|js|mjs|cjs|ts|sh|bash|rb|pl|r|R|jl|lua|php)$/;
-
 const _Params = v.strictObject({
   command: v.pipe(
     v.array(v.pipe(v.string(), v.minLength(1))),
@@ -169,28 +170,9 @@ const _Params = v.strictObject({
   ),
 });
 
-function _isFile(path: string): Deno.FileInfo | null {
-  try {
-    return Deno.statSync(path);
-  } catch {
-    return null;
-  }
-}
-
-/** The program on `PATH`, or null. */
-function _onPath(program: string, path: string | undefined): string | null {
-  for (const dir of (path ?? "").split(delimiter)) {
-    if (!dir) continue;
-    const st = _isFile(join(dir, program));
-    if (st?.isFile && ((st.mode ?? 0o111) & 0o111) !== 0) {
-      return join(dir, program);
-    }
-  }
-  return null;
-}
-
 /**
- * Checks the command before anything runs and digests the program's files.
+ * Checks the command before anything runs and digests the program's files
+ * (the engine's {@linkcode checkProgramCommand}).
  *
  * @throws {EngineerConfigError} for a program that is missing or not
  * executable, or a script argument that does not exist.
@@ -201,78 +183,28 @@ export function execFingerprint(
   path: string | undefined = Deno.env.get("PATH"),
   inputBytes: number = DEFAULT_LIMITS.inputBytes,
 ): { files: Record<string, string> } {
-  // The program, its script arguments and `inputs` are hashed together:
-  // regular files only (a device or a FIFO is refused before it is
-  // opened), streamed, and within the input-bytes limit together.
-  const hashed: string[] = [];
-  const hash = (rel: string) => void hashed.push(rel);
-  const command = params.command;
-  if (!Array.isArray(command) || typeof command[0] !== "string") {
+  if (!Array.isArray(params.command)) {
     throw new EngineerConfigError(
       "the exec engineer needs command: [PROGRAM, ARGS...], e.g. command: [python3, engineer.py]",
     );
   }
-  const files: Record<string, string> = {};
-  const [program, ...args] = command as [string, ...string[]];
-  if (program.startsWith("$")) {
-    throw new EngineerConfigError(
-      "exec command must be written literally (its files enter the key)",
-    );
-  }
-  if (program.includes("/")) {
-    const p = resolve(baseDir, program);
-    const st = _isFile(p);
-    if (st === null || !st.isFile) {
-      throw new EngineerConfigError(
-        `exec command ${program} does not exist (relative to ${baseDir}, the experiment file's directory); correct the path`,
-      );
-    }
-    if (((st.mode ?? 0o111) & 0o111) === 0) {
-      throw new EngineerConfigError(
-        `exec command ${program} is not executable: chmod +x ${program}, or run it through its interpreter (command: [python3, ${program}])`,
-      );
-    }
-    hash(program);
-  } else if (_onPath(program, path) === null) {
-    throw new EngineerConfigError(
-      `exec command ${program} is not on PATH; install it, or give its path (command: [/usr/bin/${program}, ...])`,
-    );
-  }
-  for (const a of args) {
-    if (typeof a !== "string" || a.startsWith("-")) continue;
-    const p = isAbsolute(a) ? a : resolve(baseDir, a);
-    const st = _isFile(p);
-    if (st?.isFile) hash(a);
-    else if (st === null && _SCRIPT_RE.test(a)) {
-      throw new EngineerConfigError(
-        `exec command argument ${a} does not exist (relative to ${baseDir}, the experiment file's directory); correct the path`,
-      );
-    }
-  }
-  const inputs = Array.isArray(params.inputs) ? params.inputs : [];
-  for (const f of inputs) {
-    if (typeof f !== "string" || f.startsWith("$")) {
-      throw new EngineerConfigError(
-        `exec inputs must be literal paths, got ${JSON.stringify(f)}`,
-      );
-    }
-    const p = resolve(baseDir, f);
-    if (_isFile(p) === null) {
-      throw new EngineerConfigError(
-        `exec input ${f} does not exist (relative to ${baseDir}, the experiment file's directory); correct the path in inputs:`,
-      );
-    }
-    hash(f);
-  }
   try {
-    Object.assign(files, hashInputs(baseDir, hashed, inputBytes));
+    return {
+      files: checkProgramCommand(params.command, params.inputs, baseDir, {
+        label: "exec",
+        path,
+        inputBytes,
+      }),
+    };
   } catch (e) {
+    if (e instanceof ProgramCommandError) {
+      throw new EngineerConfigError(e.message);
+    }
     if (e instanceof InputFileError) {
       throw new EngineerConfigError(`exec engineer: ${e.message}`);
     }
     throw e;
   }
-  return { files };
 }
 
 /** One line for a program that ended without a usable stdout. */

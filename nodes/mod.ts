@@ -25,6 +25,9 @@ import { kind as trainLm } from "./lm_train.ts";
 import { redesignKind } from "./redesign.ts";
 import { kind as generateSizes } from "./generate_sizes.ts";
 import { redesignSizesKind } from "./redesign_sizes.ts";
+import { kind as programGenerate } from "./program_generate.ts";
+import { kind as programTrain } from "./program_train.ts";
+import { kind as programEvaluate } from "./program_evaluate.ts";
 import { sizeEngineers } from "./size_engineers.ts";
 import { engineers } from "./engineers.ts";
 import type { EngineerRegistry } from "../engineer/registry.ts";
@@ -68,6 +71,9 @@ export function domainKinds(
     mazeGenerate,
     mazeTrain,
     mazeEvaluate,
+    programGenerate,
+    programTrain,
+    programEvaluate,
   ];
 }
 

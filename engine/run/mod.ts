@@ -86,3 +86,11 @@ export {
   type WorkerPoolOptions,
   type WorkerPoolStats,
 } from "./worker_pool.ts";
+export {
+  callProgram,
+  PROGRAM_STDOUT_CAP,
+  ProgramCallError,
+  type ProgramCallOptions,
+  type ProgramFailure,
+} from "./program_call.ts";
+export { callProgramSync } from "./program_call_sync.ts";
