@@ -1017,7 +1017,10 @@ export const engineer: EngineerKind<Record<string, never>> = {
         .replace("  exec,\n];", "  exec,\n  keep,\n];"),
     );
     const engineers = await cliIn(dir, ["engineers"]);
-    assert.match(engineers.out, /^keep: keeps the configuration$/m);
+    assert.match(
+      engineers.out,
+      /^keep: keeps the configuration( \[families: [^\]]+\])?$/m,
+    );
     const afterNew = await planOf(dir, "engineers.yaml");
     for (const [id, n] of afterNew) {
       assert.equal(n.key, afterRules.get(id)!.key, id);

@@ -142,13 +142,14 @@ Deno.test("plugins: a TypeScript engineer, kind and executor from a file outside
       schemaFile,
     ]);
     assert.equal(schema.code, 0, schema.err);
-    // the 12 built-in node kinds (10, and generate.sizes and
-    // redesign.sizes of the per-size form) and the plugin's one; the
+    // the 18 built-in node kinds (10, generate.sizes and redesign.sizes
+    // of the per-size form, the maze's and the program family's three
+    // each) and the plugin's one; the
     // built-in engineers and the plugin's one
     assert.match(
       schema.err,
       new RegExp(
-        `13 node kinds, ${builtinEngineers.names().length + 1} engineers`,
+        `19 node kinds, ${builtinEngineers.names().length + 1} engineers`,
       ),
     );
     const text = await Deno.readTextFile(schemaFile);
