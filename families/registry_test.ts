@@ -80,7 +80,7 @@ Deno.test("FamilyRegistry: refuses a taken name and incomplete families, naming 
   assert.deepEqual(r.names(), ["line"]);
 });
 
-Deno.test("dimension helpers: lookup, clamp, one step toward harder or easier", () => {
+Deno.test("dimensions: lookup, clamp, one step toward harder or easier", () => {
   const f = lineFamily();
   const d = dimension(f, "length")!;
   assert.equal(dimension(f, "width"), undefined);
