@@ -27,6 +27,7 @@ import { SUCCESS } from "../mapf/outcome.ts";
 import { InstancePool } from "../mapf/pool.ts";
 import { mix32, Rng } from "../mapf/rng.ts";
 import type { Checkpoint } from "./checkpoint.ts";
+import { runActingLoop } from "./acting_loop.ts";
 import { MlpWorkspace } from "./mlp.ts";
 import { ObservationEncoder } from "./observation_encoder.ts";
 import { gae } from "./ppo_loss.ts";
@@ -103,10 +104,8 @@ export function scoreLevels(
   }
   const m = env.maxAgents, S = envs * m;
   const ws = new MlpWorkspace(net.spec, S);
-  const rng = new Rng(mix32(seed ^ 0x5c0e1e7a));
   const vm = ck.valueNorm.mean, vs = ck.valueNorm.std;
-  const slots = new Int32Array(S);
-  const act = new Uint8Array(S);
+  const A = net.spec.actions;
   const rew = new Float32Array(S), done = new Uint8Array(S);
   // per slot: the episode's rewards, values and terminal flags so far
   const rs: number[][] = Array.from({ length: S }, () => []);
@@ -115,20 +114,15 @@ export function scoreLevels(
   const pos = new Float64Array(instances.length);
   const steps = new Float64Array(instances.length);
   let adv = new Float32Array(0), ret = new Float32Array(0);
-  const job = new Int32Array(envs);
-  let next = 0, finished = 0;
-  const start = (e: number) => {
-    const j = next++;
-    job[e] = j;
-    env.reset(e, Math.floor(j / per), mix32(seed ^ mix32(j + 1)));
+  const onStart = (e: number) => {
     for (let a = 0; a < m; a++) {
       rs[e * m + a]!.length = 0;
       vals[e * m + a]!.length = 0;
       ds[e * m + a]!.length = 0;
     }
   };
-  const finish = (e: number) => {
-    const inst = Math.floor(job[e]! / per);
+  const onEnd = (e: number, j: number) => {
+    const inst = Math.floor(j / per);
     const sc = out[inst]!;
     sc.episodes++;
     if (env.outcome[e] === SUCCESS) sc.successes++;
@@ -157,54 +151,33 @@ export function scoreLevels(
       sc.agentSteps += L;
     }
   };
-  for (let e = 0; e < envs; e++) start(e);
-  while (finished < total) {
-    let n = 0;
-    for (let e = 0; e < envs; e++) {
-      if (env.done[e]) continue;
-      const na = env.agentCount[e]!;
-      for (let a = 0; a < na; a++) {
-        if (!env.arrived[e * m + a]) slots[n++] = e * m + a;
-      }
+  const afterStep = (_act: Uint8Array, slots: Int32Array, n: number) => {
+    if (n === 0) return;
+    agentRewards(env, slots, n, spec, rew, done);
+    for (let i = 0; i < n; i++) {
+      rs[slots[i]!]!.push(rew[i]!);
+      ds[slots[i]!]!.push(done[i]!);
     }
-    act.fill(0);
-    if (n > 0) {
-      const obs = enc.encode(slots, n);
-      net.forward(obs, n, ws);
-      const o = ws.out, stride = ws.stride, A = net.spec.actions;
-      for (let i = 0; i < n; i++) {
-        const b = i * stride;
-        let mx = -Infinity;
-        for (let k = 0; k < A; k++) mx = Math.max(mx, o[b + k]!);
-        let se = 0;
-        for (let k = 0; k < A; k++) se += Math.exp(o[b + k]! - mx);
-        let u = rng.float() * se, a = A - 1;
-        for (let k = 0; k < A; k++) {
-          u -= Math.exp(o[b + k]! - mx);
-          if (u < 0) {
-            a = k;
-            break;
-          }
-        }
-        act[slots[i]!] = a;
-        vals[slots[i]!]!.push(o[b + A]! * vs + vm);
-      }
+  };
+  runActingLoop({
+    env,
+    enc,
+    total,
+    per,
+    seed,
+    rng: new Rng(mix32(seed ^ 0x5c0e1e7a)),
+    actions: A,
+    onStart,
+    afterStep,
+    onEnd,
+  }, ({ slots, n, obs }) => {
+    net.forward(obs, n, ws);
+    const o = ws.out, stride = ws.stride;
+    for (let i = 0; i < n; i++) {
+      vals[slots[i]!]!.push(o[i * stride + A]! * vs + vm);
     }
-    env.step(act);
-    if (n > 0) {
-      agentRewards(env, slots, n, spec, rew, done);
-      for (let i = 0; i < n; i++) {
-        rs[slots[i]!]!.push(rew[i]!);
-        ds[slots[i]!]!.push(done[i]!);
-      }
-    }
-    for (let e = 0; e < envs; e++) {
-      if (!env.ended[e]) continue;
-      finish(e);
-      finished++;
-      if (next < total) start(e);
-    }
-  }
+    return { logits: o, stride };
+  });
   const pvl = positiveValueLoss(pos, steps);
   for (let i = 0; i < out.length; i++) out[i]!.pvl = pvl[i]!;
   return out;

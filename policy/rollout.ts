@@ -27,7 +27,7 @@ import {
 import { InstancePool } from "../mapf/pool.ts";
 import { mix32 } from "../mapf/rng.ts";
 import { encodeTrajectories, TrajectoryRecorder } from "../mapf/trajectory.ts";
-import { sampleActions } from "./learner.ts";
+import { type ActingLoopOptions, runActingLoopAsync } from "./acting_loop.ts";
 import { type Mlp, MlpWorkspace } from "./mlp.ts";
 import type { ObsSpec } from "./observation.ts";
 import { ObservationEncoder } from "./observation_encoder.ts";
@@ -184,45 +184,15 @@ export async function rollout(
     );
   }
   const m = env.maxAgents, S = envs * m;
-  const rng = new Rng(mix32(seed ^ 0x68e31da4));
   const rec = record
     ? new TrajectoryRecorder(env, instances.map((i) => i.id))
     : undefined;
-  const slots = new Int32Array(S);
-  const act = new Uint8Array(S),
-    actTmp = new Uint8Array(S),
-    logpTmp = new Float32Array(S);
   const arrival = new Int32Array(S);
-  const job = new Int32Array(envs); // job index of each env: instance = job / perInstance
   const results: EpisodeResult[] = [];
-  let next = 0;
-  const start = (e: number) => {
-    const j = next++;
-    job[e] = j;
-    const inst = Math.floor(j / perInstance);
-    env.reset(e, inst, mix32(seed ^ mix32(j + 1)));
+  const onStart = (e: number) => {
     for (let a = 0; a < m; a++) arrival[e * m + a] = 0;
   };
-  for (let e = 0; e < envs; e++) start(e);
-  while (results.length < total) {
-    options.signal?.throwIfAborted();
-    let n = 0;
-    for (let e = 0; e < envs; e++) {
-      if (env.done[e]) continue;
-      const na = env.agentCount[e]!;
-      for (let a = 0; a < na; a++) {
-        if (!env.arrived[e * m + a]) slots[n++] = e * m + a;
-      }
-    }
-    act.fill(0);
-    if (n > 0) {
-      // the encoder's own rows (kernel memory): no copy
-      const obs = enc.encode(slots, n);
-      const { logits, stride } = await policy.logits(obs, n);
-      sampleActions(logits, stride, 5, n, rng, actTmp, logpTmp, greedy);
-      for (let i = 0; i < n; i++) act[slots[i]!] = actTmp[i]!;
-    }
-    env.step(act);
+  const afterStep = (act: Uint8Array) => {
     rec?.record(act);
     for (let e = 0; e < envs; e++) {
       if (env.done[e] && !env.ended[e]) continue;
@@ -230,27 +200,42 @@ export async function rollout(
       for (let a = 0; a < na; a++) {
         if (env.events[e * m + a]! & EV_REACHED) arrival[e * m + a] = env.t[e]!;
       }
-      if (!env.ended[e]) continue;
-      const j = job[e]!;
-      const instance = instances[Math.floor(j / perInstance)]!;
-      const ok = env.outcome[e] === SUCCESS;
-      let soc = 0;
-      for (let a = 0; a < na; a++) soc += arrival[e * m + a]!;
-      results.push({
-        instance: instance.id,
-        suite: instance.suite ?? null,
-        episode: j % perInstance,
-        outcome: OUTCOME_NAMES[env.outcome[e]!]!,
-        steps: env.t[e]!,
-        soc: ok ? soc : null,
-        makespan: ok ? env.t[e]! : null,
-        ref_soc: instance.reference?.soc ?? null,
-        ref_makespan: instance.reference?.makespan ?? null,
-      });
-      if (next < total) start(e);
     }
-    options.onProgress?.(results.length, total);
-  }
+  };
+  const onEnd = (e: number, j: number) => {
+    const instance = instances[Math.floor(j / perInstance)]!;
+    const ok = env.outcome[e] === SUCCESS;
+    const na = env.agentCount[e]!;
+    let soc = 0;
+    for (let a = 0; a < na; a++) soc += arrival[e * m + a]!;
+    results.push({
+      instance: instance.id,
+      suite: instance.suite ?? null,
+      episode: j % perInstance,
+      outcome: OUTCOME_NAMES[env.outcome[e]!]!,
+      steps: env.t[e]!,
+      soc: ok ? soc : null,
+      makespan: ok ? env.t[e]! : null,
+      ref_soc: instance.reference?.soc ?? null,
+      ref_makespan: instance.reference?.makespan ?? null,
+    });
+  };
+  const loop: ActingLoopOptions = {
+    env,
+    enc,
+    total,
+    per: perInstance,
+    seed,
+    rng: new Rng(mix32(seed ^ 0x68e31da4)),
+    actions: 5,
+    greedy,
+    onStart,
+    afterStep,
+    onEnd,
+  };
+  if (options.onProgress) loop.onProgress = options.onProgress;
+  if (options.signal) loop.signal = options.signal;
+  await runActingLoopAsync(loop, ({ obs, n }) => policy.logits(obs, n));
   const suites: Record<string, RolloutSummary> = {};
   const bySuite = new Map<string, EpisodeResult[]>();
   for (const r of results) {
