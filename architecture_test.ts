@@ -12,7 +12,11 @@ import assert from "node:assert/strict";
 import { cpSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { codeDigest, nodeCodeDigest } from "@envsmith/engine/cache";
+import {
+  codeDigest,
+  importSpecifiers,
+  nodeCodeDigest,
+} from "@envsmith/engine/cache";
 import { allKinds } from "./mod.ts";
 import { builtinEngineers } from "./engineer/builtins.ts";
 import { policyEngineers } from "./nodes/engineers.ts";
@@ -33,13 +37,9 @@ function sourceFiles(dir = ROOT): string[] {
   return out.sort();
 }
 
-/** Module specifiers of a file: static and dynamic imports and re-exports. */
+/** Module specifiers of a file: the code digest's view of imports, type-only ones included. */
 function specifiers(text: string): string[] {
-  const out: string[] = [];
-  const re =
-    /(?:^|[;\n}])\s*(?:import|export)\s+(?:type\s+)?(?:[\w*${}\s,]+?\s+from\s+)?["']([^"'\n]+)["']|\bimport\s*\(\s*["']([^"'\n]+)["']\s*\)/g;
-  for (const m of text.matchAll(re)) out.push(m[1] ?? m[2]!);
-  return out;
+  return importSpecifiers(text, { types: true });
 }
 
 /** The engine's doors: `@envsmith/engine` and its subpath exports. */
@@ -810,6 +810,24 @@ Deno.test("digest coverage: no barrel, renderer or command module in a kind's di
   for (const name of ["train", "generate", "policy.init"]) {
     const files = DIGEST_FILES[name]!;
     assert.ok(!files.some((f) => f.includes("render_")), name);
+  }
+});
+
+Deno.test("digest coverage: node-llama-cpp, loaded by llm/local.ts through import(), is in the rollout and evaluate keys", () => {
+  const local = Deno.readTextFileSync(join(ROOT, "llm/local.ts"));
+  assert.match(
+    local,
+    /\bimport\("node-llama-cpp"\)/,
+    "llm/local.ts loads it lazily",
+  );
+  for (const name of ["rollout", "evaluate"]) {
+    const k = allKinds.find((k) => k.name === name)!;
+    const d = codeDigest(k.module);
+    assert.ok("llm/local.ts" in d.files, `${name}: llm/local.ts`);
+    assert.ok(
+      d.packages.some((p) => /^npm:node-llama-cpp@\d+\.\d+\.\d+$/.test(p)),
+      `${name}: ${d.packages.join(", ")}`,
+    );
   }
 });
 

@@ -24,6 +24,45 @@ export interface CodeDigest {
 const _IMPORT_RE =
   /(?:^|[;\n}])\s*(import|export)\s+(type\s+)?(?:[\w*${}\s,]+?\s+from\s+)?["']([^"'\n]+)["']/g;
 const _DYNAMIC_RE = /\bimport\s*\(\s*["']([^"'\n]+)["']\s*\)/g;
+
+/**
+ * The module specifiers a source text names: static imports and re-exports
+ * (`import type` / `export type` ones only with `types: true`) and dynamic
+ * `import()` of a literal specifier. The one view of imports the code
+ * digest takes (it leaves type-only imports out: they run nothing), and that
+ * the project's architecture checks take (with them: a type import is
+ * still a dependency between folders). A computed `import(x)` is not seen.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { importSpecifiers } from "./digest.ts";
+ * const src = [
+ *   'import { a } from "./a.ts";',
+ *   'import type { T } from "./t.ts";',
+ *   'export * from "./b.ts";',
+ *   'const lib = await import("node-llama-cpp");',
+ * ].join("\n");
+ * assert.deepEqual(importSpecifiers(src), ["./a.ts", "./b.ts", "node-llama-cpp"]);
+ * assert.deepEqual(importSpecifiers(src, { types: true }), [
+ *   "./a.ts",
+ *   "./t.ts",
+ *   "./b.ts",
+ *   "node-llama-cpp",
+ * ]);
+ * ```
+ */
+export function importSpecifiers(
+  text: string,
+  options: { types?: boolean } = {},
+): string[] {
+  const out: string[] = [];
+  for (const m of text.matchAll(_IMPORT_RE)) {
+    if (!m[2] || options.types) out.push(m[3]!);
+  }
+  for (const m of text.matchAll(_DYNAMIC_RE)) out.push(m[1]!);
+  return out;
+}
 const _URL_RE =
   /new\s+URL\s*\(\s*["']([^"'\n]+)["']\s*,\s*import\.meta\.url\s*\)/g;
 
@@ -202,10 +241,7 @@ export function codeDigest(moduleUrl: string): CodeDigest {
     files[relative(root, path)] = sha256Hex(text);
     if (!/\.(m?[jt]sx?)$/.test(path)) continue;
     const base = toFileUrl(path);
-    const specs: string[] = [];
-    for (const m of text.matchAll(_IMPORT_RE)) if (!m[2]) specs.push(m[3]!);
-    for (const m of text.matchAll(_DYNAMIC_RE)) specs.push(m[1]!);
-    for (const spec of specs) {
+    for (const spec of importSpecifiers(text)) {
       if (
         spec.startsWith("./") || spec.startsWith("../") ||
         spec.startsWith("file:")

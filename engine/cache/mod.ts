@@ -17,6 +17,7 @@ export {
   type CodeDigest,
   codeDigest,
   DigestError,
+  importSpecifiers,
   modulesDigest,
   nodeCodeDigest,
 } from "./digest.ts";
