@@ -41,14 +41,14 @@ const _DYNAMIC_RE = /\bimport\s*\(\s*["']([^"'\n]+)["']\s*\)/g;
  *   'import { a } from "./a.ts";',
  *   'import type { T } from "./t.ts";',
  *   'export * from "./b.ts";',
- *   'const lib = await import("node-llama-cpp");',
+ *   'const lib = await import("valibot");',
  * ].join("\n");
- * assert.deepEqual(importSpecifiers(src), ["./a.ts", "./b.ts", "node-llama-cpp"]);
+ * assert.deepEqual(importSpecifiers(src), ["./a.ts", "./b.ts", "valibot"]);
  * assert.deepEqual(importSpecifiers(src, { types: true }), [
  *   "./a.ts",
  *   "./t.ts",
  *   "./b.ts",
- *   "node-llama-cpp",
+ *   "valibot",
  * ]);
  * ```
  */

@@ -11,7 +11,7 @@ Deno.test("importSpecifiers: static imports, re-exports and literal dynamic impo
     'export { b } from "./b.ts";',
     'export type { U } from "./u.ts";',
     "let lib;",
-    'lib ??= import("node-llama-cpp");',
+    'lib ??= import("valibot");',
     "const w = await import( './w.ts' );",
     "const computed = await import(name);",
   ].join("\n");
@@ -19,7 +19,7 @@ Deno.test("importSpecifiers: static imports, re-exports and literal dynamic impo
     "./a.ts",
     "yaml",
     "./b.ts",
-    "node-llama-cpp",
+    "valibot",
     "./w.ts",
   ]);
   assert.deepEqual(importSpecifiers(src, { types: true }), [
@@ -28,7 +28,7 @@ Deno.test("importSpecifiers: static imports, re-exports and literal dynamic impo
     "./t.ts",
     "./b.ts",
     "./u.ts",
-    "node-llama-cpp",
+    "valibot",
     "./w.ts",
   ]);
 });
@@ -39,27 +39,27 @@ Deno.test("code digest: a package or file loaded by dynamic import() enters it, 
     await Deno.writeTextFile(
       join(dir, "deno.json"),
       JSON.stringify({
-        imports: { "node-llama-cpp": "npm:node-llama-cpp@3.21.1" },
+        imports: { "valibot": "npm:valibot@1.5.0" },
       }),
     );
     await Deno.writeTextFile(
       join(dir, "deno.lock"),
       JSON.stringify({
-        specifiers: { "npm:node-llama-cpp@3.21.1": "3.21.1" },
+        specifiers: { "npm:valibot@1.5.0": "1.5.0" },
       }),
     );
     await Deno.writeTextFile(join(dir, "lazy.ts"), "export const z = 1;\n");
     await Deno.writeTextFile(
       join(dir, "kind.ts"),
       `let m: Promise<unknown> | undefined;\n` +
-        `export const load = () => (m ??= import("node-llama-cpp"));\n` +
+        `export const load = () => (m ??= import("valibot"));\n` +
         `export const lazy = () => import("./lazy.ts");\n`,
     );
     const url = toFileUrl(join(dir, "kind.ts"));
     clearDigestCache();
     const d1 = codeDigest(url);
     assert.deepEqual(Object.keys(d1.files), ["kind.ts", "lazy.ts"]);
-    assert.deepEqual(d1.packages, ["npm:node-llama-cpp@3.21.1"]);
+    assert.deepEqual(d1.packages, ["npm:valibot@1.5.0"]);
     await Deno.writeTextFile(join(dir, "lazy.ts"), "export const z = 2;\n");
     clearDigestCache();
     assert.notEqual(codeDigest(url).digest, d1.digest);
