@@ -129,27 +129,47 @@ export function copyTree(root: string = ROOT): string {
   return dir;
 }
 
-/** Run `deno test -A --no-check` on `tests` in `dir`; true when they pass. */
-async function testsPass(
+/** Seconds a mutation's tests may take before the run counts as failed (a hang). */
+export const TEST_TIMEOUT_S = 120;
+
+/**
+ * Run `deno test -A --no-check` on `tests` in `dir`: "pass", "fail", or
+ * "timeout" (killed after `timeoutS` seconds: a mutation that makes a test
+ * hang is caught by it).
+ */
+async function runTests(
   dir: string,
   tests: readonly string[],
-): Promise<boolean> {
-  const out = await new Deno.Command(Deno.execPath(), {
+  timeoutS = TEST_TIMEOUT_S,
+): Promise<"pass" | "fail" | "timeout"> {
+  const child = new Deno.Command(Deno.execPath(), {
     args: ["test", "-A", "--no-check", "--quiet", ...tests],
     cwd: dir,
     env: { NO_COLOR: "1", CI: "1" },
+    stdin: "null",
     stdout: "null",
     stderr: "null",
-  }).output();
-  return out.success;
+  }).spawn();
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    try {
+      child.kill("SIGKILL");
+    } catch { /* already exited */ }
+  }, timeoutS * 1000);
+  const status = await child.status;
+  clearTimeout(timer);
+  return timedOut ? "timeout" : status.success ? "pass" : "fail";
 }
 
 /** The outcome of one mutation. */
 export interface MutationResult {
   /** The mutation's name. */
   name: string;
-  /** The tests failed on the mutated code. */
+  /** The tests failed on the mutated code (or hung past the timeout). */
   killed: boolean;
+  /** Killed by the timeout rather than a failing assertion. */
+  timeout: boolean;
   /** Wall-clock seconds of its test run. */
   seconds: number;
 }
@@ -169,18 +189,24 @@ export async function runMutations(
     const original = Deno.readTextFileSync(path);
     Deno.writeTextFileSync(path, original.replace(m.from, () => m.to));
     const t0 = performance.now();
-    let pass: boolean;
+    let outcome: "pass" | "fail" | "timeout";
     try {
-      pass = await testsPass(dir, m.tests);
+      outcome = await runTests(dir, m.tests, m.timeoutS ?? TEST_TIMEOUT_S);
     } finally {
       Deno.writeTextFileSync(path, original);
     }
     const seconds = (performance.now() - t0) / 1000;
-    results.push({ name: m.name, killed: !pass, seconds });
+    const pass = outcome === "pass";
+    results.push({
+      name: m.name,
+      killed: !pass,
+      timeout: outcome === "timeout",
+      seconds,
+    });
     log(
-      `${pass ? "SURVIVED" : "killed  "} ${m.name} (${m.file}; ${
-        m.tests.join(" ")
-      }) ${seconds.toFixed(1)}s`,
+      `${
+        pass ? "SURVIVED" : outcome === "timeout" ? "timeout " : "killed  "
+      } ${m.name} (${m.file}; ${m.tests.join(" ")}) ${seconds.toFixed(1)}s`,
     );
   }
   return results;
@@ -244,7 +270,7 @@ async function main(args: string[]): Promise<number> {
     if (opts.baseline) {
       const tests = [...new Set(list.flatMap((m) => m.tests))].sort();
       const b0 = performance.now();
-      if (!(await testsPass(dir, tests))) {
+      if ((await runTests(dir, tests, 600)) !== "pass") {
         console.error(
           `mutate: the named tests fail on the unmutated tree; fix them first (deno test -A ${
             tests.join(" ")

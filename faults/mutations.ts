@@ -22,6 +22,8 @@ export interface Mutation {
   to: string;
   /** Test files beside `file` that must fail on the mutated code. */
   tests: string[];
+  /** Seconds its tests may take before a hang counts as killed. @default 120 */
+  timeoutS?: number;
   /** In the CI subset. */
   fast?: boolean;
   /** What the mutation would do to results, in a sentence. */
@@ -303,6 +305,7 @@ export const MUTATIONS: readonly Mutation[] = [
     to:
       "          this.#stats.replacedAfterFailure++;\n          this.#idle.push(slot);",
     tests: ["engine/run/worker_pool_test.ts"],
+    timeoutS: 60,
     why: "a worker whose node failed (its state unknown) runs the next node",
   },
   {

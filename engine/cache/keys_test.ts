@@ -87,6 +87,23 @@ Deno.test("changing one parameter invalidates exactly that node and its descenda
   assert.notEqual(k1.get("b[lr=1]")!.key, k1.get("b[lr=2]")!.key);
 });
 
+Deno.test("a reference's field path enters the key: two nodes reading different fields of one input differ", () => {
+  const k = keysOf(`experiment: f
+seed: 1
+nodes:
+  a: { kind: test.add, with: { a: 1, b: 2 } }
+  whole: { kind: test.add, with: { a: 0, note: $a } }
+  sum: { kind: test.add, with: { a: 0, note: $a.sum } }
+  parts: { kind: test.add, with: { a: 0, note: $a.parts } }
+`);
+  const keys = ["whole", "sum", "parts"].map((id) => k.get(id)!.key);
+  assert.equal(new Set(keys).size, 3, keys.join(" "));
+  const params = k.get("sum")!.components.params as {
+    note: { $ref: { key: string; path: string[] } };
+  };
+  assert.deepEqual(params.note.$ref, { key: k.get("a")!.key, path: ["sum"] });
+});
+
 Deno.test("explainChange names the parameter, the input and the code", () => {
   const k1 = keysOf(BASE);
   const k2 = keysOf(

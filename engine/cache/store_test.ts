@@ -200,3 +200,36 @@ Deno.test("store: writing a result whose blob or entry file exists damaged repla
     return Promise.resolve();
   });
 });
+
+Deno.test("store: an entry or blob edited in place (same length) fails its sha256 check, is named and moved aside", async () => {
+  await withStore((store) => {
+    const ref = store.writeBlob(new TextEncoder().encode("spin 42"), "x");
+    const key = "cd".repeat(32);
+    store.writeEntry(entry(key, [ref.$blob]));
+    // a fresh store (nothing verified in this process) reads the edited files
+    const fresh = new Store(store.root);
+    const blobFile = store.blobPath(ref.$blob);
+    Deno.chmodSync(blobFile, 0o644);
+    Deno.writeFileSync(blobFile, new TextEncoder().encode("spin 43"));
+    assert.throws(
+      () => fresh.readBlob(ref),
+      (e) =>
+        e instanceof CorruptEntryError && e.file === blobFile &&
+        /sha256 of the bytes does not match the blob's name/.test(e.message),
+    );
+    assert.equal(fresh.hasBlob(ref.$blob), false, "the blob is moved aside");
+    const file = store.entryPath(key);
+    Deno.chmodSync(file, 0o644);
+    const text = Deno.readTextFileSync(file);
+    assert.match(text, /"value":1/);
+    Deno.writeTextFileSync(file, text.replace('"value":1', '"value":2'));
+    assert.throws(
+      () => new Store(store.root).checkEntry(key),
+      (e) =>
+        e instanceof CorruptEntryError && e.file === file &&
+        /sha256 of the content does not match its header/.test(e.message),
+    );
+    assert.equal(store.hasEntry(key), false, "the entry is moved aside");
+    return Promise.resolve();
+  });
+});
