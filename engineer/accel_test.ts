@@ -3,7 +3,16 @@ import { generate } from "../mapf/generator.ts";
 import { instanceToJson, validateInstance } from "../mapf/instance.ts";
 import { Rng } from "../mapf/rng.ts";
 import { solve } from "../mapf/solve.ts";
-import { accelProblem, applyEdit, EDIT_KINDS, editLevel } from "./accel.ts";
+import { PRESETS } from "../schemas/env_config.ts";
+import {
+  accelEngineer,
+  accelProblem,
+  applyEdit,
+  EDIT_KINDS,
+  editLevel,
+} from "./accel.ts";
+import { buildContext } from "./context.ts";
+import type { MeasuredLevel } from "./levels.ts";
 
 const parents = [
   ...generate({ preset: "easy" }, { count: 12, seed: 3 }).instances,
@@ -103,4 +112,40 @@ Deno.test("accel: agents above the cells can never keep a level solvable: refuse
   );
   assert.equal(accelProblem(8, 2, 32, 64), null);
   assert.match(accelProblem(8, 0, 4, 64)!, /edit_steps must be at least 1/);
+});
+
+Deno.test("accel: the highest-PVL replayed levels are the ones edited", async () => {
+  // six trained levels with PVL 0.1 .. 0.6 (in a shuffled order); two edits
+  const pvl = [0.3, 0.6, 0.1, 0.5, 0.2, 0.4];
+  const trained = parents.slice(0, 6).map((instance, i) => ({
+    instance,
+    measured: { pvl: pvl[i]!, agentSteps: 10, episodes: 1, successes: 0 },
+  }));
+  const measured: MeasuredLevel = {
+    pvl: 0.05,
+    agentSteps: 4,
+    episodes: 1,
+    successes: 1,
+  };
+  const e = accelEngineer({
+    io: {
+      buffer: null,
+      trained,
+      source: PRESETS.easy,
+      fresh: () => Promise.resolve([]),
+      score: (instances) => Promise.resolve(instances.map(() => measured)),
+    },
+    replayProb: 1,
+    edits: 2,
+    editSteps: 1,
+  });
+  const p = await e.propose({
+    context: buildContext("none", null, PRESETS.easy, { stage: 1 }),
+    config: PRESETS.easy,
+    seed: 5,
+  });
+  const edits = p.levels!.levels.filter((l) => l.origin === "edit");
+  assert.ok(edits.length > 0, "some edit made a solvable child");
+  const top = new Set([parents[1]!.id, parents[3]!.id]); // PVL 0.6 and 0.5
+  for (const l of edits) assert.ok(top.has(l.parent!), `parent ${l.parent}`);
 });

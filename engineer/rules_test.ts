@@ -225,6 +225,15 @@ Deno.test("rule keep-learning: in the learning zone without evidence the config 
   assert.equal(configId(d.config), configId(easy));
 });
 
+Deno.test("rule thresholds: success exactly at mastered hardens, exactly at struggling stays in the learning zone", () => {
+  const at = (success: number) =>
+    decideRules(ctx("stats", { success }), easy).fired;
+  assert.deepEqual(at(RULE_THRESHOLDS.mastered), ["harden-mastered"]);
+  assert.deepEqual(at(RULE_THRESHOLDS.mastered - 0.01), ["keep-learning"]);
+  assert.deepEqual(at(RULE_THRESHOLDS.struggling), ["keep-learning"]);
+  assert.deepEqual(at(RULE_THRESHOLDS.struggling - 0.01), ["ease-struggling"]);
+});
+
 Deno.test("rule reweight-components: a mixture is reweighted by learning potential", () => {
   const hard = { ...easy, agents: 4 };
   const cur = {

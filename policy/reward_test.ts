@@ -22,7 +22,13 @@ function env1(
   return env;
 }
 
-const spec = rewardSpec({ success: 0.5, failure: -0.25 });
+// every coefficient distinct, so a term read from the wrong one shows
+const spec = rewardSpec({
+  success: 0.5,
+  failure: -0.25,
+  hole: -0.75,
+  collision: -0.6,
+});
 const near = (a: number, b: number) => Math.abs(a - b) < 1e-6;
 
 Deno.test("reward: progress, arrival and the team success bonus", () => {
