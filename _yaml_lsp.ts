@@ -5,6 +5,7 @@
  * them, as an editor with the YAML language server would show them.
  *
  * @example
+ * Not run: it starts the YAML language server, a child process, for seconds (schema_file_test.ts runs it).
  * ```ts ignore
  * await using ls = await startYamlLanguageServer();
  * const diags = await ls.diagnose("file:///repo/experiments/x.yaml", text);

@@ -4,6 +4,7 @@
  * (load, plan, run, cache, tables) and the registered node kinds.
  *
  * @example
+ * Not run: it runs an experiment (minutes); cli_test.ts runs quick.yaml.
  * ```ts ignore
  * import { allKinds, loadExperiment, makePlan, runPlan, Store } from "./mod.ts";
  * const exp = await loadExperiment("experiments/quick.yaml", { kinds: allKinds });

@@ -62,6 +62,7 @@
  * is shared and resolve once {@linkcode Store.loadVerified} finds the entry.
  *
  * @example
+ * Not run: it needs the project's node kinds (`kinds`) and runs an experiment (cli_test.ts runs this path).
  * ```ts ignore
  * import { loadExperiment, makePlan, runPlan, Store } from "@envsmith/engine";
  * const exp = await loadExperiment("experiments/quick.yaml", { kinds });

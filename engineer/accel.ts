@@ -98,6 +98,7 @@ export interface AccelOptions extends Omit<PlrOptions, "evolve" | "name"> {
  * The `accel` engineer.
  *
  * @example
+ * Not run: `io` rolls a policy out over levels (nodes/accel_engineer.ts builds it); accel_test.ts runs the engineer with a stand-in.
  * ```ts ignore
  * const e = accelEngineer({ io });
  * ```

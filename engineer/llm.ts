@@ -218,6 +218,7 @@ export const ENGINEER_MAX_TOKENS = 4096;
  * The llm engineer.
  *
  * @example
+ * Not run: it needs an OpenAI-compatible server; llm_test.ts runs it against a local stub.
  * ```ts ignore
  * import { llmEngineer } from "./llm.ts";
  * const eng = llmEngineer({ chat: { baseURL: "http://127.0.0.1:11434/v1", model: "qwen3:4b" } });

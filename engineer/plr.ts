@@ -205,6 +205,7 @@ function _mergeTrained(
  * The `plr` engineer (and, with `evolve`, `accel`).
  *
  * @example
+ * Not run: `io`, `context` and `config` come from a run (nodes/plr_engineer.ts); plr_test.ts runs it with a stand-in.
  * ```ts ignore
  * const e = plrEngineer({ io });
  * const { levels } = await e.propose({ context, config, seed: 1 });

@@ -373,6 +373,7 @@ export function stepDimension(
  * dimension the presets do not move is measured over its bounds instead.
  *
  * @example
+ * Not run: `family` is any registered family; families/*_test.ts check `progress` on the built-in ones.
  * ```ts ignore
  * progress(family, family.presets.hard, "agents"); // 1
  * ```

@@ -59,6 +59,7 @@ function _peakMb(pid: number): number {
  * Runs `deno run -A cli.ts ARGS` (from the repository) and measures it.
  *
  * @example
+ * Not run: it runs the CLI in a child process for seconds; faults_test.ts runs it.
  * ```ts ignore
  * const r = await probe(["plan", "experiments/quick.yaml"]);
  * console.log(r.code, r.ms, r.peakMb);

@@ -132,6 +132,7 @@ const NO_KEY = "no-key";
  * A configured chat client. Cheap to build; holds no connection.
  *
  * @example
+ * Not run: it needs an OpenAI-compatible server at that address; client_test.ts runs a local stub.
  * ```ts ignore
  * import { ChatClient } from "./client.ts";
  * const client = new ChatClient({
@@ -436,6 +437,7 @@ export class ChatClient {
  * Send messages with one-off options: `new ChatClient(options).chat(messages)`.
  *
  * @example
+ * Not run: it needs an OpenAI endpoint and a key; client_test.ts runs a local stub.
  * ```ts ignore
  * import { chat } from "./client.ts";
  * const { text } = await chat([{ role: "user", content: "2+2?" }], {

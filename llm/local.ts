@@ -21,6 +21,7 @@
  *   replays offline without loading the model at all.
  *
  * @example
+ * Not run: it needs a GGUF model file, not shipped; local_test.ts runs a tiny random one.
  * ```ts ignore
  * import { LocalChatClient } from "./local.ts";
  * const client = new LocalChatClient({ gguf: "qwen2.5-0.5b-instruct-q8_0.gguf" });

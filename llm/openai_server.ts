@@ -42,6 +42,7 @@
  * the same wrapper, sampler and grammar code.
  *
  * @example
+ * Not run: it needs a GGUF model file, not shipped; openai_server_test.ts serves a tiny random one.
  * ```ts ignore
  * import { startOpenAiServer } from "./openai_server.ts";
  * await using server = await startOpenAiServer({ gguf: "model.gguf", threads: 1 });

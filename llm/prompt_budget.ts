@@ -7,6 +7,7 @@
  * the prompt may fit.
  *
  * @example
+ * Not run: it needs a GGUF model file, not shipped.
  * ```ts ignore
  * import { PromptCounter } from "./prompt_budget.ts";
  * const counter = await PromptCounter.load("model.gguf");

@@ -16,6 +16,7 @@
  *   terminated, so a server never outlives the run that started it.
  *
  * @example
+ * Not run: it needs vLLM and a model on this machine.
  * ```ts ignore
  * import { freePort, startServedProcess } from "./served_process.ts";
  * const port = await freePort();

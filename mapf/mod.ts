@@ -12,6 +12,8 @@
  * {@linkcode InstancePool} concatenates many into flat typed arrays.
  *
  * ## Stepping (for rollouts, training, evaluation)
+ * Not run: a sketch of a loop (`instances`, `nextInstance` are the caller's);
+ * batch_env.ts's example steps a real environment.
  * ```ts ignore
  * const pool = InstancePool.from(instances);
  * const env = new BatchEnv(pool, { envs: 1024, seed: 1 });

@@ -280,6 +280,7 @@ export interface TrajectoryRecorderOptions {
  * {@linkcode TrajectoryRecorder.take}.
  *
  * @example
+ * Not run: `env`, `actions` and `instanceIds` are a running rollout's; trajectory_test.ts records real episodes.
  * ```ts ignore
  * const rec = new TrajectoryRecorder(env, instanceIds);
  * for (let k = 0; k < 128; k++) {

@@ -12,6 +12,7 @@
  * command that computes them.
  *
  * @example
+ * Not run: `ctx` is a run's context with a filled cache; report_test.ts builds reports.
  * ```ts ignore
  * import { buildReport } from "./report.ts";
  * const { html } = await buildReport(ctx, ["experiments/quick.yaml"]);

@@ -262,6 +262,7 @@ function _draw(p: Float64Array, rng: Rng): number {
  * state.
  *
  * @example
+ * Not run: the episodes are played by a trainer (sampler_training.ts); level_sampler_test.ts runs the sampler.
  * ```ts ignore
  * const s = new LevelSampler({ kind: "plr", seed: 1, buffer: 256 });
  * const b = s.next();

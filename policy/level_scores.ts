@@ -66,6 +66,7 @@ export interface ScoreLevelsOptions {
  * Roll `ck` out on `instances` with no learning and score every instance.
  *
  * @example
+ * Not run: `ck` and `instances` are a checkpoint and levels; level_scores_test.ts and acting_loop_test.ts score real ones.
  * ```ts ignore
  * const scores = scoreLevels(ck, instances, { episodes: 2, seed: 1 });
  * ```

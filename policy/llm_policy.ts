@@ -171,6 +171,7 @@ function _invalidEpisode(inst: Instance, seed: number): Episode {
  * Play every instance `episodes` times with plans from a chat endpoint.
  *
  * @example
+ * Not run: it needs an OpenAI-compatible server; llm_policy_test.ts runs a local stub.
  * ```ts ignore
  * const res = await llmRollout(instances, { chat: { baseURL: "http://127.0.0.1:11434/v1", model: "qwen3:4b" } });
  * console.log(res.summary.success_rate, res.summary.outcome_rates.invalid_plan);

@@ -10,6 +10,7 @@
  * {@linkcode OBS_VERSION}) in `observation.ts`; reward shaping in `reward.ts`.
  *
  * Typical use:
+ * Not run: a sketch of a whole training run (minutes); trainer_test.ts and onnx_test.ts run its steps.
  * ```ts ignore
  * const ck = initCheckpoint({ hidden: [64, 64], seed: 1 });      // or loadCheckpoint(bytes)
  * const trainer = new Trainer(ck, InstancePool.from(instances), { algo: "ppo", seed: 1 });

@@ -150,6 +150,7 @@ export interface RolloutResult {
  * Play every instance `episodes` times with `policy`.
  *
  * @example
+ * Not run: `bytes` and `instances` are a saved policy and levels; rollout_test.ts runs real ones.
  * ```ts ignore
  * const policy = await OnnxPolicy.load(bytes, { inputSize: obsSize(DEFAULT_OBS) });
  * const res = await rollout(onnxRunner(policy), instances, { obs: DEFAULT_OBS, episodes: 2 });

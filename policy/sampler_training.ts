@@ -58,6 +58,7 @@ export interface SamplerTrainingResult {
  * Train `ck` in place with levels from `sampler` until a budget is met.
  *
  * @example
+ * Not run: it trains for 50,000 samples (minutes); the sampler's tests train briefly.
  * ```ts ignore
  * const sampler = new LevelSampler({ kind: "plr", seed: 1, buffer: 256 });
  * const r = trainWithSampler(ck, sampler, { trainer: { seed: 1 }, maxSamples: 50_000 });

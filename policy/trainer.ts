@@ -121,6 +121,7 @@ export interface CurvePoint {
  * Trains a checkpoint's network in place on a pool of instances.
  *
  * @example
+ * Not run: `instances` are generated levels and 50 updates take minutes; trainer_test.ts trains briefly.
  * ```ts ignore
  * const ck = initCheckpoint({ seed: 1 });
  * const trainer = new Trainer(ck, InstancePool.from(instances), { seed: 1 });

@@ -72,6 +72,7 @@ interface _Slot {
  * A pool of warm workers.
  *
  * @example
+ * Not run: `request` is a node's job, built by the scheduler; worker_pool_test.ts runs real ones.
  * ```ts ignore
  * const pool = new WorkerPool({ size: 2 });
  * const result = await pool.run(request, { progress() {}, log() {} }, signal);

@@ -21,6 +21,7 @@
  * process group, output caps) while the caller waits.
  *
  * @example
+ * Not run: it is a plugin module's body (an `export` and a Python program); examples/python_family runs one.
  * ```ts ignore
  * import { programFamily } from "./program_family.ts";
  * const program = new URL("./lake.py", import.meta.url);

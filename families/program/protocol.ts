@@ -312,6 +312,7 @@ export interface ProgramClientOptions {
  * Sends protocol requests to one family program and checks every reply.
  *
  * @example
+ * Not run: it starts a Python program; the program family's tests run one.
  * ```ts ignore
  * const client = new ProgramClient({ command: ["python3", "lake.py"], timeout: 60, inputs: [], env: [] }, { baseDir: "." });
  * const family = await client.describe();

@@ -290,6 +290,7 @@ export function errorFromLog(text: string): string | null {
  * The executor of a remote backend (see the module documentation).
  *
  * @example
+ * Not run: `myBackend` is a scheduler's client; examples/executors/pbs_test.ts drives one against stand-in commands.
  * ```ts ignore
  * const ex = new RemoteExecutor(myBackend, {
  *   name: "pbs",
@@ -867,6 +868,7 @@ export interface RemoteExecutorDefinition<
  * {@linkcode RemoteExecutor} per run.
  *
  * @example
+ * Not run: it needs a backend and a cluster's commands; examples/executors/pbs.ts is the full module, tested by pbs_test.ts.
  * ```ts ignore
  * export const executors = [remoteExecutorKind({
  *   name: "pbs",
