@@ -71,23 +71,4 @@ export function valueOf(exp: Experiment, r: RunResult, id: string): unknown {
   return r.values.get(i)?.value;
 }
 
-/**
- * How much slower than on an idle machine a test should allow, from the
- * load average over the cores (at least 1): a bound of `ms` on a 2-core
- * machine at load 14 becomes 7 × `ms`. Timing bounds in tests check that
- * something takes milliseconds, not minutes; on a shared machine whose
- * other work takes the cores, the same code takes longer.
- */
-export function loadFactor(): number {
-  let load = 0;
-  try {
-    load = Deno.loadavg()[0] ?? 0;
-  } catch { /* not available: assume idle */ }
-  const cores = navigator.hardwareConcurrency || 1;
-  return Math.max(1, load / cores);
-}
-
-/** `ms` scaled to the machine's load ({@linkcode loadFactor}). */
-export function scaledMs(ms: number): number {
-  return ms * loadFactor();
-}
+export { loadFactor, scaledMs } from "./testdata/load.ts";

@@ -1,6 +1,7 @@
 // envsmith's OpenAI-compatible server over real HTTP, on a tiny
 // random-weight GGUF written here (its replies are noise; what is tested is
 // the wire format, the grammar, the errors).
+import { scaledMs } from "../engine/testdata/load.ts";
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { ChatClient } from "./client.ts";
@@ -148,7 +149,7 @@ Deno.test("openai server: hostile schemas and messages are 400s naming the limit
       e.message.length < 600,
       `a ${e.message.length}-character message`,
     );
-    assert.ok(ms < 2000, `${message}: ${ms.toFixed(0)} ms`);
+    assert.ok(ms < scaledMs(2000), `${message}: ${ms.toFixed(0)} ms`);
   }
 });
 
@@ -383,7 +384,7 @@ Deno.test("openai server: chat over real HTTP on a random-weight GGUF", async (t
         }
         assert.ok(sent < 64 << 20, `the server read ${sent} bytes`);
         const ms = performance.now() - t0;
-        assert.ok(ms < 5000, `${ms.toFixed(0)} ms`);
+        assert.ok(ms < scaledMs(5000), `${ms.toFixed(0)} ms`);
         const grew = (Deno.memoryUsage().rss - rss0) / 2 ** 20;
         assert.ok(grew < 300, `${grew.toFixed(0)} MB more`);
       },
@@ -408,7 +409,7 @@ Deno.test("openai server: chat over real HTTP on a random-weight GGUF", async (t
         // counted chunk by chunk, stopped past the context: not 900,000
         assert.ok(atLeast > 2047 && atLeast < 2048 + 9000, `${atLeast}`);
         assert.equal(body.error.param, "messages");
-        assert.ok(ms < 5000, `${ms.toFixed(0)} ms`);
+        assert.ok(ms < scaledMs(5000), `${ms.toFixed(0)} ms`);
       },
     );
 
@@ -504,7 +505,10 @@ Deno.test("openai server: chat over real HTTP on a random-weight GGUF", async (t
         assert.equal(next.status, 200);
         assert.equal((await next.json()).usage.completion_tokens, 2);
         // the 6,000-character reply would take far longer
-        assert.ok(ms < 5000, `the next request waited ${ms.toFixed(0)} ms`);
+        assert.ok(
+          ms < scaledMs(5000),
+          `the next request waited ${ms.toFixed(0)} ms`,
+        );
       },
     );
   } finally {

@@ -1,3 +1,4 @@
+import { scaledMs } from "../engine/testdata/load.ts";
 import assert from "node:assert/strict";
 import {
   initCheckpoint,
@@ -101,7 +102,7 @@ Deno.test("tampered network metadata and non-finite weights are refused at load,
         e instanceof PolicyContractError && expected.test(e.message) &&
         e.message.startsWith("Cannot use ONNX policy tampered.onnx"),
     );
-    assert.ok(performance.now() - t0 < 100);
+    assert.ok(performance.now() - t0 < scaledMs(100));
   }
   // NaN weights: refused by training's loader and by evaluation's.
   const nan = edit((m) => {

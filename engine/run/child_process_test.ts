@@ -80,7 +80,7 @@ Deno.test("runChild: an already aborted signal stops the child at once", async (
 Deno.test("runChild: what a successful child left in the background is killed, and the call does not wait for it", async () => {
   const r = await runChild("sh", { args: ["-c", "sleep 60 & echo $!"] });
   assert.equal(r.success, true);
-  assert.ok(r.ms < 2500, `took ${r.ms} ms`);
+  assert.ok(r.ms < scaledMs(2500), `took ${r.ms} ms`);
   assert.ok(await _gone(_pids(r.stdout)));
 });
 
@@ -132,7 +132,7 @@ Deno.test("runChild: output past the cap keeps the tail and counts what was drop
     "a".repeat(100) +
       ` [... ${8 * 1024 * 1024 + 3 - 100} more bytes of this line dropped]`,
   );
-  assert.ok(r.ms < 5000, `took ${r.ms} ms`);
+  assert.ok(r.ms < scaledMs(5000), `took ${r.ms} ms`);
 });
 
 Deno.test("runChild: the log cap drops the middle and gives the tail with a note", async () => {
@@ -206,7 +206,7 @@ Deno.test("runChild: a program that never reads its 8 MB stdin neither hangs the
   });
   assert.equal(quits.success, true);
   assert.equal(new TextDecoder().decode(quits.stdout).trim(), "done");
-  assert.ok(performance.now() - t0 < 10_000);
+  assert.ok(performance.now() - t0 < scaledMs(10_000));
   // Never reads and never ends: the timeout ends it and its group.
   const stuck = await runChild("sh", {
     args: ["-c", "sleep 60 & sleep 60"],
@@ -215,5 +215,5 @@ Deno.test("runChild: a program that never reads its 8 MB stdin neither hangs the
   });
   assert.equal(stuck.timedOut, true);
   assert.equal(stuck.success, false);
-  assert.ok(performance.now() - t0 < 20_000);
+  assert.ok(performance.now() - t0 < scaledMs(20_000));
 });
