@@ -43,10 +43,15 @@ function _python(): string | null {
   }
 }
 const python = _python();
+/** Why the tests below are ignored, in their names (empty when they run). */
+const IGNORED = python === null
+  ? " [ignored: the LM environment is missing; create it with `deno task setup:lm`]"
+  : "";
 
 Deno.test({
   name:
-    "gguf export: same token ids and next-token distributions in torch and node-llama-cpp (llama, qwen2, qwen3)",
+    "gguf export: same token ids and next-token distributions in torch and node-llama-cpp (llama, qwen2, qwen3)" +
+    IGNORED,
   ignore: python === null, // the environment is missing: `deno task setup:lm`
   sanitizeResources: false,
   sanitizeOps: false,
@@ -177,7 +182,8 @@ Deno.test({
 
 Deno.test({
   name:
-    "gguf export: a directory that is not a checkpoint, or an unsupported architecture, is one line and exit 2",
+    "gguf export: a directory that is not a checkpoint, or an unsupported architecture, is one line and exit 2" +
+    IGNORED,
   ignore: python === null,
   fn: async () => {
     const dir = await Deno.makeTempDir();

@@ -131,10 +131,15 @@ function _python(): string | null {
   }
 }
 const python = _python();
+/** Why the tests below are ignored, in their names (empty when they run). */
+const IGNORED = python === null
+  ? " [ignored: the LM environment is missing; create it with `deno task setup:lm`]"
+  : "";
 
 Deno.test({
   name:
-    "train.lm options on a micro model: micro-batches give the same gradient, LoRA trains without a copy of the model and merges exactly, bf16 halves the checkpoint",
+    "train.lm options on a micro model: micro-batches give the same gradient, LoRA trains without a copy of the model and merges exactly, bf16 halves the checkpoint" +
+    IGNORED,
   ignore: python === null, // the environment is missing: `deno task setup:lm`
   fn: async () => {
     const dir = await Deno.makeTempDir();
