@@ -4,7 +4,7 @@
  * results) is applied, one at a time, to a copy of the tree in a temporary
  * directory (tracked and untracked-but-not-ignored files copied,
  * `node_modules` hard-linked; the tree's own files are never written), and
- * the tests it names are run there (`deno test -A --no-check`). A mutation
+ * the tests it names are run there (`deno test -A --no-check --fail-fast`). A mutation
  * the tests fail on is killed; one they pass is a survivor: a change to
  * results no test would notice. Exits 1 on any survivor, and before running
  * anything when a mutation's original snippet is missing (or not unique) in
@@ -133,7 +133,7 @@ export function copyTree(root: string = ROOT): string {
 export const TEST_TIMEOUT_S = 120;
 
 /**
- * Run `deno test -A --no-check` on `tests` in `dir`: "pass", "fail", or
+ * Run `deno test -A --no-check --fail-fast` on `tests` in `dir`: "pass", "fail", or
  * "timeout" (killed after `timeoutS` seconds: a mutation that makes a test
  * hang is caught by it).
  */
@@ -143,7 +143,7 @@ async function runTests(
   timeoutS = TEST_TIMEOUT_S,
 ): Promise<"pass" | "fail" | "timeout"> {
   const child = new Deno.Command(Deno.execPath(), {
-    args: ["test", "-A", "--no-check", "--quiet", ...tests],
+    args: ["test", "-A", "--no-check", "--quiet", "--fail-fast", ...tests],
     cwd: dir,
     env: { NO_COLOR: "1", CI: "1" },
     stdin: "null",
