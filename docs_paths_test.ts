@@ -84,6 +84,20 @@ Deno.test("docs paths: every repository path named in docs/*.md and README.md ex
   );
 });
 
+Deno.test("docs paths: every relative link in docs/*.md and README.md reaches a file", () => {
+  const broken: string[] = [];
+  for (const doc of DOCS) {
+    const text = Deno.readTextFileSync(join(ROOT, doc));
+    for (const m of text.matchAll(/\]\(([^)\s]+)\)/g)) {
+      const target = m[1]!.split("#")[0]!;
+      if (target === "" || /^[a-z]+:/.test(target)) continue;
+      const path = relative(ROOT, join(ROOT, doc, "..", target));
+      if (!exists(path)) broken.push(`${doc}: ${m[1]}`);
+    }
+  }
+  assert.deepEqual(broken, []);
+});
+
 Deno.test("docs paths: the engine's folder table names files that are in those folders", () => {
   const text = Deno.readTextFileSync(join(ROOT, "docs/engine.md"));
   const rows = text.split("\n").filter((l) => /^\| (root|`\w+\/`) +\|/.test(l));
