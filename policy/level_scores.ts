@@ -66,9 +66,18 @@ export interface ScoreLevelsOptions {
  * Roll `ck` out on `instances` with no learning and score every instance.
  *
  * @example
- * Not run: `ck` and `instances` are a checkpoint and levels; level_scores_test.ts and acting_loop_test.ts score real ones.
- * ```ts ignore
- * const scores = scoreLevels(ck, instances, { episodes: 2, seed: 1 });
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { parseInstanceLines } from "../mapf/instance.ts";
+ * import { initCheckpoint } from "./checkpoint.ts";
+ * import { scoreLevels } from "./level_scores.ts";
+ * const instances = parseInstanceLines(
+ *   '{"id":"a","width":4,"height":1,"cells":["...."],"starts":[[0,0]],"goals":[[0,3]],"horizon":12}',
+ * );
+ * const ck = initCheckpoint({ seed: 1, hidden: [8, 8] });
+ * const [s] = scoreLevels(ck, instances, { episodes: 2, seed: 1 });
+ * assert.equal(s!.episodes, 2);
+ * assert.ok(s!.agentSteps >= 2 * 3 && s!.pvl >= 0); // at least 3 steps each
  * ```
  */
 export function scoreLevels(

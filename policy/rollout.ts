@@ -150,11 +150,18 @@ export interface RolloutResult {
  * Play every instance `episodes` times with `policy`.
  *
  * @example
- * Not run: `bytes` and `instances` are a saved policy and levels; rollout_test.ts runs real ones.
- * ```ts ignore
- * const policy = await OnnxPolicy.load(bytes, { inputSize: obsSize(DEFAULT_OBS) });
- * const res = await rollout(onnxRunner(policy), instances, { obs: DEFAULT_OBS, episodes: 2 });
- * console.log(res.summary.success_rate);
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { parseInstanceLines } from "../mapf/instance.ts";
+ * import { initCheckpoint } from "./checkpoint.ts";
+ * import { mlpRunner, rollout } from "./rollout.ts";
+ * const instances = parseInstanceLines(
+ *   '{"id":"a","width":4,"height":1,"cells":["...."],"starts":[[0,0]],"goals":[[0,3]],"horizon":12}',
+ * );
+ * const ck = initCheckpoint({ seed: 1, hidden: [8, 8] });
+ * const res = await rollout(mlpRunner(ck.net), instances, { obs: ck.obs, episodes: 2 });
+ * assert.equal(res.summary.episodes, 2);
+ * assert.ok(res.summary.success_rate >= 0 && res.summary.success_rate <= 1);
  * ```
  */
 export async function rollout(
