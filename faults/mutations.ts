@@ -71,6 +71,34 @@ export const MUTATIONS: readonly Mutation[] = [
     fast: true,
     why: "two nodes reading different fields of one input share a key",
   },
+  {
+    name: "key-ignores-code",
+    file: "engine/cache/keys.ts",
+    from: "      code,\n      params,\n",
+    to: '      code: "",\n      params,\n',
+    tests: ["engine/cache/keys_test.ts"],
+    fast: true,
+    why: "editing a kind's code reuses its old results",
+  },
+  {
+    name: "key-ignores-fingerprint",
+    file: "engine/cache/keys.ts",
+    from: "      ...(fingerprint !== undefined ? { fingerprint } : {}),",
+    to: "      ...({}),",
+    tests: ["engine/cache/keys_test.ts"],
+    fast: true,
+    why: "editing a node's input file reuses results computed from the old one",
+  },
+  {
+    name: "digest-ignores-data-files",
+    file: "engine/cache/digest.ts",
+    from: "          _addPath(p, root, files);",
+    to: "          void _addPath;",
+    tests: ["engine/cache/keys_test.ts"],
+    fast: true,
+    why:
+      "editing a prompt file a kind reads (new URL(..., import.meta.url)) reuses old results",
+  },
   // the store's verification
   {
     name: "store-skips-entry-hash",

@@ -250,3 +250,44 @@ Deno.test("a kind whose code cannot be digested is not cached, nor are its depen
     /e\.yaml:4:35: \.inf is infinity, which JSON cannot carry/,
   );
 });
+
+Deno.test("a key holds its kind's code digest and its fingerprint: editing either moves the node's key and its dependents'", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const file = join(dir, "kind.ts");
+    await Deno.writeTextFile(file, "export const version = 1;\n");
+    let stamp = "one";
+    const local: NodeKind = {
+      name: "local",
+      description: "",
+      params: v.object({}),
+      module: toFileUrl(file),
+      fingerprint: () => ({ input: stamp }),
+      run: () => Promise.resolve({ value: 1 }),
+    };
+    const yaml =
+      `experiment: c\nseed: 1\nnodes:\n  l: { kind: local }\n  a: { kind: test.add, with: { a: 1, note: $l } }\n  b: { kind: test.add, with: { a: 1 } }\n`;
+    const keys = () => {
+      clearDigestCache();
+      const exp = compileExperiment("e.yaml", yaml, {
+        kinds: [...kinds, local],
+      });
+      const k = computeKeys(exp);
+      return new Map(exp.nodes.map((n, i) => [n.id, k[i]!.key]));
+    };
+    const k1 = keys();
+    await Deno.writeTextFile(file, "export const version = 2;\n");
+    const k2 = keys();
+    assert.notEqual(k2.get("l"), k1.get("l"), "the code moved the key");
+    assert.notEqual(k2.get("a"), k1.get("a"), "and its dependent's");
+    assert.equal(k2.get("b"), k1.get("b"), "an unrelated node keeps its key");
+    stamp = "two";
+    const k3 = keys();
+    assert.notEqual(k3.get("l"), k2.get("l"), "the fingerprint moved the key");
+    assert.notEqual(k3.get("a"), k2.get("a"));
+    assert.equal(k3.get("b"), k2.get("b"));
+  } finally {
+    clearDigestCache();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
