@@ -12,7 +12,7 @@
  * list keeps in step with the code.
  *
  * Usage: `deno task mutate [--fast] [--only NAME[,NAME...]] [--no-baseline]`
- * - `--fast`: only the mutations marked `fast` (the CI subset).
+ * - `--fast`: only the mutations marked `fast` (a quicker subset: no worker pool, no repeated file; CI runs the whole list while it fits in 4 minutes).
  * - `--only`: only the named mutations.
  * - `--no-baseline`: skip the first run of the named tests on the unmutated
  *   copy (by default a failing baseline stops the run: a mutation cannot be
