@@ -50,7 +50,9 @@ import { redesign, type RedesignParams } from "./redesign.ts";
 export const NO_CONFIG_EXIT = 4;
 
 /**
- * The `redesign` subcommand.
+ * The `redesign` subcommand. Long for a reason: one declaration per flag in
+ * a single commander chain (the chain is what types the action's options);
+ * the action's steps are the functions below.
  *
  * @param io Where to write (tests capture it).
  * @param onExit Receives the exit code (default: `Deno.exitCode`).
@@ -162,14 +164,7 @@ export function redesignCommand(
     )
     .action(async (o, cmd) => {
       const given = await configFromFlags(o);
-      let findings: unknown = null;
-      if (o.findings !== undefined) {
-        findings = await readDataFile(o.findings, "findings file");
-      } else if (o.context !== "none") {
-        throw new UserError(
-          `--findings is required with --context ${o.context} (use --context none to redesign blind).`,
-        );
-      }
+      const findings = await _findingsOf(o);
       const fromFindings = (findings as { config?: unknown } | null)?.config ??
         undefined;
       let current: AnyEnvConfig | unknown = given ?? fromFindings;
@@ -182,64 +177,8 @@ export function redesignCommand(
         }
         current = PRESETS.easy; // shown to the model only; never kept
       }
-      let history: unknown[] | undefined;
-      if (o.history !== undefined) {
-        const h = await readDataFile(o.history, "history file");
-        if (!Array.isArray(h)) {
-          throw new UserError(
-            `${o.history}: the history must be a JSON list of findings`,
-          );
-        }
-        history = h;
-      }
-      let llm: unknown;
-      if (o.engineer === "llm") {
-        const env = (n: string) => (io.env ?? Deno.env.get)(n) || undefined;
-        const gguf = o.gguf ??
-          (o.baseUrl === undefined ? env("ENVSMITH_LLM_GGUF") : undefined);
-        const remote = gguf === undefined
-          ? {
-            base_url: o.baseUrl ?? env("ENVSMITH_LLM_BASE_URL"),
-            model: o.model ?? env("ENVSMITH_LLM_MODEL"),
-            ...(o.apiKeyEnv === undefined
-              ? (o.baseUrl === undefined && env("ENVSMITH_LLM_API_KEY")
-                ? { api_key_env: "ENVSMITH_LLM_API_KEY" }
-                : {})
-              : { api_key_env: o.apiKeyEnv }),
-            ...(o.timeoutMs === undefined ? {} : { timeout_ms: o.timeoutMs }),
-            ...(o.maxRetries === undefined
-              ? {}
-              : { max_retries: o.maxRetries }),
-          }
-          : {
-            gguf,
-            ...(o.threads === undefined ? {} : { threads: o.threads }),
-            ...(o.contextSize === undefined
-              ? {}
-              : { context_size: o.contextSize }),
-          };
-        const r = v.safeParse(LlmEndpointSchema, {
-          ...remote,
-          ...(o.temperature === undefined
-            ? {}
-            : { temperature: o.temperature }),
-          ...(o.llmSeed === undefined ? {} : { seed: o.llmSeed }),
-          ...(o.maxTokens === undefined ? {} : { max_tokens: o.maxTokens }),
-          ...(o.thinking === undefined ? {} : { thinking: o.thinking }),
-          ...(o.offline ? { offline: true } : {}),
-        });
-        if (!r.success) {
-          throw new UserError(
-            `--engineer llm needs a model: --gguf FILE (or ENVSMITH_LLM_GGUF=FILE), or --base-url URL and --model M: ${
-              r.issues.map((i) =>
-                `${v.getDotPath(i) ?? ""} ${i.message}`.trim()
-              )
-                .join("; ")
-            }`,
-          );
-        }
-        llm = r.output;
-      }
+      const history = await _historyOf(o);
+      const llm = o.engineer === "llm" ? _llmEndpoint(o, io) : undefined;
       const params: RedesignParams = {
         engineer: {
           name: o.engineer,
@@ -256,28 +195,12 @@ export function redesignCommand(
         ...(o.stage === undefined ? {} : { stage: o.stage }),
         ...(o.budget === undefined ? {} : { budget: o.budget }),
       };
-      let result;
-      try {
-        result = await redesign(params, o.seed, {
-          engineers,
-          families,
-          auxDir: `${cacheOf(io, cmd)}/aux/redesign`,
-          // A local model that cannot be loaded is an error, not a
-          // passing outage of a server: only remote endpoints fall back.
-          onEndpointError:
-            typeof llm === "object" && llm !== null && "gguf" in llm
-              ? "throw"
-              : "fallback",
-        });
-      } catch (e) {
-        if (
-          e instanceof FindingsError || e instanceof LlmConfigError ||
-          e instanceof EngineerConfigError ||
-          e instanceof LlmError ||
-          (e instanceof TypeError && e.name === "EnvConfigError")
-        ) throw new UserError(e.message);
-        throw e;
-      }
+      const result = await _redesignOnce(
+        params,
+        o.seed,
+        `${cacheOf(io, cmd)}/aux/redesign`,
+        llm,
+      );
       const events = result.report.events as { type: string; detail: string }[];
       const fellBack = events.some((e) => e.type === "fallback");
       io.err(result.rationale);
@@ -297,4 +220,123 @@ export function redesignCommand(
         );
       }
     });
+}
+
+/** The flags the action reads (as commander parses them). */
+interface _Flags {
+  readonly context: string;
+  readonly findings?: string | undefined;
+  readonly history?: string | undefined;
+  readonly gguf?: string | undefined;
+  readonly baseUrl?: string | undefined;
+  readonly model?: string | undefined;
+  readonly apiKeyEnv?: string | undefined;
+  readonly timeoutMs?: number | undefined;
+  readonly maxRetries?: number | undefined;
+  readonly threads?: number | undefined;
+  readonly contextSize?: number | undefined;
+  readonly temperature?: number | undefined;
+  readonly llmSeed?: number | undefined;
+  readonly maxTokens?: number | undefined;
+  readonly thinking?: "on" | "off" | undefined;
+  readonly offline?: true | undefined;
+}
+
+/** `--findings`, or null with `--context none`. */
+async function _findingsOf(o: _Flags): Promise<unknown> {
+  if (o.findings !== undefined) {
+    return await readDataFile(o.findings, "findings file");
+  }
+  if (o.context !== "none") {
+    throw new UserError(
+      `--findings is required with --context ${o.context} (use --context none to redesign blind).`,
+    );
+  }
+  return null;
+}
+
+/** `--history`: a JSON list, or undefined without the flag. */
+async function _historyOf(o: _Flags): Promise<unknown[] | undefined> {
+  if (o.history === undefined) return undefined;
+  const h = await readDataFile(o.history, "history file");
+  if (!Array.isArray(h)) {
+    throw new UserError(
+      `${o.history}: the history must be a JSON list of findings`,
+    );
+  }
+  return h;
+}
+
+/**
+ * The llm engineer's endpoint from the flags, else the variables
+ * `ENVSMITH_LLM_GGUF`, `ENVSMITH_LLM_BASE_URL`, `ENVSMITH_LLM_MODEL` and
+ * `ENVSMITH_LLM_API_KEY`; one line naming the flags when there is no model.
+ */
+function _llmEndpoint(o: _Flags, io: CliIo): unknown {
+  const env = (n: string) => (io.env ?? Deno.env.get)(n) || undefined;
+  const gguf = o.gguf ??
+    (o.baseUrl === undefined ? env("ENVSMITH_LLM_GGUF") : undefined);
+  const remote = gguf === undefined
+    ? {
+      base_url: o.baseUrl ?? env("ENVSMITH_LLM_BASE_URL"),
+      model: o.model ?? env("ENVSMITH_LLM_MODEL"),
+      ...(o.apiKeyEnv === undefined
+        ? (o.baseUrl === undefined && env("ENVSMITH_LLM_API_KEY")
+          ? { api_key_env: "ENVSMITH_LLM_API_KEY" }
+          : {})
+        : { api_key_env: o.apiKeyEnv }),
+      ...(o.timeoutMs === undefined ? {} : { timeout_ms: o.timeoutMs }),
+      ...(o.maxRetries === undefined ? {} : { max_retries: o.maxRetries }),
+    }
+    : {
+      gguf,
+      ...(o.threads === undefined ? {} : { threads: o.threads }),
+      ...(o.contextSize === undefined ? {} : { context_size: o.contextSize }),
+    };
+  const r = v.safeParse(LlmEndpointSchema, {
+    ...remote,
+    ...(o.temperature === undefined ? {} : { temperature: o.temperature }),
+    ...(o.llmSeed === undefined ? {} : { seed: o.llmSeed }),
+    ...(o.maxTokens === undefined ? {} : { max_tokens: o.maxTokens }),
+    ...(o.thinking === undefined ? {} : { thinking: o.thinking }),
+    ...(o.offline ? { offline: true } : {}),
+  });
+  if (!r.success) {
+    throw new UserError(
+      `--engineer llm needs a model: --gguf FILE (or ENVSMITH_LLM_GGUF=FILE), or --base-url URL and --model M: ${
+        r.issues.map((i) => `${v.getDotPath(i) ?? ""} ${i.message}`.trim())
+          .join("; ")
+      }`,
+    );
+  }
+  return r.output;
+}
+
+/** One redesign step; the errors a user can fix become one line. */
+async function _redesignOnce(
+  params: RedesignParams,
+  seed: number,
+  auxDir: string,
+  llm: unknown,
+): Promise<Awaited<ReturnType<typeof redesign>>> {
+  try {
+    return await redesign(params, seed, {
+      engineers,
+      families,
+      auxDir,
+      // A local model that cannot be loaded is an error, not a
+      // passing outage of a server: only remote endpoints fall back.
+      onEndpointError: typeof llm === "object" && llm !== null && "gguf" in llm
+        ? "throw"
+        : "fallback",
+    });
+  } catch (e) {
+    if (
+      e instanceof FindingsError || e instanceof LlmConfigError ||
+      e instanceof EngineerConfigError ||
+      e instanceof LlmError ||
+      (e instanceof TypeError && e.name === "EnvConfigError")
+    ) throw new UserError(e.message);
+    throw e;
+  }
 }
