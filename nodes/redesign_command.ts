@@ -26,7 +26,7 @@
  */
 import { Command, Option } from "@commander-js/extra-typings";
 import { UserError } from "@envsmith/engine/errors";
-import { CONTEXT_TYPES } from "../engineer/context.ts";
+import { CONTEXT_TYPES, type ContextType } from "../engineer/context.ts";
 import { EngineerConfigError } from "../engineer/engineer_kind.ts";
 import { engineers } from "./engineers.ts";
 import { families } from "./families.ts";
@@ -34,7 +34,7 @@ import { LlmConfigError, LlmError } from "../llm/errors.ts";
 import { type AnyEnvConfig, PRESETS } from "../schemas/env_config.ts";
 import { FindingsError } from "../schemas/findings.ts";
 import { LlmEndpointSchema } from "../schemas/llm.ts";
-import { PROMPT_VARIANTS } from "../engineer/llm.ts";
+import { PROMPT_VARIANTS, type PromptVariant } from "../engineer/llm.ts";
 import * as v from "valibot";
 import {
   cacheOf,
@@ -52,7 +52,7 @@ export const NO_CONFIG_EXIT = 4;
 /**
  * The `redesign` subcommand. Long for a reason: one declaration per flag in
  * a single commander chain (the chain is what types the action's options);
- * the action's steps are the functions below.
+ * the action is {@linkcode _redesignAction}.
  *
  * @param io Where to write (tests capture it).
  * @param onExit Receives the exit code (default: `Deno.exitCode`).
@@ -162,69 +162,86 @@ export function redesignCommand(
       "after",
       "\nExamples:\n  ./envsmith redesign --engineer rules --context full --preset easy --findings findings.json\n  ENVSMITH_LLM_GGUF=model.gguf ./envsmith redesign --engineer llm --context none --preset easy",
     )
-    .action(async (o, cmd) => {
-      const given = await configFromFlags(o);
-      const findings = await _findingsOf(o);
-      const fromFindings = (findings as { config?: unknown } | null)?.config ??
-        undefined;
-      let current: AnyEnvConfig | unknown = given ?? fromFindings;
-      const hasPrevious = current !== undefined && current !== null;
-      if (!hasPrevious) {
-        if (o.engineer !== "llm") {
-          throw new UserError(
-            "No current config: give --preset or --config (the findings carry none).",
-          );
-        }
-        current = PRESETS.easy; // shown to the model only; never kept
-      }
-      const history = await _historyOf(o);
-      const llm = o.engineer === "llm" ? _llmEndpoint(o, io) : undefined;
-      const params: RedesignParams = {
-        engineer: {
-          name: o.engineer,
-          ...(llm === undefined ? {} : {
-            llm,
-            prompt: o.prompt,
-            ...(o.reasks === undefined ? {} : { reasks: o.reasks }),
-          }),
-        },
-        context: o.context,
-        config: current as RedesignParams["config"],
-        findings,
-        ...(history === undefined ? {} : { history }),
-        ...(o.stage === undefined ? {} : { stage: o.stage }),
-        ...(o.budget === undefined ? {} : { budget: o.budget }),
-      };
-      const result = await _redesignOnce(
-        params,
-        o.seed,
-        `${cacheOf(io, cmd)}/aux/redesign`,
-        llm,
+    .action((o, cmd) => _redesignAction(o, cmd, io, onExit));
+}
+
+/** The `redesign` action: current config, findings and history, one step, the output. */
+async function _redesignAction(
+  o: _Flags,
+  cmd: { optsWithGlobals(): unknown },
+  io: CliIo,
+  onExit: (code: number) => void,
+): Promise<void> {
+  const given = await configFromFlags(o);
+  const findings = await _findingsOf(o);
+  const fromFindings = (findings as { config?: unknown } | null)?.config ??
+    undefined;
+  let current: AnyEnvConfig | unknown = given ?? fromFindings;
+  const hasPrevious = current !== undefined && current !== null;
+  if (!hasPrevious) {
+    if (o.engineer !== "llm") {
+      throw new UserError(
+        "No current config: give --preset or --config (the findings carry none).",
       );
-      const events = result.report.events as { type: string; detail: string }[];
-      const fellBack = events.some((e) => e.type === "fallback");
-      io.err(result.rationale);
-      for (const e of events) io.err(`[${e.type}] ${e.detail}`);
-      if (fellBack && !hasPrevious) {
-        io.err(
-          "redesign: no usable reply from the LLM and no current config to keep (give --preset or --config to fall back to it).",
-        );
-        onExit(NO_CONFIG_EXIT);
-        return;
-      }
-      io.out(JSON.stringify(result.config, null, 2));
-      if (o.report !== undefined) {
-        await Deno.writeTextFile(
-          o.report,
-          JSON.stringify(result.report, null, 2) + "\n",
-        );
-      }
-    });
+    }
+    current = PRESETS.easy; // shown to the model only; never kept
+  }
+  const history = await _historyOf(o);
+  const llm = o.engineer === "llm" ? _llmEndpoint(o, io) : undefined;
+  const params: RedesignParams = {
+    engineer: {
+      name: o.engineer,
+      ...(llm === undefined ? {} : {
+        llm,
+        prompt: o.prompt,
+        ...(o.reasks === undefined ? {} : { reasks: o.reasks }),
+      }),
+    },
+    context: o.context,
+    config: current as RedesignParams["config"],
+    findings,
+    ...(history === undefined ? {} : { history }),
+    ...(o.stage === undefined ? {} : { stage: o.stage }),
+    ...(o.budget === undefined ? {} : { budget: o.budget }),
+  };
+  const result = await _redesignOnce(
+    params,
+    o.seed,
+    `${cacheOf(io, cmd)}/aux/redesign`,
+    llm,
+  );
+  const events = result.report.events as { type: string; detail: string }[];
+  const fellBack = events.some((e) => e.type === "fallback");
+  io.err(result.rationale);
+  for (const e of events) io.err(`[${e.type}] ${e.detail}`);
+  if (fellBack && !hasPrevious) {
+    io.err(
+      "redesign: no usable reply from the LLM and no current config to keep (give --preset or --config to fall back to it).",
+    );
+    onExit(NO_CONFIG_EXIT);
+    return;
+  }
+  io.out(JSON.stringify(result.config, null, 2));
+  if (o.report !== undefined) {
+    await Deno.writeTextFile(
+      o.report,
+      JSON.stringify(result.report, null, 2) + "\n",
+    );
+  }
 }
 
 /** The flags the action reads (as commander parses them). */
 interface _Flags {
-  readonly context: string;
+  readonly engineer: string;
+  readonly context: ContextType;
+  readonly preset?: string | undefined;
+  readonly config?: string | undefined;
+  readonly stage?: number | undefined;
+  readonly seed: number;
+  readonly budget?: number | undefined;
+  readonly prompt: PromptVariant;
+  readonly reasks?: number | undefined;
+  readonly report?: string | undefined;
   readonly findings?: string | undefined;
   readonly history?: string | undefined;
   readonly gguf?: string | undefined;
