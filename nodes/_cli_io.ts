@@ -42,6 +42,17 @@ export function cacheOf(
     cacheDir((cmd.optsWithGlobals() as { cache?: string }).cache);
 }
 
+/** The LLM endpoint flags the commands share, as commander parses them. */
+export interface LlmFlags {
+  readonly gguf?: string | undefined;
+  readonly baseUrl?: string | undefined;
+  readonly model?: string | undefined;
+  readonly apiKeyEnv?: string | undefined;
+  readonly threads?: number | undefined;
+  readonly temperature?: number | undefined;
+  readonly offline?: true | undefined;
+}
+
 /** stdout/stderr. */
 export const defaultIo: CliIo = {
   out: (t) => console.log(t),

@@ -42,6 +42,7 @@ import {
   configFromFlags,
   defaultIo,
   intFlag,
+  type LlmFlags,
   readDataFile,
 } from "./_cli_io.ts";
 import { redesign, type RedesignParams } from "./redesign.ts";
@@ -231,7 +232,7 @@ async function _redesignAction(
 }
 
 /** The flags the action reads (as commander parses them). */
-interface _Flags {
+interface _Flags extends LlmFlags {
   readonly engineer: string;
   readonly context: ContextType;
   readonly preset?: string | undefined;
@@ -244,19 +245,12 @@ interface _Flags {
   readonly report?: string | undefined;
   readonly findings?: string | undefined;
   readonly history?: string | undefined;
-  readonly gguf?: string | undefined;
-  readonly baseUrl?: string | undefined;
-  readonly model?: string | undefined;
-  readonly apiKeyEnv?: string | undefined;
   readonly timeoutMs?: number | undefined;
   readonly maxRetries?: number | undefined;
-  readonly threads?: number | undefined;
   readonly contextSize?: number | undefined;
-  readonly temperature?: number | undefined;
   readonly llmSeed?: number | undefined;
   readonly maxTokens?: number | undefined;
   readonly thinking?: "on" | "off" | undefined;
-  readonly offline?: true | undefined;
 }
 
 /** `--findings`, or null with `--context none`. */
