@@ -5,10 +5,8 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { main } from "../cli.ts";
 import { loadExperiment } from "@envsmith/engine/compile";
 import { computeKeys } from "@envsmith/engine/cache";
-import { SilentReporter } from "@envsmith/engine/run";
 import { PRESETS } from "../schemas/env_config.ts";
 import { diagnose } from "../engineer/diagnose.ts";
 import { execInput } from "../engineer/exec.ts";
@@ -16,19 +14,13 @@ import { buildContext } from "../engineer/context.ts";
 import { redesign, redesignKind } from "./redesign.ts";
 import { engineers } from "./engineers.ts";
 import { kinds } from "./mod.ts";
+import { runCli } from "../_test_util.ts";
 
 const THRESHOLD = new URL("../examples/engineers/threshold.py", import.meta.url)
   .pathname;
 const easy = PRESETS.easy;
 
-async function cli(args: string[]) {
-  const out: string[] = [], err: string[] = [];
-  const code = await main(args, {
-    reporter: new SilentReporter(),
-    output: { out: (l) => out.push(l), err: (l) => err.push(l) },
-  });
-  return { code, out: out.join("\n"), err: err.join("\n") };
-}
+const cli = runCli;
 
 function findings(success: number) {
   const f = diagnose([], { seed: 1, config: easy });
