@@ -12,7 +12,7 @@ import {
   type BuiltContext,
   type EngineerContext,
 } from "./context.ts";
-import { curriculumPace, step, stepsAlong } from "./config_ops.ts";
+import { curriculumPace, FRONTIER, step, stepsAlong } from "./config_ops.ts";
 import { decideRules } from "./rules.ts";
 import { createEngineer } from "./builtins.ts";
 import { EngineerConfigError } from "./engineer_kind.ts";
@@ -56,16 +56,7 @@ function statsContext(s: number): BuiltContext {
 }
 
 Deno.test("stepsAlong counts one-step moves, signed, for every frontier dimension", () => {
-  const dims = [
-    "agents",
-    "interaction",
-    "hole_density",
-    "corridors",
-    "size",
-    "slip",
-    "horizon",
-  ] as const;
-  for (const d of dims) {
+  for (const d of FRONTIER) {
     const one = step(easy, d, 1);
     const three = step(step(one, d, 1), d, 1);
     assert.equal(stepsAlong(easy, one, d), 1, `${d} +1`);
