@@ -14,6 +14,8 @@ import {
 import { Store } from "./cache/store.ts";
 import { kinds } from "./testdata/kinds.ts";
 import type { NodeKind } from "./types.ts";
+import type { CommandContext } from "./cli/commands.ts";
+import { SilentReporter } from "./run/progress.ts";
 
 /** A temporary directory with an experiment file and a cache. */
 export async function tmpProject(
@@ -90,4 +92,28 @@ export function loadFactor(): number {
 /** `ms` scaled to the machine's load ({@linkcode loadFactor}). */
 export function scaledMs(ms: number): number {
   return ms * loadFactor();
+}
+
+/**
+ * A command context on `cache` with the test kinds whose output lines
+ * (stderr ones prefixed `ERR `) collect in `lines`; silent progress unless
+ * `reporter: false`.
+ */
+export function commandContext(
+  cache: string,
+  options: {
+    overrides?: string[] | undefined;
+    kinds?: readonly NodeKind[];
+    reporter?: false;
+  } = {},
+): CommandContext & { lines: string[] } {
+  const lines: string[] = [];
+  return {
+    kinds: options.kinds ?? kinds,
+    cache,
+    lines,
+    ...(options.reporter === false ? {} : { reporter: new SilentReporter() }),
+    output: { out: (l) => lines.push(l), err: (l) => lines.push(`ERR ${l}`) },
+    ...(options.overrides ? { overrides: options.overrides } : {}),
+  };
 }
