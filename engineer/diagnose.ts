@@ -64,6 +64,8 @@ interface _EpisodeFacts {
 /**
  * Diagnose episodes.
  *
+ * Long by design: the per-episode facts summed into the findings, one block per field of the findings.
+ *
  * @example
  * ```ts
  * import assert from "node:assert/strict";
@@ -220,6 +222,7 @@ export function distancesTo(ep: EpisodeView, goal: number): Int32Array {
   return dist;
 }
 
+// Long by design: one pass over an episode's trajectory computes every fact from the same arrays.
 function _analyse(ep: EpisodeView): _EpisodeFacts {
   const N = ep.agents;
   const T = ep.steps;
@@ -629,6 +632,7 @@ export function failureCell(ep: EpisodeView, dist: Int32Array[]): number {
 }
 
 /** Compute the features of a failure case from its trajectory. */
+// Long by design: one block per feature (hole, narrow, slipped, ...) read from the same trajectory.
 export function failureFeatures(
   ep: EpisodeView,
   dist: Int32Array[],

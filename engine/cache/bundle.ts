@@ -327,6 +327,8 @@ async function _streamFile(
  * in `.gz`), streaming; returns record counts. Entries imported
  * results-only (without blobs) are exported results-only, still marked
  * imported.
+ *
+ * Long by design: one streaming pass writes entries, blobs and aux files, with their counts and the leftover note for `cache gc`.
  */
 export async function exportBundle(
   store: Store,
@@ -755,6 +757,8 @@ interface _CheckedEntry {
  * The checking pass: reads every record, checks it and remembers what the
  * writing pass needs (entries' blob lists, the blobs present). Writes
  * nothing.
+ *
+ * Long by design: the checking pass mirrors the writing pass's loop, record by record.
  */
 async function _check(
   store: Store,

@@ -206,6 +206,8 @@ export type ValueOf = (node: GraphNode) => Json | undefined;
  * ({@linkcode _testCells}), adjust over the family ({@linkcode _holmOver}),
  * then assemble the cells and the notes that say what was resampled.
  *
+ * Long by design: its steps are the named functions below it; what remains is the comparison's fields, assembled once.
+ *
  * @param valueOf The value of a node (for per-instance records).
  */
 export function compareRows(
