@@ -41,8 +41,8 @@ import type { ChatMessage, ChatOptions } from "../llm/client.ts";
 import { ServedChatClient, servedLabel } from "../llm/served_client.ts";
 import {
   checkServe,
+  servedChat,
   ServedLlmSettingsSchema,
-  servedModel,
   serveFingerprint,
   type ServeSpec,
   ServeSpecSchema,
@@ -219,6 +219,7 @@ function _readReply(
 }
 
 /** The form's llm engineer over a chat client. */
+// Long by design: one proposal (prompt, ask, check, re-ask, fall back) reads in order inside `propose`.
 export function sizeLlmEngineer(options: SizeLlmOptions): SizeEngineer {
   const reasks = options.reasks ?? 2;
   const onError = options.onEndpointError ?? "throw";
@@ -475,28 +476,12 @@ export const sizeEngineer: SizeEngineerKind<SizeLlmParams> = {
 
 /** The form's llm engineer on a server each proposal starts and stops. */
 function _served(params: SizeLlmParams, env: EngineerEnv): SizeEngineer {
-  const serve = params.serve!;
-  const llm = (params.llm ?? {}) as Record<string, unknown>;
-  checkServe(serve, llm, env.baseDir, true);
-  const settings = v.parse(ServedLlmSettingsSchema, llm);
-  const served = servedModel(serve, env.baseDir);
-  const chat = _constrained({
-    baseURL: "http://127.0.0.1/v1",
-    model: "served",
-    apiKeyEnv: settings.api_key_env,
-    temperature: settings.temperature,
-    seed: settings.seed,
-    maxTokens: settings.max_tokens,
-    // a CPU server queues requests: a timed-out request would be asked again behind itself
-    timeoutMs: settings.timeout_ms ?? ("gguf" in served ? 600_000 : undefined),
-    maxRetries: settings.max_retries,
-    thinking: settings.thinking,
-    offline: settings.offline,
-    ...(env.env === undefined ? {} : { env: env.env }),
-  }) as ChatOptions;
-  const cacheDir = env.auxDir === undefined
-    ? undefined
-    : join(env.auxDir, "llm");
+  const { served, chat: base, cacheDir } = servedChat(
+    params.serve!,
+    (params.llm ?? {}) as Record<string, unknown>,
+    env,
+  );
+  const chat = _constrained(base) as ChatOptions;
   const inner = sizeLlmEngineer({
     client: () =>
       new ServedChatClient({
