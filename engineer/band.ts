@@ -31,7 +31,7 @@
  * @module
  */
 import { canonicalJson } from "@envsmith/engine/hash";
-import { type CurriculumDim, FRONTIER } from "./config_ops.ts";
+import type { CurriculumDim } from "./config_ops.ts";
 import {
   curriculumOrder,
   dimension,
@@ -44,7 +44,15 @@ import type { Engineer, Proposal, ProposeInput } from "./engineer.ts";
 import { EngineerConfigError, type EngineerKind } from "./engineer_kind.ts";
 
 /** The default order of dimensions a band steps along. */
-export const DEFAULT_BAND_ORDER: readonly CurriculumDim[] = FRONTIER;
+export const DEFAULT_BAND_ORDER: readonly CurriculumDim[] = [
+  "agents",
+  "interaction",
+  "hole_density",
+  "corridors",
+  "size",
+  "slip",
+  "horizon",
+];
 
 /** Default band. */
 export const DEFAULT_BAND = { lo: 0.9, hi: 0.95 } as const;
