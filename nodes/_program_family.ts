@@ -17,13 +17,11 @@ import {
 } from "@envsmith/engine/kind";
 import { UserError } from "@envsmith/engine/errors";
 import {
-  type FamilyDescription,
   ProgramClient,
   type ProgramInstance,
   type ProgramSpec,
   ProgramSpecSchema,
 } from "../families/program/protocol.ts";
-import { checkpointPath, type ProgramPolicyValue } from "./_program_policy.ts";
 
 /** The `family:` parameter of every program node. */
 export const FamilyParam: v.GenericSchema<unknown, ProgramSpec> =
@@ -121,30 +119,4 @@ export async function readProgramInstances(
     for (const instance of list) out.push({ instance, suite: r.output.suite });
   }
   return out;
-}
-
-/**
- * What a node that runs a family program on instances with a checkpoint
- * starts from: the client, the family's description, the instances with
- * their suites, and the checkpoint's read-only copy under `ctx.workDir/<sub>/`.
- */
-export async function programInputs(
-  p: {
-    readonly family: ProgramSpec;
-    readonly envs: unknown;
-    readonly policy?: ProgramPolicyValue | null | undefined;
-  },
-  ctx: NodeContext,
-  sub: string,
-): Promise<{
-  client: ProgramClient;
-  description: FamilyDescription;
-  items: { instance: ProgramInstance; suite: string }[];
-  checkpoint: string | null;
-}> {
-  const client = familyClient(p.family, ctx);
-  const description = await client.describe();
-  const items = await readProgramInstances(p.envs, ctx);
-  const checkpoint = await checkpointPath(p.policy, ctx, sub);
-  return { client, description, items, checkpoint };
 }

@@ -28,9 +28,8 @@ import {
   FAMILY_DOC,
   familyFingerprint,
   FamilyParam,
-  programInputs,
 } from "./_program_family.ts";
-import { ProgramPolicy } from "./_program_policy.ts";
+import { programInputs, ProgramPolicy } from "./_program_policy.ts";
 
 /** Failed instances listed in the value. */
 export const FAILURES_LISTED = 8;

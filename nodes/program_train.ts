@@ -28,9 +28,8 @@ import {
   FAMILY_DOC,
   familyFingerprint,
   FamilyParam,
-  programInputs,
 } from "./_program_family.ts";
-import { ProgramPolicy } from "./_program_policy.ts";
+import { programInputs, ProgramPolicy } from "./_program_policy.ts";
 
 /** Largest checkpoint file stored (1 GiB). */
 export const CHECKPOINT_MAX_BYTES = 1 << 30;
