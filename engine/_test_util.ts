@@ -11,7 +11,7 @@ import {
   type RunPlanOptions,
   type RunResult,
 } from "./run/scheduler.ts";
-import { Store } from "./cache/store.ts";
+import { type Entry, Store } from "./cache/store.ts";
 import { kinds } from "./testdata/kinds.ts";
 import type { NodeKind } from "./types.ts";
 import type { CommandContext } from "./cli/commands.ts";
@@ -115,5 +115,22 @@ export function commandContext(
     ...(options.reporter === false ? {} : { reporter: new SilentReporter() }),
     output: { out: (l) => lines.push(l), err: (l) => lines.push(`ERR ${l}`) },
     ...(options.overrides ? { overrides: options.overrides } : {}),
+  };
+}
+
+/** A minimal cache entry under `key` (value 1) naming `blobs`. */
+export function testEntry(key: string, blobs: string[] = []): Entry {
+  return {
+    key,
+    id: "n",
+    kind: "k",
+    components: { format: 1, kind: "k", code: "c", params: null },
+    inputs: {},
+    codeFiles: {},
+    value: 1,
+    blobs,
+    created: new Date().toISOString(),
+    ms: 1,
+    versions: {},
   };
 }
