@@ -25,6 +25,7 @@ import {
   FINDINGS_VERSION,
   type Outcome,
   type OutcomeCounts,
+  zeroOutcomeCounts,
 } from "../schemas/findings.ts";
 import { ACTION_DELTAS, CELL, type EpisodeView } from "./episode.ts";
 import { hashString, Rng } from "../mapf/rng.ts";
@@ -82,7 +83,7 @@ export function diagnose(
   const seed = options.seed ?? 0;
   const maxCases = options.maxCases ?? 6;
   const window = options.window ?? 4;
-  const outcomes = _zeroCounts();
+  const outcomes = zeroOutcomeCounts();
   let agentEpisodes = 0;
   let agentsOnGoal = 0;
   const facts: _EpisodeFacts[] = [];
@@ -171,17 +172,6 @@ export function diagnose(
     failure_count: failureIdx.length,
     failures: cases,
     config: (options.config ?? null) as Findings["config"],
-  };
-}
-
-function _zeroCounts(): OutcomeCounts {
-  return {
-    success: 0,
-    hole: 0,
-    vertex_collision: 0,
-    edge_collision: 0,
-    timeout: 0,
-    invalid_plan: 0,
   };
 }
 
@@ -333,7 +323,7 @@ function _componentStats(
   for (const ep of episodes) count = Math.max(count, ep.component + 1);
   const out: ComponentStats[] = [];
   for (let c = 0; c < count; c++) {
-    const outcomes = _zeroCounts();
+    const outcomes = zeroOutcomeCounts();
     let agents = 0;
     let onGoal = 0;
     let n = 0;
