@@ -8,13 +8,13 @@ import { join } from "node:path";
 import { loadExperiment } from "@envsmith/engine/compile";
 import { computeKeys } from "@envsmith/engine/cache";
 import { PRESETS } from "../schemas/env_config.ts";
-import { diagnose } from "../engineer/diagnose.ts";
 import { execInput } from "../engineer/exec.ts";
 import { buildContext } from "../engineer/context.ts";
 import { redesign, redesignKind } from "./redesign.ts";
 import { engineers } from "./engineers.ts";
 import { kinds } from "./mod.ts";
 import { runCli } from "../_test_util.ts";
+import { findingsAt } from "../engineer/_fixtures.ts";
 
 const THRESHOLD = new URL("../examples/engineers/threshold.py", import.meta.url)
   .pathname;
@@ -22,16 +22,7 @@ const easy = PRESETS.easy;
 
 const cli = runCli;
 
-function findings(success: number) {
-  const f = diagnose([], { seed: 1, config: easy });
-  return {
-    ...f,
-    episodes: 100,
-    agent_episodes: 200,
-    success_rate: success,
-    agent_success_rate: success,
-  };
-}
+const findings = (success: number) => findingsAt(success, easy);
 
 /** Writes `programs` (name -> text) into a new directory. */
 async function programsIn(programs: Record<string, string>): Promise<string> {
