@@ -453,26 +453,37 @@ export const sizeEngineer: SizeEngineerKind<SizeLlmParams> = {
     const chat = "gguf" in options || env.env === undefined
       ? options
       : { ...options, env: env.env };
-    const client = createChatClient(_constrained(chat));
-    const inner = sizeLlmEngineer({
-      client,
-      ...(params.reasks === undefined ? {} : { reasks: params.reasks }),
-      ...(env.onEndpointError === undefined
-        ? {}
-        : { onEndpointError: env.onEndpointError }),
-    });
-    const report = {
-      prompt_digest: sizePromptDigest(),
-      model: endpoint.gguf ?? endpoint.model ?? "",
-    };
-    return {
-      name: "llm",
-      async propose(input) {
-        return { ...await inner.propose(input), report };
-      },
-    };
+    return _reporting(
+      createChatClient(_constrained(chat)),
+      params,
+      env,
+      endpoint.gguf ?? endpoint.model ?? "",
+    );
   },
 };
+
+/** The engineer over `client`, each proposal's report naming the prompts and `model`. */
+function _reporting(
+  client: SizeLlmOptions["client"],
+  params: SizeLlmParams,
+  env: EngineerEnv,
+  model: string,
+): SizeEngineer {
+  const inner = sizeLlmEngineer({
+    client,
+    ...(params.reasks === undefined ? {} : { reasks: params.reasks }),
+    ...(env.onEndpointError === undefined
+      ? {}
+      : { onEndpointError: env.onEndpointError }),
+  });
+  const report = { prompt_digest: sizePromptDigest(), model };
+  return {
+    name: "llm",
+    async propose(input) {
+      return { ...await inner.propose(input), report };
+    },
+  };
+}
 
 /** The form's llm engineer on a server each proposal starts and stops. */
 function _served(params: SizeLlmParams, env: EngineerEnv): SizeEngineer {
@@ -482,8 +493,8 @@ function _served(params: SizeLlmParams, env: EngineerEnv): SizeEngineer {
     env,
   );
   const chat = _constrained(base) as ChatOptions;
-  const inner = sizeLlmEngineer({
-    client: () =>
+  return _reporting(
+    () =>
       new ServedChatClient({
         served,
         chat,
@@ -491,19 +502,8 @@ function _served(params: SizeLlmParams, env: EngineerEnv): SizeEngineer {
         log: env.log,
         signal: env.signal,
       }),
-    ...(params.reasks === undefined ? {} : { reasks: params.reasks }),
-    ...(env.onEndpointError === undefined
-      ? {}
-      : { onEndpointError: env.onEndpointError }),
-  });
-  const report = {
-    prompt_digest: sizePromptDigest(),
-    model: `${servedLabel(served)} (served)`,
-  };
-  return {
-    name: "llm",
-    async propose(input) {
-      return { ...await inner.propose(input), report };
-    },
-  };
+    params,
+    env,
+    `${servedLabel(served)} (served)`,
+  );
 }
