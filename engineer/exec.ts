@@ -276,6 +276,7 @@ export function execEngineer(
   }
   return {
     name: "exec",
+    // Long by design: one proposal (run, check, re-ask, fall back) in the order it happens.
     async propose(input: ProposeInput): Promise<Proposal> {
       const events: EngineerEvent[] = [];
       const tally: LlmTally = {

@@ -244,6 +244,7 @@ export function llmEngineer(options: LlmEngineerOptions): Engineer {
     },
   };
 
+  // Long by design: one proposal (prompt, ask, check, re-ask, fall back) in the order it happens.
   async function _propose(
     client: ChatSession,
     prompts: PromptTemplates,

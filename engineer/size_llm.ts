@@ -225,6 +225,7 @@ export function sizeLlmEngineer(options: SizeLlmOptions): SizeEngineer {
   const onError = options.onEndpointError ?? "throw";
   return {
     name: "llm",
+    // Long by design: one proposal (prompt, ask, check, re-ask, fall back) in the order it happens.
     async propose(input) {
       const prompts = options.prompts ?? loadSizePrompts();
       const ctx = input.context;
