@@ -41,6 +41,7 @@ import { OnnxPolicy } from "../policy/onnx_policy.ts";
 import { onnxRunner, rollout, type RolloutResult } from "../policy/rollout.ts";
 import {
   cacheOf,
+  type ConfigFlags,
   configFromFlags,
   intFlag,
   type LlmFlags,
@@ -143,13 +144,11 @@ export function evaluateCommand(io: PolicyCliIo = policyIo) {
 }
 
 /** The flags of `evaluate`. */
-interface _EvalFlags extends LlmFlags {
+interface _EvalFlags extends ConfigFlags, LlmFlags {
   readonly policy?: string | undefined;
   readonly concurrency: number;
   readonly suite?: string | undefined;
   readonly split: SuiteSplit;
-  readonly preset?: string | undefined;
-  readonly config?: string | undefined;
   readonly instances?: string | undefined;
   readonly count?: number | undefined;
   readonly episodes: number;

@@ -39,6 +39,7 @@ import * as v from "valibot";
 import {
   cacheOf,
   type CliIo,
+  type ConfigFlags,
   configFromFlags,
   defaultIo,
   intFlag,
@@ -232,11 +233,9 @@ async function _redesignAction(
 }
 
 /** The flags the action reads (as commander parses them). */
-interface _Flags extends LlmFlags {
+interface _Flags extends ConfigFlags, LlmFlags {
   readonly engineer: string;
   readonly context: ContextType;
-  readonly preset?: string | undefined;
-  readonly config?: string | undefined;
   readonly stage?: number | undefined;
   readonly seed: number;
   readonly budget?: number | undefined;
