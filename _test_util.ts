@@ -4,6 +4,8 @@
  * @module
  */
 import { main, type MainOptions } from "./cli.ts";
+import { join } from "node:path";
+import { readManifest } from "@envsmith/engine/cache";
 import { SilentReporter } from "@envsmith/engine/run";
 
 /**
@@ -22,4 +24,16 @@ export async function runCli(
     output: { out: (l) => out.push(l), err: (l) => err.push(l) },
   });
   return { code, out: out.join("\n"), err: err.join("\n") };
+}
+
+/** The newest run manifest of `experiment` in `cache`. */
+export function lastManifest(
+  cache: string,
+  experiment: string,
+): NonNullable<ReturnType<typeof readManifest>> {
+  const dir = join(cache, "runs", experiment);
+  const last = [...Deno.readDirSync(dir)].map((e) => e.name).filter((n) =>
+    n.endsWith(".json")
+  ).sort().pop()!;
+  return readManifest(join(dir, last))!;
 }

@@ -18,7 +18,7 @@ import {
   slurmUnavailable,
 } from "@envsmith/engine/executor";
 import { kinds as testKinds } from "./engine/testdata/kinds.ts";
-import { runCli } from "./_test_util.ts";
+import { lastManifest, runCli } from "./_test_util.ts";
 
 const UNAVAILABLE = await slurmUnavailable();
 const TAG = UNAVAILABLE ? ` [skipped: ${UNAVAILABLE}]` : "";
@@ -56,14 +56,6 @@ function outputs(cache: string, experiment: string): Record<string, string> {
     }`;
   }
   return out;
-}
-
-function lastManifest(cache: string, experiment: string) {
-  const dir = join(cache, "runs", experiment);
-  const last = [...Deno.readDirSync(dir)].map((e) => e.name).filter((n) =>
-    n.endsWith(".json")
-  ).sort().pop()!;
-  return readManifest(join(dir, last))!;
 }
 
 async function squeue(): Promise<
