@@ -1,5 +1,5 @@
 /**
- * Test helpers for the command line (not part of the API).
+ * What the command-line tests share (not part of the API).
  *
  * @module
  */

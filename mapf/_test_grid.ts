@@ -1,5 +1,5 @@
 /**
- * Test helpers (not part of the API): a small instance from rows of cells.
+ * What the grid tests share (not part of the API): a small instance from rows of cells.
  *
  * @module
  */

@@ -1,5 +1,5 @@
 /**
- * Test helpers for the language-model nodes (not part of the API).
+ * What the language-model node tests share (not part of the API).
  *
  * @module
  */
