@@ -56,6 +56,12 @@ export function mulberry32(state: Uint32Array, i: number): number {
   return (t ^ (t >>> 14)) >>> 0;
 }
 
+/** A seeded stream of uniform floats in [0, 1): {@linkcode mulberry32} on its own state. */
+export function mulberry32Floats(seed: number): () => number {
+  const state = Uint32Array.of(seed >>> 0);
+  return () => mulberry32(state, 0) / 4294967296;
+}
+
 /**
  * Uniform draws from a stream of uint32s: what every seeded generator here
  * derives from its `nextU32`.
