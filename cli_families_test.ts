@@ -7,17 +7,9 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { main } from "./cli.ts";
-import { SilentReporter } from "@envsmith/engine/run";
+import { runCli } from "./_test_util.ts";
 
-async function cli(args: string[]) {
-  const out: string[] = [], err: string[] = [];
-  const code = await main(args, {
-    reporter: new SilentReporter(),
-    output: { out: (l) => out.push(l), err: (l) => err.push(l) },
-  });
-  return { code, out: out.join("\n"), err: err.join("\n") };
-}
+const cli = runCli;
 
 const FAMILY = new URL("./families/_test_family.ts", import.meta.url).href;
 

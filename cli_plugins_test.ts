@@ -6,18 +6,10 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { main } from "./cli.ts";
 import { engineers as builtinEngineers } from "./nodes/engineers.ts";
-import { SilentReporter } from "@envsmith/engine/run";
+import { runCli } from "./_test_util.ts";
 
-async function cli(args: string[]) {
-  const out: string[] = [], err: string[] = [];
-  const code = await main(args, {
-    reporter: new SilentReporter(),
-    output: { out: (l) => out.push(l), err: (l) => err.push(l) },
-  });
-  return { code, out: out.join("\n"), err: err.join("\n") };
-}
+const cli = runCli;
 
 /** A plugin a user writes: it imports only valibot and the engine's door. */
 const PLUGIN = `import * as v from "valibot";

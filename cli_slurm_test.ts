@@ -10,29 +10,20 @@
 import assert from "node:assert/strict";
 import { SMOKE_NODES, smokeYaml } from "./experiments/smoke.ts";
 import { join } from "node:path";
-import { main } from "./cli.ts";
 import { canonicalJson } from "@envsmith/engine/hash";
 import { readManifest, Store } from "@envsmith/engine/cache";
-import { SilentReporter } from "@envsmith/engine/run";
 import {
   builtinExecutors,
   type SlurmExecutorSpec,
   slurmUnavailable,
 } from "@envsmith/engine/executor";
 import { kinds as testKinds } from "./engine/testdata/kinds.ts";
+import { lastManifest, runCli } from "./_test_util.ts";
 
 const UNAVAILABLE = await slurmUnavailable();
 const TAG = UNAVAILABLE ? ` [skipped: ${UNAVAILABLE}]` : "";
 
-async function cli(args: string[]) {
-  const out: string[] = [], err: string[] = [];
-  const code = await main(args, {
-    kinds: testKinds,
-    reporter: new SilentReporter(),
-    output: { out: (l) => out.push(l), err: (l) => err.push(l) },
-  });
-  return { code, out: out.join("\n"), err: err.join("\n") };
-}
+const cli = (args: string[]) => runCli(args, { kinds: testKinds });
 
 /** A report without wall-clock measurements (e.g. train's `seconds`), which differ between any two runs. */
 function _untimed(x: unknown): unknown {
@@ -65,14 +56,6 @@ function outputs(cache: string, experiment: string): Record<string, string> {
     }`;
   }
   return out;
-}
-
-function lastManifest(cache: string, experiment: string) {
-  const dir = join(cache, "runs", experiment);
-  const last = [...Deno.readDirSync(dir)].map((e) => e.name).filter((n) =>
-    n.endsWith(".json")
-  ).sort().pop()!;
-  return readManifest(join(dir, last))!;
 }
 
 async function squeue(): Promise<

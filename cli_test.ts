@@ -5,10 +5,10 @@ import type { Command } from "@commander-js/extra-typings";
 import { createProgram, main } from "./cli.ts";
 import { commands as domainCommands } from "./nodes/mod.ts";
 import { readManifest, Store } from "@envsmith/engine/cache";
-import { SilentReporter } from "@envsmith/engine/run";
 import { sha256Hex } from "@envsmith/engine/hash";
 import { kinds as testKinds } from "./engine/testdata/kinds.ts";
 import { lmVenvDir } from "./nodes/lm_env.ts";
+import { runCli } from "./_test_util.ts";
 
 /** Whether the LM trainer's Python environment exists here. */
 function lmVenvReady(): boolean {
@@ -36,15 +36,7 @@ async function project(yaml: string) {
 }
 
 /** Runs the CLI in-process with the test kinds; returns code and output. */
-async function cli(args: string[]) {
-  const out: string[] = [], err: string[] = [];
-  const code = await main(args, {
-    kinds: testKinds,
-    reporter: new SilentReporter(),
-    output: { out: (l) => out.push(l), err: (l) => err.push(l) },
-  });
-  return { code, out: out.join("\n"), err: err.join("\n") };
-}
+const cli = (args: string[]) => runCli(args, { kinds: testKinds });
 
 function spawnCli(args: string[], env: Record<string, string>) {
   return new Deno.Command(Deno.execPath(), {

@@ -11,9 +11,11 @@ import {
   type RunPlanOptions,
   type RunResult,
 } from "./run/scheduler.ts";
-import { Store } from "./cache/store.ts";
+import { type Entry, Store } from "./cache/store.ts";
 import { kinds } from "./testdata/kinds.ts";
 import type { NodeKind } from "./types.ts";
+import type { CommandContext } from "./cli/commands.ts";
+import { SilentReporter } from "./run/progress.ts";
 
 /** A temporary directory with an experiment file and a cache. */
 export async function tmpProject(
@@ -72,3 +74,44 @@ export function valueOf(exp: Experiment, r: RunResult, id: string): unknown {
 }
 
 export { loadFactor, scaledMs } from "./testdata/load.ts";
+
+/**
+ * A command context on `cache` with the test kinds whose output lines
+ * (stderr ones prefixed `ERR `) collect in `lines`; silent progress unless
+ * `reporter: false`.
+ */
+export function commandContext(
+  cache: string,
+  options: {
+    overrides?: string[] | undefined;
+    kinds?: readonly NodeKind[];
+    reporter?: false;
+  } = {},
+): CommandContext & { lines: string[] } {
+  const lines: string[] = [];
+  return {
+    kinds: options.kinds ?? kinds,
+    cache,
+    lines,
+    ...(options.reporter === false ? {} : { reporter: new SilentReporter() }),
+    output: { out: (l) => lines.push(l), err: (l) => lines.push(`ERR ${l}`) },
+    ...(options.overrides ? { overrides: options.overrides } : {}),
+  };
+}
+
+/** A minimal cache entry under `key` (value 1) naming `blobs`. */
+export function testEntry(key: string, blobs: string[] = []): Entry {
+  return {
+    key,
+    id: "n",
+    kind: "k",
+    components: { format: 1, kind: "k", code: "c", params: null },
+    inputs: {},
+    codeFiles: {},
+    value: 1,
+    blobs,
+    created: new Date().toISOString(),
+    ms: 1,
+    versions: {},
+  };
+}

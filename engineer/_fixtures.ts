@@ -1,7 +1,8 @@
 // Hand-made episodes for engineer/ tests.
 import type { EpisodeView } from "./episode.ts";
 import type { Outcome } from "../schemas/findings.ts";
-import type { EnvConfig } from "../schemas/env_config.ts";
+import type { AnyEnvConfig, EnvConfig } from "../schemas/env_config.ts";
+import { diagnose } from "./diagnose.ts";
 
 /** Options of {@linkcode makeEpisode}. */
 export interface EpisodeSpec {
@@ -133,4 +134,19 @@ export function oscillationTimeoutEpisode(component = 0): EpisodeView {
     referenceMakespan: 3,
     component,
   });
+}
+
+/**
+ * Findings of `config` at success rate `success` over 100 episodes (200
+ * agent-episodes): an empty set diagnosed, its numbers patched.
+ */
+export function findingsAt(success: number, config: AnyEnvConfig) {
+  const f = diagnose([], { seed: 1, config });
+  return {
+    ...f,
+    episodes: 100,
+    agent_episodes: 200,
+    success_rate: success,
+    agent_success_rate: success,
+  };
 }

@@ -19,8 +19,8 @@ import {
   PRESETS,
 } from "../schemas/env_config.ts";
 
-/** The dimensions a curriculum moves. */
-export const CURRICULUM_DIMS = [
+/** The curriculum dimensions a blind schedule develops, in its order. */
+const _FRONTIER = [
   "agents",
   "interaction",
   "hole_density",
@@ -28,9 +28,10 @@ export const CURRICULUM_DIMS = [
   "size",
   "slip",
   "horizon",
-  "walls",
-  "distance",
 ] as const;
+
+/** The dimensions a curriculum moves. */
+export const CURRICULUM_DIMS = [..._FRONTIER, "walls", "distance"] as const;
 
 /** A curriculum dimension. */
 export type CurriculumDim = typeof CURRICULUM_DIMS[number];
@@ -39,15 +40,7 @@ export type CurriculumDim = typeof CURRICULUM_DIMS[number];
  * The order in which a blind schedule develops dimensions (ties of progress
  * break in this order): what makes agents interact first.
  */
-export const FRONTIER: readonly CurriculumDim[] = [
-  "agents",
-  "interaction",
-  "hole_density",
-  "corridors",
-  "size",
-  "slip",
-  "horizon",
-];
+export const FRONTIER: readonly CurriculumDim[] = _FRONTIER;
 
 /** The scalar value of a dimension in a component (horizon: the factor, or steps/16). */
 export function dimValue(c: EnvConfig, dim: CurriculumDim): number {

@@ -12,10 +12,11 @@ import {
   type BuiltContext,
   type EngineerContext,
 } from "./context.ts";
-import { curriculumPace, step, stepsAlong } from "./config_ops.ts";
+import { curriculumPace, FRONTIER, step, stepsAlong } from "./config_ops.ts";
 import { decideRules } from "./rules.ts";
 import { createEngineer } from "./builtins.ts";
 import { EngineerConfigError } from "./engineer_kind.ts";
+import { zeroOutcomeCounts } from "../schemas/findings.ts";
 
 const easy = PRESETS.easy;
 const none = buildContext("none", null, easy);
@@ -39,14 +40,7 @@ function statsContext(s: number): BuiltContext {
         episodes: 100,
         success_rate: s,
         agent_success_rate: s,
-        outcomes: {
-          success: 0,
-          hole: 0,
-          vertex_collision: 0,
-          edge_collision: 0,
-          timeout: 0,
-          invalid_plan: 0,
-        },
+        outcomes: zeroOutcomeCounts(),
       }],
       dimensions: [],
       dropped_dimensions: 0,
@@ -56,16 +50,7 @@ function statsContext(s: number): BuiltContext {
 }
 
 Deno.test("stepsAlong counts one-step moves, signed, for every frontier dimension", () => {
-  const dims = [
-    "agents",
-    "interaction",
-    "hole_density",
-    "corridors",
-    "size",
-    "slip",
-    "horizon",
-  ] as const;
-  for (const d of dims) {
+  for (const d of FRONTIER) {
     const one = step(easy, d, 1);
     const three = step(step(one, d, 1), d, 1);
     assert.equal(stepsAlong(easy, one, d), 1, `${d} +1`);

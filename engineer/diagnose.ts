@@ -25,6 +25,7 @@ import {
   FINDINGS_VERSION,
   type Outcome,
   type OutcomeCounts,
+  zeroOutcomeCounts,
 } from "../schemas/findings.ts";
 import { ACTION_DELTAS, CELL, type EpisodeView } from "./episode.ts";
 import { hashString, Rng } from "../mapf/rng.ts";
@@ -64,6 +65,8 @@ interface _EpisodeFacts {
 /**
  * Diagnose episodes.
  *
+ * Long by design: the per-episode facts summed into the findings, one block per field of the findings.
+ *
  * @example
  * ```ts
  * import assert from "node:assert/strict";
@@ -80,7 +83,7 @@ export function diagnose(
   const seed = options.seed ?? 0;
   const maxCases = options.maxCases ?? 6;
   const window = options.window ?? 4;
-  const outcomes = _zeroCounts();
+  const outcomes = zeroOutcomeCounts();
   let agentEpisodes = 0;
   let agentsOnGoal = 0;
   const facts: _EpisodeFacts[] = [];
@@ -172,17 +175,6 @@ export function diagnose(
   };
 }
 
-function _zeroCounts(): OutcomeCounts {
-  return {
-    success: 0,
-    hole: 0,
-    vertex_collision: 0,
-    edge_collision: 0,
-    timeout: 0,
-    invalid_plan: 0,
-  };
-}
-
 function _ratio(a: number, b: number): number {
   return b === 0 ? 0 : _round(a / b);
 }
@@ -220,6 +212,7 @@ export function distancesTo(ep: EpisodeView, goal: number): Int32Array {
   return dist;
 }
 
+// Long by design: one pass over an episode's trajectory computes every fact from the same arrays.
 function _analyse(ep: EpisodeView): _EpisodeFacts {
   const N = ep.agents;
   const T = ep.steps;
@@ -330,7 +323,7 @@ function _componentStats(
   for (const ep of episodes) count = Math.max(count, ep.component + 1);
   const out: ComponentStats[] = [];
   for (let c = 0; c < count; c++) {
-    const outcomes = _zeroCounts();
+    const outcomes = zeroOutcomeCounts();
     let agents = 0;
     let onGoal = 0;
     let n = 0;
@@ -629,6 +622,7 @@ export function failureCell(ep: EpisodeView, dist: Int32Array[]): number {
 }
 
 /** Compute the features of a failure case from its trajectory. */
+// Long by design: one block per feature (hole, narrow, slipped, ...) read from the same trajectory.
 export function failureFeatures(
   ep: EpisodeView,
   dist: Int32Array[],

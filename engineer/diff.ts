@@ -91,6 +91,8 @@ function _norm(config: AnyEnvConfig) {
 /**
  * Diff two configurations.
  *
+ * Long by design: matching components (exact first, then nearest) and describing the matches share the pairing state.
+ *
  * @example
  * ```ts
  * import assert from "node:assert/strict";

@@ -253,6 +253,8 @@ export function execInput(
 /**
  * The exec engineer.
  *
+ * Long by design: one proposal (run, check, re-ask, fall back) reads in order inside `propose`.
+ *
  * @throws {EngineerConfigError} without a program runner in `env`.
  */
 export function execEngineer(
@@ -274,6 +276,7 @@ export function execEngineer(
   }
   return {
     name: "exec",
+    // Long by design: one proposal (run, check, re-ask, fall back) in the order it happens.
     async propose(input: ProposeInput): Promise<Proposal> {
       const events: EngineerEvent[] = [];
       const tally: LlmTally = {

@@ -52,8 +52,8 @@ import {
 import { ServedChatClient, servedLabel } from "../llm/served_client.ts";
 import {
   checkServe,
+  servedChat,
   ServedLlmSettingsSchema,
-  servedModel,
   serveFingerprint,
   type ServeSpec,
   ServeSpecSchema,
@@ -217,6 +217,8 @@ export const ENGINEER_MAX_TOKENS = 4096;
 /**
  * The llm engineer.
  *
+ * Long by design: one proposal (prompt, ask, check, re-ask, fall back) reads in order in `_propose`.
+ *
  * @example
  * Not run: it needs an OpenAI-compatible server; llm_test.ts runs it against a local stub.
  * ```ts ignore
@@ -243,6 +245,7 @@ export function llmEngineer(options: LlmEngineerOptions): Engineer {
     },
   };
 
+  // Long by design: one proposal (prompt, ask, check, re-ask, fall back) in the order it happens.
   async function _propose(
     client: ChatSession,
     prompts: PromptTemplates,
@@ -622,30 +625,11 @@ export const engineer: EngineerKind<LlmEngineerParams> = {
 
 /** The llm engineer on a model server each proposal starts and stops. */
 function _servedEngineer(params: LlmEngineerParams, env: EngineerEnv) {
-  const serve = params.serve!;
-  const llm = (params.llm ?? {}) as Record<string, unknown>;
-  checkServe(serve, llm, env.baseDir, true);
-  const settings = v.parse(ServedLlmSettingsSchema, llm);
-  const served = servedModel(serve, env.baseDir);
-  const chat: ChatOptions = {
-    // filled in from the served endpoint when it is up
-    baseURL: "http://127.0.0.1/v1",
-    model: "served",
-    apiKeyEnv: settings.api_key_env,
-    temperature: settings.temperature,
-    seed: settings.seed,
-    maxTokens: settings.max_tokens,
-    // a CPU server queues requests and a full prompt takes minutes on a
-    // loaded machine: a timed-out request would be asked again behind itself
-    timeoutMs: settings.timeout_ms ?? ("gguf" in served ? 600_000 : undefined),
-    maxRetries: settings.max_retries,
-    thinking: settings.thinking,
-    offline: settings.offline,
-    ...(env.env === undefined ? {} : { env: env.env }),
-  };
-  const cacheDir = env.auxDir === undefined
-    ? undefined
-    : join(env.auxDir, "llm");
+  const { settings, served, chat, cacheDir } = servedChat(
+    params.serve!,
+    (params.llm ?? {}) as Record<string, unknown>,
+    env,
+  );
   return _reportingEngineer(
     params,
     env,

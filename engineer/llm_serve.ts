@@ -31,7 +31,8 @@ import { LlmEndpointSchema } from "../schemas/llm.ts";
 import { ggufDigestSync } from "../llm/gguf_digest.ts";
 import { LlmConfigError } from "../llm/errors.ts";
 import type { ServedModel } from "../llm/served_client.ts";
-import { EngineerConfigError } from "./engineer_kind.ts";
+import type { ChatOptions } from "../llm/client.ts";
+import { EngineerConfigError, type EngineerEnv } from "./engineer_kind.ts";
 
 const _int = (min: number, max: number) =>
   v.pipe(v.number(), v.integer(), v.minValue(min), v.maxValue(max));
@@ -133,6 +134,8 @@ export function findProgram(
  * the model files that are literal paths must exist. Node references are
  * absent from plan-time parameters: `complete` says they are resolved (at
  * run), so `serve` must then name exactly one of `gguf` and `command`.
+ *
+ * Long by design: one check per `serve` field, each a one-line error naming the field and the fix.
  *
  * @throws {EngineerConfigError} one line naming the field and the fix.
  */
@@ -275,4 +278,43 @@ export function servedModel(serve: ServeSpec, baseDir: string): ServedModel {
     cwd: baseDir,
     readyTimeoutMs,
   };
+}
+
+/**
+ * What an llm engineer on a served model asks with: `serve` and `llm`
+ * checked, the settings, the served model, the chat options (the address is
+ * filled in from the served endpoint when it is up) and the reply cache.
+ */
+export function servedChat(
+  serve: ServeSpec,
+  llm: Record<string, unknown>,
+  env: EngineerEnv,
+): {
+  settings: v.InferOutput<typeof ServedLlmSettingsSchema>;
+  served: ServedModel;
+  chat: ChatOptions;
+  cacheDir: string | undefined;
+} {
+  checkServe(serve, llm, env.baseDir, true);
+  const settings = v.parse(ServedLlmSettingsSchema, llm);
+  const served = servedModel(serve, env.baseDir);
+  const chat: ChatOptions = {
+    baseURL: "http://127.0.0.1/v1",
+    model: "served",
+    apiKeyEnv: settings.api_key_env,
+    temperature: settings.temperature,
+    seed: settings.seed,
+    maxTokens: settings.max_tokens,
+    // a CPU server queues requests and a full prompt takes minutes on a
+    // loaded machine: a timed-out request would be asked again behind itself
+    timeoutMs: settings.timeout_ms ?? ("gguf" in served ? 600_000 : undefined),
+    maxRetries: settings.max_retries,
+    thinking: settings.thinking,
+    offline: settings.offline,
+    ...(env.env === undefined ? {} : { env: env.env }),
+  };
+  const cacheDir = env.auxDir === undefined
+    ? undefined
+    : join(env.auxDir, "llm");
+  return { settings, served, chat, cacheDir };
 }

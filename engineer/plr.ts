@@ -228,71 +228,15 @@ export function plrEngineer(options: PlrOptions): Engineer {
       const buf = new Map<string, Level>();
       for (const l of io.buffer ?? []) buf.set(l.id, { ...l });
       // 1. scores from training
-      const trained = _mergeTrained(io.trained);
-      const replayed: Level[] = [];
-      let added = 0;
-      for (const t of trained.values()) {
-        const m = t.measured;
-        let l = buf.get(t.instance.id);
-        if (l === undefined) {
-          const origin: LevelOrigin = "start";
-          l = {
-            id: t.instance.id,
-            instance: t.instance,
-            score: 0,
-            seen: stage,
-            origin,
-            success: null,
-            parent: null,
-          };
-          buf.set(l.id, l);
-          added++;
-        }
-        if (m.agentSteps > 0) {
-          l.score = levelScore(m);
-          l.seen = stage;
-        }
-        if (m.episodes > 0) l.success = m.successes / m.episodes;
-        replayed.push(l);
-      }
-      events.push({
-        type: "choice",
-        detail:
-          `rescored ${trained.size} levels trained on in stage ${stage} by training PVL${
-            added > 0 ? ` (${added} entered the buffer as start levels)` : ""
-          }`,
-      });
+      const replayed = _rescoreTrained(buf, io.trained, stage, events);
       // 2. new levels, scored with no learning
       const nNew = Math.round(io.trained.length * (1 - p) / p);
       let episodes = 0, agentSteps = 0;
       if (nNew > 0) {
         const seed = (input.seed ^ Math.imul(stage + 1, 0x85ebca6b)) >>> 0;
-        const fresh = await io.fresh(nNew, seed);
-        let sum = 0;
-        for (const f of fresh) {
-          episodes += f.measured.episodes;
-          agentSteps += f.measured.agentSteps;
-          sum += levelScore(f.measured);
-          if (buf.has(f.instance.id)) continue;
-          buf.set(f.instance.id, {
-            id: f.instance.id,
-            instance: f.instance,
-            score: levelScore(f.measured),
-            seen: stage,
-            origin: "new",
-            success: f.measured.episodes > 0
-              ? f.measured.successes / f.measured.episodes
-              : null,
-            parent: null,
-          });
-        }
-        events.push({
-          type: "choice",
-          detail:
-            `scored ${fresh.length} new levels from the source with the current checkpoint (mean PVL ${
-              (sum / Math.max(1, fresh.length)).toFixed(4)
-            }; ${agentSteps} agent-steps, no learning)`,
-        });
+        const cost = await _addFresh(buf, io, nNew, seed, stage, events);
+        episodes += cost.episodes;
+        agentSteps += cost.agentSteps;
       }
       // ACCEL: edit high-regret replayed levels
       if (options.evolve !== undefined) {
@@ -307,23 +251,7 @@ export function plrEngineer(options: PlrOptions): Engineer {
         agentSteps += ev.agentSteps;
       }
       // 3. eviction of the lowest scores
-      let levels = [...buf.values()];
-      if (levels.length > cap) {
-        const keep = [...levels].sort((a, b) =>
-          b.score - a.score || b.seen - a.seen || a.id.localeCompare(b.id)
-        ).slice(0, cap);
-        const kept = new Set(keep.map((l) => l.id));
-        const evicted = levels.length - cap;
-        const cut = keep[keep.length - 1]!.score;
-        levels = levels.filter((l) => kept.has(l.id));
-        events.push({
-          type: "choice",
-          detail:
-            `evicted the ${evicted} lowest-scored levels (buffer ${cap}; lowest kept score ${
-              cut.toFixed(4)
-            })`,
-        });
-      }
+      const levels = _evict([...buf.values()], cap, events);
       // 4. replay distribution
       const replay = plrReplayProbabilities(
         levels.map((l) => l.score),
@@ -332,19 +260,7 @@ export function plrEngineer(options: PlrOptions): Engineer {
         beta,
         rho,
       );
-      const top = levels.map((l, i) => ({ l, q: replay[i]! }))
-        .sort((a, b) => b.q - a.q).slice(0, 3);
-      const origins = { start: 0, new: 0, edit: 0 };
-      for (const l of levels) origins[l.origin]++;
-      events.push({
-        type: "choice",
-        detail:
-          `replay distribution over ${levels.length} levels (${origins.start} start, ${origins.new} new, ${origins.edit} edited; beta ${beta}, rho ${rho}); most likely: ${
-            top.map((t) =>
-              `${t.l.id} p=${t.q.toFixed(3)} score ${t.l.score.toFixed(4)}`
-            ).join(", ")
-          }`,
-      });
+      events.push(_replayEvent(levels, replay, beta, rho));
       return {
         config: io.source,
         rationale: `${name} engineer: buffer of ${levels.length} levels; ${
@@ -360,5 +276,136 @@ export function plrEngineer(options: PlrOptions): Engineer {
         levels: { levels, replay, source: io.source },
       };
     },
+  };
+}
+
+/**
+ * Step 1: the stage's training instances rescored by their training PVL
+ * (entering the buffer as start levels when new); returns them, in order.
+ */
+function _rescoreTrained(
+  buf: Map<string, Level>,
+  trainedList: readonly TrainedLevel[],
+  stage: number,
+  events: EngineerEvent[],
+): Level[] {
+  const trained = _mergeTrained(trainedList);
+  const replayed: Level[] = [];
+  let added = 0;
+  for (const t of trained.values()) {
+    const m = t.measured;
+    let l = buf.get(t.instance.id);
+    if (l === undefined) {
+      const origin: LevelOrigin = "start";
+      l = {
+        id: t.instance.id,
+        instance: t.instance,
+        score: 0,
+        seen: stage,
+        origin,
+        success: null,
+        parent: null,
+      };
+      buf.set(l.id, l);
+      added++;
+    }
+    if (m.agentSteps > 0) {
+      l.score = levelScore(m);
+      l.seen = stage;
+    }
+    if (m.episodes > 0) l.success = m.successes / m.episodes;
+    replayed.push(l);
+  }
+  events.push({
+    type: "choice",
+    detail:
+      `rescored ${trained.size} levels trained on in stage ${stage} by training PVL${
+        added > 0 ? ` (${added} entered the buffer as start levels)` : ""
+      }`,
+  });
+  return replayed;
+}
+
+/** Step 2: `nNew` levels drawn from the source, scored without learning; returns their cost. */
+async function _addFresh(
+  buf: Map<string, Level>,
+  io: LevelIo,
+  nNew: number,
+  seed: number,
+  stage: number,
+  events: EngineerEvent[],
+): Promise<{ episodes: number; agentSteps: number }> {
+  let episodes = 0, agentSteps = 0;
+  const fresh = await io.fresh(nNew, seed);
+  let sum = 0;
+  for (const f of fresh) {
+    episodes += f.measured.episodes;
+    agentSteps += f.measured.agentSteps;
+    sum += levelScore(f.measured);
+    if (buf.has(f.instance.id)) continue;
+    buf.set(f.instance.id, {
+      id: f.instance.id,
+      instance: f.instance,
+      score: levelScore(f.measured),
+      seen: stage,
+      origin: "new",
+      success: f.measured.episodes > 0
+        ? f.measured.successes / f.measured.episodes
+        : null,
+      parent: null,
+    });
+  }
+  events.push({
+    type: "choice",
+    detail:
+      `scored ${fresh.length} new levels from the source with the current checkpoint (mean PVL ${
+        (sum / Math.max(1, fresh.length)).toFixed(4)
+      }; ${agentSteps} agent-steps, no learning)`,
+  });
+  return { episodes, agentSteps };
+}
+
+/** Step 3: the buffer cut to its capacity, keeping the highest scores (then the freshest, then by id). */
+function _evict(
+  levels: Level[],
+  cap: number,
+  events: EngineerEvent[],
+): Level[] {
+  if (levels.length <= cap) return levels;
+  const keep = [...levels].sort((a, b) =>
+    b.score - a.score || b.seen - a.seen || a.id.localeCompare(b.id)
+  ).slice(0, cap);
+  const kept = new Set(keep.map((l) => l.id));
+  const evicted = levels.length - cap;
+  const cut = keep[keep.length - 1]!.score;
+  events.push({
+    type: "choice",
+    detail:
+      `evicted the ${evicted} lowest-scored levels (buffer ${cap}; lowest kept score ${
+        cut.toFixed(4)
+      })`,
+  });
+  return levels.filter((l) => kept.has(l.id));
+}
+
+/** Step 4's event: the buffer's make-up and its most likely levels. */
+function _replayEvent(
+  levels: readonly Level[],
+  replay: readonly number[],
+  beta: number,
+  rho: number,
+): EngineerEvent {
+  const top = levels.map((l, i) => ({ l, q: replay[i]! }))
+    .sort((a, b) => b.q - a.q).slice(0, 3);
+  const origins = { start: 0, new: 0, edit: 0 };
+  for (const l of levels) origins[l.origin]++;
+  return {
+    type: "choice",
+    detail:
+      `replay distribution over ${levels.length} levels (${origins.start} start, ${origins.new} new, ${origins.edit} edited; beta ${beta}, rho ${rho}); most likely: ${
+        top.map((t) =>
+          `${t.l.id} p=${t.q.toFixed(3)} score ${t.l.score.toFixed(4)}`
+        ).join(", ")
+      }`,
   };
 }

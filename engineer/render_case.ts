@@ -44,6 +44,8 @@ function _goalSymbol(i: number): string {
 /**
  * Render the failure of an episode.
  *
+ * Long by design: the text picture drawn top to bottom (header, grid, moves) in output order.
+ *
  * @example
  * ```ts
  * import assert from "node:assert/strict";

@@ -29,15 +29,17 @@ function findingsFor(config: typeof easy, success: number): Findings {
   return diagnose(eps, { seed: 1, config });
 }
 
-Deno.test("replay buffer collects scored levels from history and the current stats", () => {
+/** Stage 2's full context: easy at 0.95, then a at 0.5, now b at 0.1. */
+function thirdStage() {
   const history = [
     { findings: findingsFor(easy, 0.95), config: easy },
     { findings: findingsFor(a, 0.5), config: a },
   ];
-  const context = buildContext("full", findingsFor(b, 0.1), b, {
-    history,
-    stage: 2,
-  });
+  return buildContext("full", findingsFor(b, 0.1), b, { history, stage: 2 });
+}
+
+Deno.test("replay buffer collects scored levels from history and the current stats", () => {
+  const context = thirdStage();
   const { levels, reads, stage } = replayBuffer({
     context,
     config: b,
@@ -68,14 +70,7 @@ Deno.test("replay buffer collects scored levels from history and the current sta
 });
 
 Deno.test("replay proposes a seeded mixture of replayed levels plus an edited one", async () => {
-  const history = [{ findings: findingsFor(easy, 0.95), config: easy }, {
-    findings: findingsFor(a, 0.5),
-    config: a,
-  }];
-  const context = buildContext("full", findingsFor(b, 0.1), b, {
-    history,
-    stage: 2,
-  });
+  const context = thirdStage();
   const p1 = await replayEngineer().propose({ context, config: b, seed: 7 });
   const p2 = await replayEngineer().propose({ context, config: b, seed: 7 });
   assert.equal(JSON.stringify(p1), JSON.stringify(p2));
@@ -129,14 +124,7 @@ Deno.test("replay always adds a new level: an edit at a bound moves elsewhere, a
 });
 
 Deno.test("replay edits the best-scored of the levels it drew (ACCEL), by one curriculum step, at weight 0.3", async () => {
-  const history = [
-    { findings: findingsFor(easy, 0.95), config: easy },
-    { findings: findingsFor(a, 0.5), config: a },
-  ];
-  const context = buildContext("full", findingsFor(b, 0.1), b, {
-    history,
-    stage: 2,
-  });
+  const context = thirdStage();
   const byId = new Map([easy, a, b].map((c) => [configId(c), c]));
   let distinctScores = 0;
   for (let seed = 0; seed < 40; seed++) {

@@ -28,6 +28,7 @@ import {
   slipHoleEpisode,
   successEpisode,
 } from "./_fixtures.ts";
+import { zeroOutcomeCounts } from "../schemas/findings.ts";
 
 const easy = PRESETS.easy;
 
@@ -67,14 +68,7 @@ function ctx(
         episodes: 50,
         success_rate: x.success,
         agent_success_rate: x.success,
-        outcomes: {
-          success: 0,
-          hole: 0,
-          vertex_collision: 0,
-          edge_collision: 0,
-          timeout: 0,
-          invalid_plan: 0,
-        },
+        outcomes: zeroOutcomeCounts(),
       })),
       dimensions: (parts.dims ?? []).map((d) => ({
         dimension: d.dimension,

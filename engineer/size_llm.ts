@@ -41,8 +41,8 @@ import type { ChatMessage, ChatOptions } from "../llm/client.ts";
 import { ServedChatClient, servedLabel } from "../llm/served_client.ts";
 import {
   checkServe,
+  servedChat,
   ServedLlmSettingsSchema,
-  servedModel,
   serveFingerprint,
   type ServeSpec,
   ServeSpecSchema,
@@ -219,11 +219,13 @@ function _readReply(
 }
 
 /** The form's llm engineer over a chat client. */
+// Long by design: one proposal (prompt, ask, check, re-ask, fall back) reads in order inside `propose`.
 export function sizeLlmEngineer(options: SizeLlmOptions): SizeEngineer {
   const reasks = options.reasks ?? 2;
   const onError = options.onEndpointError ?? "throw";
   return {
     name: "llm",
+    // Long by design: one proposal (prompt, ask, check, re-ask, fall back) in the order it happens.
     async propose(input) {
       const prompts = options.prompts ?? loadSizePrompts();
       const ctx = input.context;
@@ -452,53 +454,48 @@ export const sizeEngineer: SizeEngineerKind<SizeLlmParams> = {
     const chat = "gguf" in options || env.env === undefined
       ? options
       : { ...options, env: env.env };
-    const client = createChatClient(_constrained(chat));
-    const inner = sizeLlmEngineer({
-      client,
-      ...(params.reasks === undefined ? {} : { reasks: params.reasks }),
-      ...(env.onEndpointError === undefined
-        ? {}
-        : { onEndpointError: env.onEndpointError }),
-    });
-    const report = {
-      prompt_digest: sizePromptDigest(),
-      model: endpoint.gguf ?? endpoint.model ?? "",
-    };
-    return {
-      name: "llm",
-      async propose(input) {
-        return { ...await inner.propose(input), report };
-      },
-    };
+    return _reporting(
+      createChatClient(_constrained(chat)),
+      params,
+      env,
+      endpoint.gguf ?? endpoint.model ?? "",
+    );
   },
 };
 
+/** The engineer over `client`, each proposal's report naming the prompts and `model`. */
+function _reporting(
+  client: SizeLlmOptions["client"],
+  params: SizeLlmParams,
+  env: EngineerEnv,
+  model: string,
+): SizeEngineer {
+  const inner = sizeLlmEngineer({
+    client,
+    ...(params.reasks === undefined ? {} : { reasks: params.reasks }),
+    ...(env.onEndpointError === undefined
+      ? {}
+      : { onEndpointError: env.onEndpointError }),
+  });
+  const report = { prompt_digest: sizePromptDigest(), model };
+  return {
+    name: "llm",
+    async propose(input) {
+      return { ...await inner.propose(input), report };
+    },
+  };
+}
+
 /** The form's llm engineer on a server each proposal starts and stops. */
 function _served(params: SizeLlmParams, env: EngineerEnv): SizeEngineer {
-  const serve = params.serve!;
-  const llm = (params.llm ?? {}) as Record<string, unknown>;
-  checkServe(serve, llm, env.baseDir, true);
-  const settings = v.parse(ServedLlmSettingsSchema, llm);
-  const served = servedModel(serve, env.baseDir);
-  const chat = _constrained({
-    baseURL: "http://127.0.0.1/v1",
-    model: "served",
-    apiKeyEnv: settings.api_key_env,
-    temperature: settings.temperature,
-    seed: settings.seed,
-    maxTokens: settings.max_tokens,
-    // a CPU server queues requests: a timed-out request would be asked again behind itself
-    timeoutMs: settings.timeout_ms ?? ("gguf" in served ? 600_000 : undefined),
-    maxRetries: settings.max_retries,
-    thinking: settings.thinking,
-    offline: settings.offline,
-    ...(env.env === undefined ? {} : { env: env.env }),
-  }) as ChatOptions;
-  const cacheDir = env.auxDir === undefined
-    ? undefined
-    : join(env.auxDir, "llm");
-  const inner = sizeLlmEngineer({
-    client: () =>
+  const { served, chat: base, cacheDir } = servedChat(
+    params.serve!,
+    (params.llm ?? {}) as Record<string, unknown>,
+    env,
+  );
+  const chat = _constrained(base) as ChatOptions;
+  return _reporting(
+    () =>
       new ServedChatClient({
         served,
         chat,
@@ -506,19 +503,8 @@ function _served(params: SizeLlmParams, env: EngineerEnv): SizeEngineer {
         log: env.log,
         signal: env.signal,
       }),
-    ...(params.reasks === undefined ? {} : { reasks: params.reasks }),
-    ...(env.onEndpointError === undefined
-      ? {}
-      : { onEndpointError: env.onEndpointError }),
-  });
-  const report = {
-    prompt_digest: sizePromptDigest(),
-    model: `${servedLabel(served)} (served)`,
-  };
-  return {
-    name: "llm",
-    async propose(input) {
-      return { ...await inner.propose(input), report };
-    },
-  };
+    params,
+    env,
+    `${servedLabel(served)} (served)`,
+  );
 }

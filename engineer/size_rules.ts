@@ -56,6 +56,7 @@ function _r(x: number): number {
 }
 
 /** The rules' proposal for a context (pure; exported for tests). */
+// Long by design: the rules as one list in the order they apply (no data, failing, waiting, working lines), so a reader checks them top to bottom.
 export function sizeRules(
   form: SizeForm,
   lines: readonly SizeLine[] | undefined,

@@ -5,19 +5,11 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { main } from "../cli.ts";
-import { SilentReporter } from "@envsmith/engine/run";
+import { runCli } from "../_test_util.ts";
 
 const FILE = new URL("./smoke.yaml", import.meta.url).pathname;
 
-async function cli(args: string[]) {
-  const out: string[] = [], err: string[] = [];
-  const code = await main(args, {
-    reporter: new SilentReporter(),
-    output: { out: (l) => out.push(l), err: (l) => err.push(l) },
-  });
-  return { code, out: out.join("\n"), err: err.join("\n") };
-}
+const cli = runCli;
 
 Deno.test("smoke experiment: the whole loop runs, tables come from the cache, a rerun computes nothing", async () => {
   const dir = await Deno.makeTempDir({ prefix: "envsmith-smoke-" });

@@ -413,6 +413,31 @@ export function jsonSchemaToGbnf(
     over(limit, x, `${key} ${x} is too large`, path);
     return x;
   };
+  /** A length range (items or characters): checked, its top added to the repeats. */
+  const lengths = (
+    s: JsonSchema,
+    keys:
+      | readonly ["minItems", "maxItems"]
+      | readonly ["minLength", "maxLength"],
+    limit: "items" | "stringLength",
+    fallback: number,
+    path: string,
+  ): { min: number; max: number } => {
+    const [lo, hi] = keys;
+    const min = count(s, lo, limit, path) ?? 0;
+    const max = count(s, hi, limit, path) ?? Math.max(min, fallback);
+    if (min > max) {
+      throw new GbnfSchemaError(`${lo} ${min} is above ${hi} ${max}`, path);
+    }
+    repeats += max;
+    over(
+      "repeats",
+      repeats,
+      `string lengths and item counts add up to more than ${limits.repeats}`,
+      path,
+    );
+    return { min, max };
+  };
   /** A numeric bound: a finite number within the magnitude and decimals limits. */
   const bound = (
     s: JsonSchema,
@@ -600,20 +625,11 @@ export function jsonSchemaToGbnf(
           `${hint}-item`,
           depth + 1,
         );
-        const min = count(s, "minItems", "items", path) ?? 0;
-        const max = count(s, "maxItems", "items", path) ??
-          Math.max(min, maxItems);
-        if (min > max) {
-          throw new GbnfSchemaError(
-            `minItems ${min} is above maxItems ${max}`,
-            path,
-          );
-        }
-        repeats += max;
-        over(
-          "repeats",
-          repeats,
-          `string lengths and item counts add up to more than ${limits.repeats}`,
+        const { min, max } = lengths(
+          s,
+          ["minItems", "maxItems"],
+          "items",
+          maxItems,
           path,
         );
         const tail = max <= 1
@@ -626,20 +642,11 @@ export function jsonSchemaToGbnf(
         return rule(hint, body);
       }
       case "string": {
-        const min = count(s, "minLength", "stringLength", path) ?? 0;
-        const max = count(s, "maxLength", "stringLength", path) ??
-          Math.max(min, maxString);
-        if (min > max) {
-          throw new GbnfSchemaError(
-            `minLength ${min} is above maxLength ${max}`,
-            path,
-          );
-        }
-        repeats += max;
-        over(
-          "repeats",
-          repeats,
-          `string lengths and item counts add up to more than ${limits.repeats}`,
+        const { min, max } = lengths(
+          s,
+          ["minLength", "maxLength"],
+          "stringLength",
+          maxString,
           path,
         );
         return rule(hint, `"\\"" ${repeat(char, min, max)} "\\""`);

@@ -32,6 +32,7 @@ import {
   type GgufTensorType,
   writeGgufFile,
 } from "./gguf_write.ts";
+import { mulberry32Floats } from "../mapf/rng.ts";
 
 /** The dimensions of a model. */
 export interface GgufShape {
@@ -186,18 +187,6 @@ function _vocab(
   return { tokens, types, eos, bos };
 }
 
-/** A seeded uniform generator (mulberry32). */
-function _rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 function _stream(seed: number, index: number): number {
   let h = (seed ^ Math.imul(index + 1, 0x9e3779b1)) >>> 0;
   h = Math.imul(h ^ (h >>> 16), 0x85ebca6b) >>> 0;
@@ -337,7 +326,7 @@ function _tensors(
       data: () => {
         const n = dims.reduce((a, b) => a * b, 1);
         const out = new Float32Array(n);
-        const r = _rng(_stream(seed, index));
+        const r = mulberry32Floats(_stream(seed, index));
         for (let i = 0; i < n; i++) out[i] = (r() * 2 - 1) * half;
         return out;
       },

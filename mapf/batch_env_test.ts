@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { BatchEnv } from "./batch_env.ts";
 import { InstancePool } from "./pool.ts";
-import { type Instance, validateInstance } from "./instance.ts";
+import type { Instance } from "./instance.ts";
 import {
   EDGE_COLLISION,
   EV_BLOCKED,
@@ -19,26 +19,10 @@ import {
   VERTEX_COLLISION,
 } from "./outcome.ts";
 import { DOWN, LEFT, RIGHT, STAY, UP } from "./grid.ts";
+import { type Cell, gridInstance } from "./_test_grid.ts";
 
-type P = [number, number];
-function mk(
-  cells: string[],
-  starts: P[],
-  goals: P[],
-  extra: Partial<Pick<Instance, "slip" | "horizon" | "collision" | "holes">> =
-    {},
-): Instance {
-  return validateInstance({
-    id: "t",
-    width: cells[0]!.length,
-    height: cells.length,
-    cells,
-    starts,
-    goals,
-    horizon: 20,
-    ...extra,
-  });
-}
+type P = Cell;
+const mk = gridInstance;
 
 /** One env on one instance; step with a list of actions, return the env. */
 function run(inst: Instance, steps: number[][], seed = 1): BatchEnv {

@@ -421,6 +421,24 @@ const HINTS: Record<RejectionReason, (c: EnvConfig) => string> = {
 };
 
 /**
+ * Checks a draw's `count` (0 to 1,000,000) and `seed` (0 to 2^31 - 1).
+ *
+ * @throws {RangeError} naming the one out of range.
+ */
+export function checkCountAndSeed(count: number, seed: number): void {
+  if (!Number.isInteger(count) || count < 0 || count > 1_000_000) {
+    throw new RangeError(
+      `count must be an integer in 0..1000000 (got ${count})`,
+    );
+  }
+  if (!Number.isInteger(seed) || seed < 0 || seed > 0x7fffffff) {
+    throw new RangeError(
+      `seed must be an integer in 0..2147483647 (got ${seed})`,
+    );
+  }
+}
+
+/**
  * Generate `options.count` instances of a configuration.
  *
  * @throws {EnvConfigError} if `config` is invalid.
@@ -442,16 +460,7 @@ export function generate(
 ): { instances: Instance[]; report: GenerationReport } {
   const resolved = parseEnvConfig(config);
   const { count, seed } = options;
-  if (!Number.isInteger(count) || count < 0 || count > 1_000_000) {
-    throw new RangeError(
-      `count must be an integer in 0..1000000 (got ${count})`,
-    );
-  }
-  if (!Number.isInteger(seed) || seed < 0 || seed > 0x7fffffff) {
-    throw new RangeError(
-      `seed must be an integer in 0..2147483647 (got ${seed})`,
-    );
-  }
+  checkCountAndSeed(count, seed);
   const suite = options.suite;
   const split = options.split ?? "validation";
   if (!SUITE_SPLITS.includes(split)) {

@@ -20,7 +20,7 @@ import {
   type Instance,
   validateInstance,
 } from "./instance.ts";
-import { withReference } from "./render_text.ts";
+import { type InstanceImportOptions, withReference } from "./render_text.ts";
 
 /** A malformed `.map` or `.scen` file; names the file kind and line. */
 export class MovingAIError extends SyntaxError {
@@ -127,24 +127,10 @@ export function parseMap(text: string): ParsedMap {
   return { width, height, cells };
 }
 
-/** Options of {@linkcode importMovingAI}. */
-export interface ImportMovingAIOptions {
+/** Options of {@linkcode importMovingAI} (`id` defaults to "movingai"). */
+export interface ImportMovingAIOptions extends InstanceImportOptions {
   /** Use the first `agents` scenario lines. @default all */
   agents?: number;
-  /** Instance id. @default "movingai" */
-  id?: string;
-  /** Slip. @default 0 */
-  slip?: number;
-  /** Collision mode. @default "fail" */
-  collision?: "fail" | "block";
-  /** Hole mode. @default "blocked" */
-  holes?: "lethal" | "blocked";
-  /** Horizon factor of the reference makespan. @default 3 */
-  horizonFactor?: number;
-  /** Absolute horizon. */
-  horizonSteps?: number;
-  /** Compute the reference with the solvers. @default true */
-  solve?: boolean;
 }
 
 /** Build an instance from a `.map` and a `.scen` file. */

@@ -200,23 +200,30 @@ export class PromptParseError extends SyntaxError {
   }
 }
 
-/** Options of {@linkcode parsePrompt}. */
-export interface ParsePromptOptions {
-  /** Id of the instance. @default "imported" */
+/** The options an importer of instances from another format takes. */
+export interface InstanceImportOptions {
+  /** Id of the instance. */
   id?: string;
-  /** Slip of the instance (the prompt does not say). @default 0 */
+  /** Slip of the instance. @default 0 */
   slip?: number;
   /** Collision mode. @default "fail" */
   collision?: "fail" | "block";
-  /** Hole mode; the benchmark calls holes impassable. @default "blocked" */
+  /** Hole mode; the benchmarks call holes impassable. @default "blocked" */
   holes?: "lethal" | "blocked";
   /** Horizon as a factor of the reference makespan. @default 3 */
   horizonFactor?: number;
-  /** Absolute horizon (overrides `horizonFactor`, and used when no solver solves it). @default 4 * (rows + cols) */
+  /** Absolute horizon (overrides `horizonFactor`). */
   horizonSteps?: number;
   /** Compute the reference with the solvers. @default true */
   solve?: boolean;
 }
+
+/**
+ * Options of {@linkcode parsePrompt}: `id` defaults to "imported"; the
+ * prompt does not say the slip; the horizon without a solved reference is
+ * `4 * (rows + cols)`.
+ */
+export type ParsePromptOptions = InstanceImportOptions;
 
 /**
  * Parse a benchmark prompt (ours or the paper's; text before the header such

@@ -56,8 +56,37 @@ export function mulberry32(state: Uint32Array, i: number): number {
   return (t ^ (t >>> 14)) >>> 0;
 }
 
+/** A seeded stream of uniform floats in [0, 1): {@linkcode mulberry32} on its own state. */
+export function mulberry32Floats(seed: number): () => number {
+  const state = Uint32Array.of(seed >>> 0);
+  return () => mulberry32(state, 0) / 4294967296;
+}
+
+/**
+ * Uniform draws from a stream of uint32s: what every seeded generator here
+ * derives from its `nextU32`.
+ */
+export abstract class U32Draws {
+  /** Next uint32. */
+  abstract nextU32(): number;
+
+  /** Uniform float in [0, 1) with 32 bits of resolution. */
+  float(): number {
+    return this.nextU32() / 4294967296;
+  }
+
+  /** Uniform integer in [0, n) (0 when n <= 1), without modulo bias. */
+  int(n: number): number {
+    if (n <= 1) return 0;
+    const limit = 4294967296 - (4294967296 % n);
+    let x = this.nextU32();
+    while (x >= limit) x = this.nextU32();
+    return x % n;
+  }
+}
+
 /** xoshiro128**: a fast, small-state generator with good statistical quality. */
-export class Rng {
+export class Rng extends U32Draws {
   #a: number;
   #b: number;
   #c: number;
@@ -70,6 +99,7 @@ export class Rng {
    * states.
    */
   constructor(w0: number, w1 = 0, w2 = 0, w3 = 0) {
+    super();
     this.#a = mix32(w0 ^ 0x9e3779b9);
     this.#b = mix32(w1 ^ 0x243f6a88);
     this.#c = mix32(w2 ^ 0xb7e15162);
@@ -79,7 +109,7 @@ export class Rng {
   }
 
   /** Next uint32. */
-  nextU32(): number {
+  override nextU32(): number {
     const result = Math.imul(_rotl(Math.imul(this.#b, 5), 7), 9) >>> 0;
     const t = this.#b << 9;
     this.#c ^= this.#a;
@@ -89,20 +119,6 @@ export class Rng {
     this.#c ^= t;
     this.#d = _rotl(this.#d, 11);
     return result;
-  }
-
-  /** Uniform float in [0, 1) with 32 bits of resolution. */
-  float(): number {
-    return this.nextU32() / 4294967296;
-  }
-
-  /** Uniform integer in [0, n) (n >= 1), without modulo bias. */
-  int(n: number): number {
-    if (n <= 1) return 0;
-    const limit = 4294967296 - (4294967296 % n);
-    let x = this.nextU32();
-    while (x >= limit) x = this.nextU32();
-    return x % n;
   }
 
   /** True with probability p. */

@@ -38,7 +38,7 @@ import {
   sizeFormId,
   type SizeKey,
 } from "../schemas/size_form.ts";
-import { generate, GenerationError } from "./generator.ts";
+import { checkCountAndSeed, generate, GenerationError } from "./generator.ts";
 import { compileInstance, type Instance } from "./instance.ts";
 import { needsWait } from "./needs_wait.ts";
 import { hashString, mix32, Rng } from "./rng.ts";
@@ -210,16 +210,7 @@ export function generateSizeForm(
   options: SizeGenerateOptions,
 ): { instances: Instance[]; report: SizeGenerationReport } {
   const { count, seed } = options;
-  if (!Number.isInteger(count) || count < 0 || count > 1_000_000) {
-    throw new RangeError(
-      `count must be an integer in 0..1000000 (got ${count})`,
-    );
-  }
-  if (!Number.isInteger(seed) || seed < 0 || seed > 0x7fffffff) {
-    throw new RangeError(
-      `seed must be an integer in 0..2147483647 (got ${seed})`,
-    );
-  }
+  checkCountAndSeed(count, seed);
   const maxAttempts = options.maxAttempts ?? 400;
   const formId = sizeFormId(form);
   const comps = formComponents(form);

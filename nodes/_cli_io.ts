@@ -42,6 +42,23 @@ export function cacheOf(
     cacheDir((cmd.optsWithGlobals() as { cache?: string }).cache);
 }
 
+/** The current-config flags (`--preset`, `--config`) {@linkcode configFromFlags} reads. */
+export interface ConfigFlags {
+  readonly preset?: string | undefined;
+  readonly config?: string | undefined;
+}
+
+/** The LLM endpoint flags the commands share, as commander parses them. */
+export interface LlmFlags {
+  readonly gguf?: string | undefined;
+  readonly baseUrl?: string | undefined;
+  readonly model?: string | undefined;
+  readonly apiKeyEnv?: string | undefined;
+  readonly threads?: number | undefined;
+  readonly temperature?: number | undefined;
+  readonly offline?: true | undefined;
+}
+
 /** stdout/stderr. */
 export const defaultIo: CliIo = {
   out: (t) => console.log(t),
@@ -70,7 +87,7 @@ export async function readDataFile(
 
 /** The config named by `--preset` or `--config` (undefined when neither). */
 export async function configFromFlags(
-  flags: { preset?: string | undefined; config?: string | undefined },
+  flags: ConfigFlags,
 ): Promise<AnyEnvConfig | undefined> {
   if (flags.preset !== undefined && flags.config !== undefined) {
     throw new UserError("Give either --preset or --config, not both.");

@@ -13,6 +13,10 @@ export interface MemoryContextOptions {
   readonly seed?: number;
   /** The folder relative paths resolve against. @default the aux folder */
   readonly baseDir?: string;
+  /** The blob store (share one map between contexts). @default a new map */
+  readonly blobs?: Map<string, Uint8Array>;
+  /** Receives the node's progress reports. @default nothing */
+  readonly progress?: NodeContext["progress"];
 }
 
 /**
@@ -31,7 +35,7 @@ export function memoryContext(
   aux: string,
   options: MemoryContextOptions = {},
 ): NodeContext {
-  const blobs = new Map<string, Uint8Array>();
+  const blobs = options.blobs ?? new Map<string, Uint8Array>();
   return {
     id: "n",
     key: "k".repeat(64),
@@ -40,7 +44,7 @@ export function memoryContext(
     workDir: aux,
     auxDir: aux,
     baseDir: options.baseDir ?? aux,
-    progress: () => {},
+    progress: options.progress ?? (() => {}),
     log: () => {},
     writeBlob(bytes: Uint8Array, media: string): Promise<BlobRef> {
       const h = createHash("sha256").update(bytes).digest("hex");
@@ -48,7 +52,9 @@ export function memoryContext(
       return Promise.resolve({ $blob: h, size: bytes.length, media });
     },
     readBlob(ref: BlobRef) {
-      return Promise.resolve(blobs.get(ref.$blob)!);
+      const b = blobs.get(ref.$blob);
+      if (!b) throw new Error(`no blob ${ref.$blob}`);
+      return Promise.resolve(b);
     },
   };
 }

@@ -7,6 +7,13 @@
 import * as v from "valibot";
 import { join } from "node:path";
 import type { BlobRef, NodeContext } from "@envsmith/engine/kind";
+import type {
+  FamilyDescription,
+  ProgramClient,
+  ProgramInstance,
+  ProgramSpec,
+} from "../families/program/protocol.ts";
+import { familyClient, readProgramInstances } from "./_program_family.ts";
 
 /** The value of a `program.train` node, as its readers check it. */
 export const ProgramPolicy = v.looseObject({
@@ -41,4 +48,30 @@ export async function checkpointPath(
     { mode: 0o444 },
   );
   return path;
+}
+
+/**
+ * What a node that runs a family program on instances with a checkpoint
+ * starts from: the client, the family's description, the instances with
+ * their suites, and the checkpoint's read-only copy under `ctx.workDir/<sub>/`.
+ */
+export async function programInputs(
+  p: {
+    readonly family: ProgramSpec;
+    readonly envs: unknown;
+    readonly policy?: ProgramPolicyValue | null | undefined;
+  },
+  ctx: NodeContext,
+  sub: string,
+): Promise<{
+  client: ProgramClient;
+  description: FamilyDescription;
+  items: { instance: ProgramInstance; suite: string }[];
+  checkpoint: string | null;
+}> {
+  const client = familyClient(p.family, ctx);
+  const description = await client.describe();
+  const items = await readProgramInstances(p.envs, ctx);
+  const checkpoint = await checkpointPath(p.policy, ctx, sub);
+  return { client, description, items, checkpoint };
 }

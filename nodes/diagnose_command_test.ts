@@ -28,30 +28,21 @@ Deno.test("cli diagnose: policy file + preset -> findings.json, deterministic pe
     );
     const a = join(dir, "a.json");
     const b = join(dir, "b.json");
-    const r = await run([
-      "--policy",
-      model,
-      "--preset",
-      "easy",
-      "--episodes",
-      "24",
-      "--seed",
-      "5",
-      "--out",
-      a,
-    ]);
-    await run([
-      "--policy",
-      model,
-      "--preset",
-      "easy",
-      "--episodes",
-      "24",
-      "--seed",
-      "5",
-      "--out",
-      b,
-    ]);
+    const diagnoseTo = (out: string) =>
+      run([
+        "--policy",
+        model,
+        "--preset",
+        "easy",
+        "--episodes",
+        "24",
+        "--seed",
+        "5",
+        "--out",
+        out,
+      ]);
+    const r = await diagnoseTo(a);
+    await diagnoseTo(b);
     assert.equal(r.out, "");
     assert.match(r.err, /^24 episodes: success /);
     const f = v.parse(FindingsSchema, JSON.parse(await Deno.readTextFile(a)));

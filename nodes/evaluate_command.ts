@@ -39,7 +39,14 @@ import { llmRollout } from "../policy/llm_policy.ts";
 import { obsSize } from "../policy/observation.ts";
 import { OnnxPolicy } from "../policy/onnx_policy.ts";
 import { onnxRunner, rollout, type RolloutResult } from "../policy/rollout.ts";
-import { cacheOf, configFromFlags, intFlag, splitFlag } from "./_cli_io.ts";
+import {
+  cacheOf,
+  type ConfigFlags,
+  configFromFlags,
+  intFlag,
+  type LlmFlags,
+  splitFlag,
+} from "./_cli_io.ts";
 import { decodeTrajectories } from "../mapf/trajectory.ts";
 import type { LlmEpisodeInfo } from "../policy/llm_policy.ts";
 import {
@@ -137,20 +144,11 @@ export function evaluateCommand(io: PolicyCliIo = policyIo) {
 }
 
 /** The flags of `evaluate`. */
-interface _EvalFlags {
+interface _EvalFlags extends ConfigFlags, LlmFlags {
   readonly policy?: string | undefined;
-  readonly baseUrl?: string | undefined;
-  readonly gguf?: string | undefined;
-  readonly threads?: number | undefined;
-  readonly model?: string | undefined;
-  readonly apiKeyEnv?: string | undefined;
-  readonly temperature?: number | undefined;
   readonly concurrency: number;
-  readonly offline?: true | undefined;
   readonly suite?: string | undefined;
   readonly split: SuiteSplit;
-  readonly preset?: string | undefined;
-  readonly config?: string | undefined;
   readonly instances?: string | undefined;
   readonly count?: number | undefined;
   readonly episodes: number;

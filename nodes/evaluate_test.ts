@@ -1,37 +1,14 @@
 import assert from "node:assert/strict";
-import { createHash } from "node:crypto";
 import * as v from "valibot";
-import type {
-  BlobRef,
-  Json,
-  NodeContext,
-  NodeKind,
-} from "@envsmith/engine/kind";
+import type { Json, NodeContext, NodeKind } from "@envsmith/engine/kind";
 import { generate } from "../mapf/mod.ts";
 import { kind as policyInit } from "./policy_init.ts";
 import { kind as evaluate } from "./evaluate.ts";
 import { kind as rolloutKind } from "./rollout.ts";
+import { memoryContext } from "./_memory_context.ts";
 
 function ctxWith(blobs: Map<string, Uint8Array>): NodeContext {
-  return {
-    id: "n",
-    key: "k".repeat(64),
-    seed: 42,
-    signal: new AbortController().signal,
-    workDir: "/tmp",
-    auxDir: "/tmp",
-    baseDir: "/nonexistent",
-    progress: () => {},
-    log: () => {},
-    writeBlob(bytes: Uint8Array, media: string): Promise<BlobRef> {
-      const h = createHash("sha256").update(bytes).digest("hex");
-      blobs.set(h, bytes.slice());
-      return Promise.resolve({ $blob: h, size: bytes.length, media });
-    },
-    readBlob(ref: BlobRef) {
-      return Promise.resolve(blobs.get(ref.$blob)!);
-    },
-  };
+  return memoryContext("/tmp", { seed: 42, baseDir: "/nonexistent", blobs });
 }
 
 async function run<P>(

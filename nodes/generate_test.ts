@@ -1,5 +1,4 @@
 import assert from "node:assert/strict";
-import { createHash } from "node:crypto";
 import { join } from "node:path";
 import * as v from "valibot";
 import type { BlobRef, NodeContext } from "@envsmith/engine/kind";
@@ -16,35 +15,17 @@ import {
   runGenerate,
   streamSeed,
 } from "./generate.ts";
+import { memoryContext } from "./_memory_context.ts";
 
 function fakeCtx(): NodeContext & {
   blobs: Map<string, Uint8Array>;
   progressCalls: number;
 } {
   const blobs = new Map<string, Uint8Array>();
-  const ctx = {
-    id: "g",
-    key: "k",
-    seed: 1,
-    signal: new AbortController().signal,
-    workDir: "/tmp",
-    auxDir: "/tmp",
-    baseDir: "/tmp",
-    blobs,
-    progressCalls: 0,
-    progress() {
-      ctx.progressCalls++;
-    },
-    log() {},
-    writeBlob(bytes: Uint8Array, media: string): Promise<BlobRef> {
-      const h = createHash("sha256").update(bytes).digest("hex");
-      blobs.set(h, bytes);
-      return Promise.resolve({ $blob: h, size: bytes.length, media });
-    },
-    readBlob(ref: BlobRef): Promise<Uint8Array> {
-      return Promise.resolve(blobs.get(ref.$blob)!);
-    },
-  };
+  const ctx = Object.assign(
+    memoryContext("/tmp", { blobs, progress: () => void ctx.progressCalls++ }),
+    { blobs, progressCalls: 0 },
+  );
   return ctx;
 }
 

@@ -1,6 +1,5 @@
 import assert from "node:assert/strict";
 import type { BlobRef, NodeContext } from "@envsmith/engine/kind";
-import { createHash } from "node:crypto";
 import { generate } from "../mapf/generator.ts";
 import type { Level } from "../engineer/levels.ts";
 import { PRESETS } from "../schemas/env_config.ts";
@@ -8,21 +7,10 @@ import { configOf, isLevelSet, LevelSetSchema } from "./level_set.ts";
 import { drawLevels, readLevelSet, writeLevelSet } from "./level_set_io.ts";
 import { kind as generateKind } from "./generate.ts";
 import * as v from "valibot";
+import { memoryContext } from "./_memory_context.ts";
 
-function memBlobs() {
-  const blobs = new Map<string, Uint8Array>();
-  return {
-    blobs,
-    writeBlob(bytes: Uint8Array, media: string): Promise<BlobRef> {
-      const h = createHash("sha256").update(bytes).digest("hex");
-      blobs.set(h, bytes);
-      return Promise.resolve({ $blob: h, size: bytes.length, media });
-    },
-    readBlob(ref: BlobRef): Promise<Uint8Array> {
-      return Promise.resolve(blobs.get(ref.$blob)!);
-    },
-  };
-}
+/** Blobs in memory. */
+const memBlobs = () => memoryContext("/tmp");
 
 const instances = generate({ preset: "easy" }, { count: 5, seed: 9 }).instances;
 const levels: Level[] = instances.map((instance, i) => ({

@@ -15,7 +15,8 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { generate } from "../mapf/generator.ts";
-import { LM_DIR, lmPython } from "./lm_env.ts";
+import { LM_DIR } from "./lm_env.ts";
+import { lmPythonOrNull } from "./_lm_test_util.ts";
 import { llmPolicyMessages } from "../policy/llm_policy.ts";
 
 const TOLERANCE = 2e-3;
@@ -35,14 +36,7 @@ const EXPORTS: readonly [string, string, number][] = [
   ["qwen3", "model-q8_0.gguf", TOLERANCE_Q8],
 ];
 
-function _python(): string | null {
-  try {
-    return lmPython();
-  } catch {
-    return null;
-  }
-}
-const python = _python();
+const python = lmPythonOrNull();
 /** Why the tests below are ignored, in their names (empty when they run). */
 const IGNORED = python === null
   ? " [ignored: the LM environment is missing; create it with `deno task setup:lm`]"

@@ -13,7 +13,8 @@ import { join } from "node:path";
 import { nodeCodeDigest } from "@envsmith/engine/cache";
 import { kind as trainLm } from "./lm_train.ts";
 import { kind as lmInit } from "./lm_init.ts";
-import { LM_DIR, lmPython } from "./lm_env.ts";
+import { LM_DIR } from "./lm_env.ts";
+import { lmPythonOrNull } from "./_lm_test_util.ts";
 import { lmGpuReadiness, trainerOptionArgs } from "./lm_options.ts";
 
 const BASE = {
@@ -123,14 +124,7 @@ Deno.test("train.lm options: vLLM sampling asks for a GPU and vLLM, in one line"
   }
 });
 
-function _python(): string | null {
-  try {
-    return lmPython();
-  } catch {
-    return null;
-  }
-}
-const python = _python();
+const python = lmPythonOrNull();
 /** Why the tests below are ignored, in their names (empty when they run). */
 const IGNORED = python === null
   ? " [ignored: the LM environment is missing; create it with `deno task setup:lm`]"

@@ -343,19 +343,21 @@ Deno.test("cli evaluate: an LLM answering makespan-optimal plans on the paper gr
         ).join("\n"),
       };
     });
-    const r = await run(evaluateCommand, [
-      "--base-url",
-      stub.baseURL,
-      "--model",
-      "stub",
-      "--suite",
-      "paper-grid",
-      "--split",
-      "test",
-      "--count",
-      "1",
-      "--json",
-    ], join(dir, "cache"));
+    const paperGrid = (last: string) =>
+      run(evaluateCommand, [
+        "--base-url",
+        stub.baseURL,
+        "--model",
+        "stub",
+        "--suite",
+        "paper-grid",
+        "--split",
+        "test",
+        "--count",
+        "1",
+        last,
+      ], join(dir, "cache"));
+    const r = await paperGrid("--json");
     const m = JSON.parse(r.out);
     assert.equal(m.count, 21);
     assert.equal(m.valid_rate, 1);
@@ -363,19 +365,7 @@ Deno.test("cli evaluate: an LLM answering makespan-optimal plans on the paper gr
     assert.ok(m.optimal_soc_rate <= 1);
     assert.equal(Object.keys(m.cells).length, 21);
     assert.equal(m.cells["5ag_10x10"].optimal_makespan_rate, 1);
-    const text = await run(evaluateCommand, [
-      "--base-url",
-      stub.baseURL,
-      "--model",
-      "stub",
-      "--suite",
-      "paper-grid",
-      "--split",
-      "test",
-      "--count",
-      "1",
-      "--offline",
-    ], join(dir, "cache"));
+    const text = await paperGrid("--offline");
     assert.match(text.out, /valid rate +1\.000/);
     assert.match(text.out, /optimal rate \(makespan\) 1\.000/);
     assert.match(text.out, /tokens per answer +\d+\.\d/);

@@ -20,38 +20,24 @@ import { kind as rolloutKind } from "./rollout.ts";
 import { kind as evaluate } from "./evaluate.ts";
 import { loadRollouts } from "./diagnose.ts";
 import { policyFingerprint } from "./policy_io.ts";
+import { memoryContext } from "./_memory_context.ts";
 import * as v from "valibot";
 import { startStubServer } from "../llm/mod.ts";
 import { renderPrompt } from "../mapf/render_text.ts";
 
-/** An in-memory NodeContext. */
+/** An in-memory NodeContext that records progress. */
 function fakeCtx(
   blobs: Map<string, Uint8Array>,
   baseDir = "/nonexistent",
   seed = 42,
 ) {
   const progress: [number, number, string | undefined][] = [];
-  const ctx: NodeContext = {
-    id: "n",
-    key: "k".repeat(64),
+  const ctx = memoryContext("/tmp", {
     seed,
-    signal: new AbortController().signal,
-    workDir: "/tmp",
-    auxDir: "/tmp",
     baseDir,
+    blobs,
     progress: (d, t, note) => progress.push([d, t, note]),
-    log: () => {},
-    writeBlob(bytes: Uint8Array, media: string): Promise<BlobRef> {
-      const h = createHash("sha256").update(bytes).digest("hex");
-      blobs.set(h, bytes.slice());
-      return Promise.resolve({ $blob: h, size: bytes.length, media });
-    },
-    readBlob(ref: BlobRef) {
-      const b = blobs.get(ref.$blob);
-      if (!b) throw new Error(`no blob ${ref.$blob}`);
-      return Promise.resolve(b);
-    },
-  };
+  });
   return { ctx, progress };
 }
 

@@ -26,12 +26,10 @@ import type { Json, NodeKind } from "@envsmith/engine/kind";
 import type { Outcome } from "../families/program/protocol.ts";
 import {
   FAMILY_DOC,
-  familyClient,
   familyFingerprint,
   FamilyParam,
-  readProgramInstances,
 } from "./_program_family.ts";
-import { checkpointPath, ProgramPolicy } from "./_program_policy.ts";
+import { programInputs, ProgramPolicy } from "./_program_policy.ts";
 
 /** Failed instances listed in the value. */
 export const FAILURES_LISTED = 8;
@@ -85,10 +83,11 @@ export const kind: NodeKind<ProgramEvaluateParams, Json> = {
   heavy: true,
   fingerprint: familyFingerprint,
   async run(p, ctx) {
-    const client = familyClient(p.family, ctx);
-    const d = await client.describe();
-    const items = await readProgramInstances(p.envs, ctx);
-    const checkpoint = await checkpointPath(p.policy, ctx, "policy");
+    const { client, description: d, items, checkpoint } = await programInputs(
+      p,
+      ctx,
+      "policy",
+    );
     const outcomes = await client.evaluate({
       instances: items.map((x) => x.instance),
       checkpoint,

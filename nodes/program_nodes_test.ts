@@ -8,26 +8,18 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { SilentReporter } from "@envsmith/engine/run";
 import { loadExperiment } from "@envsmith/engine/compile";
 import { computeKeys, Store } from "@envsmith/engine/cache";
 import type { Json } from "@envsmith/engine/kind";
-import { main } from "../cli.ts";
 import { kinds } from "./mod.ts";
+import { runCli } from "../_test_util.ts";
 
 const ODD = new URL(
   "../families/program/testdata/odd_family.py",
   import.meta.url,
 );
 
-async function cli(args: string[]) {
-  const out: string[] = [], err: string[] = [];
-  const code = await main(args, {
-    reporter: new SilentReporter(),
-    output: { out: (l) => out.push(l), err: (l) => err.push(l) },
-  });
-  return { code, out: out.join("\n"), err: err.join("\n") };
-}
+const cli = runCli;
 
 function experiment(mode: string, trainMode = mode): string {
   return `experiment: odd

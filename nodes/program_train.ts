@@ -26,12 +26,10 @@ import type { BlobRef, Json, NodeKind } from "@envsmith/engine/kind";
 import { ProgramFamilyError } from "../families/program/protocol.ts";
 import {
   FAMILY_DOC,
-  familyClient,
   familyFingerprint,
   FamilyParam,
-  readProgramInstances,
 } from "./_program_family.ts";
-import { checkpointPath, ProgramPolicy } from "./_program_policy.ts";
+import { programInputs, ProgramPolicy } from "./_program_policy.ts";
 
 /** Largest checkpoint file stored (1 GiB). */
 export const CHECKPOINT_MAX_BYTES = 1 << 30;
@@ -68,12 +66,9 @@ export const kind: NodeKind<ProgramTrainParams, Json> = {
   heavy: true,
   fingerprint: familyFingerprint,
   async run(p, ctx) {
-    const client = familyClient(p.family, ctx);
-    const d = await client.describe();
-    const instances = (await readProgramInstances(p.envs, ctx)).map((x) =>
-      x.instance
-    );
-    const previous = await checkpointPath(p.policy, ctx, "previous");
+    const { client, description: d, items, checkpoint: previous } =
+      await programInputs(p, ctx, "previous");
+    const instances = items.map((x) => x.instance);
     const outDir = join(ctx.workDir, "out");
     await Deno.mkdir(outDir, { recursive: true });
     const { file, metrics } = await client.train({

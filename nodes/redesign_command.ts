@@ -26,7 +26,7 @@
  */
 import { Command, Option } from "@commander-js/extra-typings";
 import { UserError } from "@envsmith/engine/errors";
-import { CONTEXT_TYPES } from "../engineer/context.ts";
+import { CONTEXT_TYPES, type ContextType } from "../engineer/context.ts";
 import { EngineerConfigError } from "../engineer/engineer_kind.ts";
 import { engineers } from "./engineers.ts";
 import { families } from "./families.ts";
@@ -34,14 +34,16 @@ import { LlmConfigError, LlmError } from "../llm/errors.ts";
 import { type AnyEnvConfig, PRESETS } from "../schemas/env_config.ts";
 import { FindingsError } from "../schemas/findings.ts";
 import { LlmEndpointSchema } from "../schemas/llm.ts";
-import { PROMPT_VARIANTS } from "../engineer/llm.ts";
+import { PROMPT_VARIANTS, type PromptVariant } from "../engineer/llm.ts";
 import * as v from "valibot";
 import {
   cacheOf,
   type CliIo,
+  type ConfigFlags,
   configFromFlags,
   defaultIo,
   intFlag,
+  type LlmFlags,
   readDataFile,
 } from "./_cli_io.ts";
 import { redesign, type RedesignParams } from "./redesign.ts";
@@ -50,7 +52,9 @@ import { redesign, type RedesignParams } from "./redesign.ts";
 export const NO_CONFIG_EXIT = 4;
 
 /**
- * The `redesign` subcommand.
+ * The `redesign` subcommand. Long for a reason: one declaration per flag in
+ * a single commander chain (the chain is what types the action's options);
+ * the action is {@linkcode _redesignAction}.
  *
  * @param io Where to write (tests capture it).
  * @param onExit Receives the exit code (default: `Deno.exitCode`).
@@ -160,141 +164,189 @@ export function redesignCommand(
       "after",
       "\nExamples:\n  ./envsmith redesign --engineer rules --context full --preset easy --findings findings.json\n  ENVSMITH_LLM_GGUF=model.gguf ./envsmith redesign --engineer llm --context none --preset easy",
     )
-    .action(async (o, cmd) => {
-      const given = await configFromFlags(o);
-      let findings: unknown = null;
-      if (o.findings !== undefined) {
-        findings = await readDataFile(o.findings, "findings file");
-      } else if (o.context !== "none") {
-        throw new UserError(
-          `--findings is required with --context ${o.context} (use --context none to redesign blind).`,
-        );
-      }
-      const fromFindings = (findings as { config?: unknown } | null)?.config ??
-        undefined;
-      let current: AnyEnvConfig | unknown = given ?? fromFindings;
-      const hasPrevious = current !== undefined && current !== null;
-      if (!hasPrevious) {
-        if (o.engineer !== "llm") {
-          throw new UserError(
-            "No current config: give --preset or --config (the findings carry none).",
-          );
-        }
-        current = PRESETS.easy; // shown to the model only; never kept
-      }
-      let history: unknown[] | undefined;
-      if (o.history !== undefined) {
-        const h = await readDataFile(o.history, "history file");
-        if (!Array.isArray(h)) {
-          throw new UserError(
-            `${o.history}: the history must be a JSON list of findings`,
-          );
-        }
-        history = h;
-      }
-      let llm: unknown;
-      if (o.engineer === "llm") {
-        const env = (n: string) => (io.env ?? Deno.env.get)(n) || undefined;
-        const gguf = o.gguf ??
-          (o.baseUrl === undefined ? env("ENVSMITH_LLM_GGUF") : undefined);
-        const remote = gguf === undefined
-          ? {
-            base_url: o.baseUrl ?? env("ENVSMITH_LLM_BASE_URL"),
-            model: o.model ?? env("ENVSMITH_LLM_MODEL"),
-            ...(o.apiKeyEnv === undefined
-              ? (o.baseUrl === undefined && env("ENVSMITH_LLM_API_KEY")
-                ? { api_key_env: "ENVSMITH_LLM_API_KEY" }
-                : {})
-              : { api_key_env: o.apiKeyEnv }),
-            ...(o.timeoutMs === undefined ? {} : { timeout_ms: o.timeoutMs }),
-            ...(o.maxRetries === undefined
-              ? {}
-              : { max_retries: o.maxRetries }),
-          }
-          : {
-            gguf,
-            ...(o.threads === undefined ? {} : { threads: o.threads }),
-            ...(o.contextSize === undefined
-              ? {}
-              : { context_size: o.contextSize }),
-          };
-        const r = v.safeParse(LlmEndpointSchema, {
-          ...remote,
-          ...(o.temperature === undefined
-            ? {}
-            : { temperature: o.temperature }),
-          ...(o.llmSeed === undefined ? {} : { seed: o.llmSeed }),
-          ...(o.maxTokens === undefined ? {} : { max_tokens: o.maxTokens }),
-          ...(o.thinking === undefined ? {} : { thinking: o.thinking }),
-          ...(o.offline ? { offline: true } : {}),
-        });
-        if (!r.success) {
-          throw new UserError(
-            `--engineer llm needs a model: --gguf FILE (or ENVSMITH_LLM_GGUF=FILE), or --base-url URL and --model M: ${
-              r.issues.map((i) =>
-                `${v.getDotPath(i) ?? ""} ${i.message}`.trim()
-              )
-                .join("; ")
-            }`,
-          );
-        }
-        llm = r.output;
-      }
-      const params: RedesignParams = {
-        engineer: {
-          name: o.engineer,
-          ...(llm === undefined ? {} : {
-            llm,
-            prompt: o.prompt,
-            ...(o.reasks === undefined ? {} : { reasks: o.reasks }),
-          }),
-        },
-        context: o.context,
-        config: current as RedesignParams["config"],
-        findings,
-        ...(history === undefined ? {} : { history }),
-        ...(o.stage === undefined ? {} : { stage: o.stage }),
-        ...(o.budget === undefined ? {} : { budget: o.budget }),
-      };
-      let result;
-      try {
-        result = await redesign(params, o.seed, {
-          engineers,
-          families,
-          auxDir: `${cacheOf(io, cmd)}/aux/redesign`,
-          // A local model that cannot be loaded is an error, not a
-          // passing outage of a server: only remote endpoints fall back.
-          onEndpointError:
-            typeof llm === "object" && llm !== null && "gguf" in llm
-              ? "throw"
-              : "fallback",
-        });
-      } catch (e) {
-        if (
-          e instanceof FindingsError || e instanceof LlmConfigError ||
-          e instanceof EngineerConfigError ||
-          e instanceof LlmError ||
-          (e instanceof TypeError && e.name === "EnvConfigError")
-        ) throw new UserError(e.message);
-        throw e;
-      }
-      const events = result.report.events as { type: string; detail: string }[];
-      const fellBack = events.some((e) => e.type === "fallback");
-      io.err(result.rationale);
-      for (const e of events) io.err(`[${e.type}] ${e.detail}`);
-      if (fellBack && !hasPrevious) {
-        io.err(
-          "redesign: no usable reply from the LLM and no current config to keep (give --preset or --config to fall back to it).",
-        );
-        onExit(NO_CONFIG_EXIT);
-        return;
-      }
-      io.out(JSON.stringify(result.config, null, 2));
-      if (o.report !== undefined) {
-        await Deno.writeTextFile(
-          o.report,
-          JSON.stringify(result.report, null, 2) + "\n",
-        );
-      }
+    .action((o, cmd) => _redesignAction(o, cmd, io, onExit));
+}
+
+/** The `redesign` action: current config, findings and history, one step, the output. */
+async function _redesignAction(
+  o: _Flags,
+  cmd: { optsWithGlobals(): unknown },
+  io: CliIo,
+  onExit: (code: number) => void,
+): Promise<void> {
+  const given = await configFromFlags(o);
+  const findings = await _findingsOf(o);
+  const fromFindings = (findings as { config?: unknown } | null)?.config ??
+    undefined;
+  let current: AnyEnvConfig | unknown = given ?? fromFindings;
+  const hasPrevious = current !== undefined && current !== null;
+  if (!hasPrevious) {
+    if (o.engineer !== "llm") {
+      throw new UserError(
+        "No current config: give --preset or --config (the findings carry none).",
+      );
+    }
+    current = PRESETS.easy; // shown to the model only; never kept
+  }
+  const history = await _historyOf(o);
+  const llm = o.engineer === "llm" ? _llmEndpoint(o, io) : undefined;
+  const params: RedesignParams = {
+    engineer: {
+      name: o.engineer,
+      ...(llm === undefined ? {} : {
+        llm,
+        prompt: o.prompt,
+        ...(o.reasks === undefined ? {} : { reasks: o.reasks }),
+      }),
+    },
+    context: o.context,
+    config: current as RedesignParams["config"],
+    findings,
+    ...(history === undefined ? {} : { history }),
+    ...(o.stage === undefined ? {} : { stage: o.stage }),
+    ...(o.budget === undefined ? {} : { budget: o.budget }),
+  };
+  const result = await _redesignOnce(
+    params,
+    o.seed,
+    `${cacheOf(io, cmd)}/aux/redesign`,
+    llm,
+  );
+  const events = result.report.events as { type: string; detail: string }[];
+  const fellBack = events.some((e) => e.type === "fallback");
+  io.err(result.rationale);
+  for (const e of events) io.err(`[${e.type}] ${e.detail}`);
+  if (fellBack && !hasPrevious) {
+    io.err(
+      "redesign: no usable reply from the LLM and no current config to keep (give --preset or --config to fall back to it).",
+    );
+    onExit(NO_CONFIG_EXIT);
+    return;
+  }
+  io.out(JSON.stringify(result.config, null, 2));
+  if (o.report !== undefined) {
+    await Deno.writeTextFile(
+      o.report,
+      JSON.stringify(result.report, null, 2) + "\n",
+    );
+  }
+}
+
+/** The flags the action reads (as commander parses them). */
+interface _Flags extends ConfigFlags, LlmFlags {
+  readonly engineer: string;
+  readonly context: ContextType;
+  readonly stage?: number | undefined;
+  readonly seed: number;
+  readonly budget?: number | undefined;
+  readonly prompt: PromptVariant;
+  readonly reasks?: number | undefined;
+  readonly report?: string | undefined;
+  readonly findings?: string | undefined;
+  readonly history?: string | undefined;
+  readonly timeoutMs?: number | undefined;
+  readonly maxRetries?: number | undefined;
+  readonly contextSize?: number | undefined;
+  readonly llmSeed?: number | undefined;
+  readonly maxTokens?: number | undefined;
+  readonly thinking?: "on" | "off" | undefined;
+}
+
+/** `--findings`, or null with `--context none`. */
+async function _findingsOf(o: _Flags): Promise<unknown> {
+  if (o.findings !== undefined) {
+    return await readDataFile(o.findings, "findings file");
+  }
+  if (o.context !== "none") {
+    throw new UserError(
+      `--findings is required with --context ${o.context} (use --context none to redesign blind).`,
+    );
+  }
+  return null;
+}
+
+/** `--history`: a JSON list, or undefined without the flag. */
+async function _historyOf(o: _Flags): Promise<unknown[] | undefined> {
+  if (o.history === undefined) return undefined;
+  const h = await readDataFile(o.history, "history file");
+  if (!Array.isArray(h)) {
+    throw new UserError(
+      `${o.history}: the history must be a JSON list of findings`,
+    );
+  }
+  return h;
+}
+
+/**
+ * The llm engineer's endpoint from the flags, else the variables
+ * `ENVSMITH_LLM_GGUF`, `ENVSMITH_LLM_BASE_URL`, `ENVSMITH_LLM_MODEL` and
+ * `ENVSMITH_LLM_API_KEY`; one line naming the flags when there is no model.
+ */
+function _llmEndpoint(o: _Flags, io: CliIo): unknown {
+  const env = (n: string) => (io.env ?? Deno.env.get)(n) || undefined;
+  const gguf = o.gguf ??
+    (o.baseUrl === undefined ? env("ENVSMITH_LLM_GGUF") : undefined);
+  const remote = gguf === undefined
+    ? {
+      base_url: o.baseUrl ?? env("ENVSMITH_LLM_BASE_URL"),
+      model: o.model ?? env("ENVSMITH_LLM_MODEL"),
+      ...(o.apiKeyEnv === undefined
+        ? (o.baseUrl === undefined && env("ENVSMITH_LLM_API_KEY")
+          ? { api_key_env: "ENVSMITH_LLM_API_KEY" }
+          : {})
+        : { api_key_env: o.apiKeyEnv }),
+      ...(o.timeoutMs === undefined ? {} : { timeout_ms: o.timeoutMs }),
+      ...(o.maxRetries === undefined ? {} : { max_retries: o.maxRetries }),
+    }
+    : {
+      gguf,
+      ...(o.threads === undefined ? {} : { threads: o.threads }),
+      ...(o.contextSize === undefined ? {} : { context_size: o.contextSize }),
+    };
+  const r = v.safeParse(LlmEndpointSchema, {
+    ...remote,
+    ...(o.temperature === undefined ? {} : { temperature: o.temperature }),
+    ...(o.llmSeed === undefined ? {} : { seed: o.llmSeed }),
+    ...(o.maxTokens === undefined ? {} : { max_tokens: o.maxTokens }),
+    ...(o.thinking === undefined ? {} : { thinking: o.thinking }),
+    ...(o.offline ? { offline: true } : {}),
+  });
+  if (!r.success) {
+    throw new UserError(
+      `--engineer llm needs a model: --gguf FILE (or ENVSMITH_LLM_GGUF=FILE), or --base-url URL and --model M: ${
+        r.issues.map((i) => `${v.getDotPath(i) ?? ""} ${i.message}`.trim())
+          .join("; ")
+      }`,
+    );
+  }
+  return r.output;
+}
+
+/** One redesign step; the errors a user can fix become one line. */
+async function _redesignOnce(
+  params: RedesignParams,
+  seed: number,
+  auxDir: string,
+  llm: unknown,
+): Promise<Awaited<ReturnType<typeof redesign>>> {
+  try {
+    return await redesign(params, seed, {
+      engineers,
+      families,
+      auxDir,
+      // A local model that cannot be loaded is an error, not a
+      // passing outage of a server: only remote endpoints fall back.
+      onEndpointError: typeof llm === "object" && llm !== null && "gguf" in llm
+        ? "throw"
+        : "fallback",
     });
+  } catch (e) {
+    if (
+      e instanceof FindingsError || e instanceof LlmConfigError ||
+      e instanceof EngineerConfigError ||
+      e instanceof LlmError ||
+      (e instanceof TypeError && e.name === "EnvConfigError")
+    ) throw new UserError(e.message);
+    throw e;
+  }
 }

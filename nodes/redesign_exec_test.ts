@@ -6,41 +6,24 @@
 import { scaledMs } from "../engine/testdata/load.ts";
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { main } from "../cli.ts";
 import { loadExperiment } from "@envsmith/engine/compile";
 import { computeKeys } from "@envsmith/engine/cache";
-import { SilentReporter } from "@envsmith/engine/run";
 import { PRESETS } from "../schemas/env_config.ts";
-import { diagnose } from "../engineer/diagnose.ts";
 import { execInput } from "../engineer/exec.ts";
 import { buildContext } from "../engineer/context.ts";
 import { redesign, redesignKind } from "./redesign.ts";
 import { engineers } from "./engineers.ts";
 import { kinds } from "./mod.ts";
+import { runCli } from "../_test_util.ts";
+import { findingsAt } from "../engineer/_fixtures.ts";
 
 const THRESHOLD = new URL("../examples/engineers/threshold.py", import.meta.url)
   .pathname;
 const easy = PRESETS.easy;
 
-async function cli(args: string[]) {
-  const out: string[] = [], err: string[] = [];
-  const code = await main(args, {
-    reporter: new SilentReporter(),
-    output: { out: (l) => out.push(l), err: (l) => err.push(l) },
-  });
-  return { code, out: out.join("\n"), err: err.join("\n") };
-}
+const cli = runCli;
 
-function findings(success: number) {
-  const f = diagnose([], { seed: 1, config: easy });
-  return {
-    ...f,
-    episodes: 100,
-    agent_episodes: 200,
-    success_rate: success,
-    agent_success_rate: success,
-  };
-}
+const findings = (success: number) => findingsAt(success, easy);
 
 /** Writes `programs` (name -> text) into a new directory. */
 async function programsIn(programs: Record<string, string>): Promise<string> {

@@ -13,7 +13,7 @@ import {
   parseEnvConfig,
   PRESETS,
 } from "../schemas/env_config.ts";
-import { diagnose, promptDigest } from "../engineer/mod.ts";
+import { promptDigest } from "../engineer/mod.ts";
 import {
   historyFrom,
   redesign as redesignWith,
@@ -26,6 +26,7 @@ import { families } from "./families.ts";
 import { kind as diagnoseKind } from "./diagnose.ts";
 import { buildContext } from "../engineer/context.ts";
 import * as v from "valibot";
+import { findingsAt } from "../engineer/_fixtures.ts";
 
 const easy = PRESETS.easy;
 const redesignKind = redesignKindOver(engineers, families);
@@ -55,17 +56,7 @@ function fakeCtx(dir: string, logs: string[]): NodeContext {
   };
 }
 
-function findings(success: number) {
-  // Episodes from the engineer fixtures are not exported; diagnose an empty set and patch numbers.
-  const f = diagnose([], { seed: 1, config: easy });
-  return {
-    ...f,
-    episodes: 100,
-    agent_episodes: 200,
-    success_rate: success,
-    agent_success_rate: success,
-  };
-}
+const findings = (success: number) => findingsAt(success, easy);
 
 Deno.test("redesign node: rules engineer returns a valid next config with rationale, diff and events", async () => {
   const dir = await Deno.makeTempDir();

@@ -1,23 +1,16 @@
 import assert from "node:assert/strict";
-import { BatchEnv, InstancePool, parseInstanceLines } from "../mapf/mod.ts";
+import { BatchEnv, InstancePool } from "../mapf/mod.ts";
+import { type Cell, gridInstance } from "../mapf/_test_grid.ts";
 import { agentRewards, DEFAULT_REWARD, rewardSpec } from "./reward.ts";
 
 function env1(
   cells: string[],
-  starts: number[][],
-  goals: number[][],
-  collision = "fail",
+  starts: Cell[],
+  goals: Cell[],
+  collision: "fail" | "block" = "fail",
 ) {
-  const [inst] = parseInstanceLines(JSON.stringify({
-    width: cells[0]!.length,
-    height: cells.length,
-    cells,
-    starts,
-    goals,
-    horizon: 20,
-    collision,
-  }));
-  const env = new BatchEnv(InstancePool.from([inst!]), { envs: 1 });
+  const inst = gridInstance(cells, starts, goals, { collision });
+  const env = new BatchEnv(InstancePool.from([inst]), { envs: 1 });
   env.reset(0, 0, 1);
   return env;
 }

@@ -21,19 +21,6 @@ import * as v from "valibot";
 /** Format version of {@linkcode Findings}. */
 export const FINDINGS_VERSION = 1;
 
-/** Episode outcomes (the names of mapf/outcome.ts), in the order histograms list them. */
-export const OUTCOMES = [
-  "success",
-  "hole",
-  "vertex_collision",
-  "edge_collision",
-  "timeout",
-  "invalid_plan",
-] as const;
-
-/** An episode outcome: success, or the first failure. */
-export type Outcome = typeof OUTCOMES[number];
-
 /** The failure outcomes (every outcome but success). */
 export const FAILURE_TYPES = [
   "hole",
@@ -42,6 +29,12 @@ export const FAILURE_TYPES = [
   "timeout",
   "invalid_plan",
 ] as const;
+
+/** Episode outcomes (the names of mapf/outcome.ts), in the order histograms list them. */
+export const OUTCOMES = ["success", ...FAILURE_TYPES] as const;
+
+/** An episode outcome: success, or the first failure. */
+export type Outcome = typeof OUTCOMES[number];
 
 const rate = v.pipe(v.number(), v.minValue(0), v.maxValue(1));
 const count = v.pipe(v.number(), v.integer(), v.minValue(0));
@@ -199,6 +192,18 @@ export const FindingsSchema = v.strictObject({
 
 /** Outcome histogram. */
 export type OutcomeCounts = v.InferOutput<typeof OutcomeCountsSchema>;
+
+/** A histogram with every outcome at 0, in the order of {@linkcode OUTCOMES}. */
+export function zeroOutcomeCounts(): OutcomeCounts {
+  return {
+    success: 0,
+    hole: 0,
+    vertex_collision: 0,
+    edge_collision: 0,
+    timeout: 0,
+    invalid_plan: 0,
+  };
+}
 /** A per-dimension bucket. */
 export type Bucket = v.InferOutput<typeof BucketSchema>;
 /** Success broken down by one dimension. */

@@ -327,6 +327,8 @@ async function _streamFile(
  * in `.gz`), streaming; returns record counts. Entries imported
  * results-only (without blobs) are exported results-only, still marked
  * imported.
+ *
+ * Long by design: one streaming pass writes entries, blobs and aux files, with their counts and the leftover note for `cache gc`.
  */
 export async function exportBundle(
   store: Store,
@@ -755,6 +757,8 @@ interface _CheckedEntry {
  * The checking pass: reads every record, checks it and remembers what the
  * writing pass needs (entries' blob lists, the blobs present). Writes
  * nothing.
+ *
+ * Long by design: the checking pass mirrors the writing pass's loop, record by record.
  */
 async function _check(
   store: Store,
@@ -1060,7 +1064,93 @@ async function _fileSha256(file: string): Promise<string | null> {
   return hash.digest("hex");
 }
 
-/** The writing passes of {@linkcode importBundle}, after the check. */
+type _Head = Exclude<ReturnType<typeof _head>, number>;
+
+/**
+ * A blob record streamed into tmp/, its hash checked, then linked into
+ * place; false when the store had it meanwhile.
+ */
+async function _streamBlob(
+  store: Store,
+  reader: _Reader,
+  head: _Head,
+  changed: () => Error,
+): Promise<boolean> {
+  const tmp = store.tmpPath("blob");
+  const out = onDisk(
+    tmp,
+    "write",
+    () => Deno.openSync(tmp, { write: true, createNew: true }),
+  );
+  const hash = createHash("sha256");
+  try {
+    await reader.body(head.size, (c) => {
+      hash.update(c);
+      let off = 0;
+      while (off < c.length) {
+        off += onDisk(
+          tmp,
+          "write",
+          () => out.writeSync(c.subarray(off)),
+        );
+      }
+    });
+  } catch (e) {
+    out.close();
+    _rmQuiet(tmp);
+    throw e;
+  }
+  out.close();
+  if (hash.digest("hex") !== head.name) {
+    _rmQuiet(tmp);
+    throw changed();
+  }
+  return store.adoptBlob(tmp, head.name);
+}
+
+/** An aux record written to `dest` (hash checked); false, and skipped, when `dest` exists. */
+async function _writeAux(
+  store: Store,
+  reader: _Reader,
+  head: _Head,
+  dest: string,
+  changed: () => Error,
+): Promise<boolean> {
+  let exists = true;
+  try {
+    Deno.lstatSync(dest);
+  } catch {
+    exists = false;
+  }
+  if (exists) {
+    await reader.body(head.size, () => {});
+    return false;
+  } else {
+    const parts: Uint8Array[] = [];
+    await reader.body(head.size, (c) => void parts.push(c.slice()));
+    const body = _concat(parts, head.size);
+    if (sha256Hex(body) !== head.sha256) throw changed();
+    onDisk(dest, "write", () => {
+      Deno.mkdirSync(dirname(dest), { recursive: true });
+      const tmp = store.tmpPath("aux");
+      try {
+        Deno.writeFileSync(tmp, body);
+        Deno.renameSync(tmp, dest);
+      } catch (e) {
+        _rmQuiet(tmp);
+        throw e;
+      }
+    });
+    return true;
+  }
+}
+
+/**
+ * The writing passes of {@linkcode importBundle}, after the check. Long for
+ * a reason: one loop over the bundle's records per pass, with the counts
+ * and the stop message kept in one place; each record's write is its own
+ * function.
+ */
 async function _importChecked(
   store: Store,
   file: string,
@@ -1099,37 +1189,7 @@ async function _importChecked(
         if (!mine) {
           await reader.body(head.size, () => {});
         } else if (head.type === "blob" && !store.hasBlob(head.name)) {
-          // Streamed into tmp/, checked, then linked into place.
-          const tmp = store.tmpPath("blob");
-          const out = onDisk(
-            tmp,
-            "write",
-            () => Deno.openSync(tmp, { write: true, createNew: true }),
-          );
-          const hash = createHash("sha256");
-          try {
-            await reader.body(head.size, (c) => {
-              hash.update(c);
-              let off = 0;
-              while (off < c.length) {
-                off += onDisk(
-                  tmp,
-                  "write",
-                  () => out.writeSync(c.subarray(off)),
-                );
-              }
-            });
-          } catch (e) {
-            out.close();
-            _rmQuiet(tmp);
-            throw e;
-          }
-          out.close();
-          if (hash.digest("hex") !== head.name) {
-            _rmQuiet(tmp);
-            throw changed();
-          }
-          if (store.adoptBlob(tmp, head.name)) nBlobs++;
+          if (await _streamBlob(store, reader, head, changed)) nBlobs++;
           else kept++;
         } else if (head.type === "entry") {
           const parts: Uint8Array[] = [];
@@ -1161,34 +1221,17 @@ async function _importChecked(
             }
           }
         } else if (head.type === "aux" && options.trust) {
-          const dest = _auxDest(store, file, head.name);
-          let exists = true;
-          try {
-            Deno.lstatSync(dest);
-          } catch {
-            exists = false;
-          }
-          if (exists) {
-            kept++;
-            await reader.body(head.size, () => {});
-          } else {
-            const parts: Uint8Array[] = [];
-            await reader.body(head.size, (c) => void parts.push(c.slice()));
-            const body = _concat(parts, head.size);
-            if (sha256Hex(body) !== head.sha256) throw changed();
-            onDisk(dest, "write", () => {
-              Deno.mkdirSync(dirname(dest), { recursive: true });
-              const tmp = store.tmpPath("aux");
-              try {
-                Deno.writeFileSync(tmp, body);
-                Deno.renameSync(tmp, dest);
-              } catch (e) {
-                _rmQuiet(tmp);
-                throw e;
-              }
-            });
+          if (
+            await _writeAux(
+              store,
+              reader,
+              head,
+              _auxDest(store, file, head.name),
+              changed,
+            )
+          ) {
             nAux++;
-          }
+          } else kept++;
         } else {
           if (head.type === "blob") kept++;
           await reader.body(head.size, () => {});

@@ -330,6 +330,7 @@ export async function gc(
   }
 }
 
+// Long by design: the order of its listings is what makes it safe beside running experiments (entries before manifests); kept in one place on purpose.
 async function _collect(
   store: Store,
   options: { dryRun?: boolean; keepRuns?: number; startWaitMs?: number },

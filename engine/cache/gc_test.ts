@@ -4,23 +4,10 @@ import { join } from "node:path";
 import { gc, GC_LOCK, GcRefusedError, verifyCache } from "./gc.ts";
 import { announceRun } from "./run_start.ts";
 import { type Manifest, writeManifest } from "./manifest.ts";
-import { type Entry, Store } from "./store.ts";
+import { Store } from "./store.ts";
+import { testEntry } from "../_test_util.ts";
 
-function entry(key: string): Entry {
-  return {
-    key,
-    id: "n",
-    kind: "k",
-    components: { format: 1, kind: "k", code: "c", params: null },
-    inputs: {},
-    codeFiles: {},
-    value: 1,
-    blobs: [],
-    created: new Date().toISOString(),
-    ms: 1,
-    versions: {},
-  };
-}
+const entry = testEntry;
 
 const key = (c: string) => c.repeat(64);
 

@@ -3,7 +3,8 @@ import assert from "node:assert/strict";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { CorruptEntryError } from "../errors.ts";
-import { type Entry, Store, tmpName, tmpOwner } from "./store.ts";
+import { Store, tmpName, tmpOwner } from "./store.ts";
+import { testEntry } from "../_test_util.ts";
 
 async function withStore(fn: (store: Store, dir: string) => Promise<void>) {
   const dir = await Deno.makeTempDir({ prefix: "envsmith-store-" });
@@ -14,21 +15,7 @@ async function withStore(fn: (store: Store, dir: string) => Promise<void>) {
   }
 }
 
-function entry(key: string, blobs: string[] = []): Entry {
-  return {
-    key,
-    id: "n",
-    kind: "k",
-    components: { format: 1, kind: "k", code: "c", params: null },
-    inputs: {},
-    codeFiles: {},
-    value: 1,
-    blobs,
-    created: new Date().toISOString(),
-    ms: 1,
-    versions: {},
-  };
-}
+const entry = testEntry;
 
 /** The pid of a process that has exited. */
 async function deadPid(): Promise<number> {

@@ -446,6 +446,7 @@ export async function runCommand(
   }
 }
 
+// Long by design: a run's warnings, run, failure lines and exit code, in the order the user reads them.
 async function _runAnnounced(
   ctx: CommandContext,
   file: string,
@@ -623,6 +624,7 @@ export async function statusCommand(
 }
 
 /** `run-node KEY` or `run-node FILE NODE_ID`: runs exactly one node whose inputs are cached. */
+// Long by design: the two argument forms resolved, then the one node run with its checks, in order.
 export async function runNodeCommand(
   ctx: CommandContext,
   a: string,

@@ -1,11 +1,12 @@
 import assert from "node:assert/strict";
 import * as v from "valibot";
-import { type CommandContext, planCommand, showCommand } from "./commands.ts";
+import { planCommand, showCommand } from "./commands.ts";
 import { tablesCommand } from "./tables_command.ts";
 import { UserError } from "../errors.ts";
 import type { NodeKind } from "../types.ts";
 import { compile, runAll, tmpProject } from "../_test_util.ts";
 import { kinds } from "../testdata/kinds.ts";
+import { commandContext } from "../_test_util.ts";
 
 const YAML = `experiment: show
 seed: 1
@@ -16,15 +17,7 @@ nodes:
   b: { kind: test.add, with: { a: $a.sum, b: $matrix.k } }
 `;
 
-function ctxFor(cache: string): CommandContext & { lines: string[] } {
-  const lines: string[] = [];
-  return {
-    kinds,
-    cache,
-    lines,
-    output: { out: (l) => lines.push(l), err: (l) => lines.push(`ERR ${l}`) },
-  };
-}
+const ctxFor = (cache: string) => commandContext(cache, { reporter: false });
 
 Deno.test("show prints a cached node's value or a field of it, and says how to compute a missing one", async () => {
   await using p = await tmpProject(YAML);

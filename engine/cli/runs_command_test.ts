@@ -1,10 +1,9 @@
 import assert from "node:assert/strict";
-import { type CommandContext, runCommand } from "./commands.ts";
+import { runCommand } from "./commands.ts";
 import { runsCommand, runsDiffCommand } from "./runs_command.ts";
 import { UserError } from "../errors.ts";
-import { SilentReporter } from "../run/progress.ts";
 import { tmpProject } from "../_test_util.ts";
-import { kinds } from "../testdata/kinds.ts";
+import { commandContext } from "../_test_util.ts";
 
 const YAML = `experiment: hist
 seed: 1
@@ -22,20 +21,8 @@ tables:
   - { name: sums, node: c, rows: k, columns: value.sum }
 `;
 
-function ctxFor(
-  cache: string,
-  overrides?: string[],
-): CommandContext & { lines: string[] } {
-  const lines: string[] = [];
-  return {
-    kinds,
-    cache,
-    lines,
-    reporter: new SilentReporter(),
-    output: { out: (l) => lines.push(l), err: (l) => lines.push(`ERR ${l}`) },
-    ...(overrides ? { overrides } : {}),
-  };
-}
+const ctxFor = (cache: string, overrides?: string[]) =>
+  commandContext(cache, { overrides });
 
 Deno.test("runs lists every run with what changed; runs diff shows the changed parameter and table cells", async () => {
   await using p = await tmpProject(YAML);

@@ -156,6 +156,7 @@ export async function buildTables(
 }
 
 /** {@linkcode buildTables}, with the experiment and its keys. */
+// Long by design: the steps share the file's one read per node and the memo; split, each would pass both along.
 async function _buildTablesOf(
   ctx: CommandContext,
   file: string,
@@ -326,6 +327,8 @@ const MAX_LISTED_IDS = 12;
  * here is skipped with one line saying why. Without `wide`, tables with an aggregate column print
  * the aggregates and a compact comparison summary (under 120 columns); the
  * per-suite numbers go to the CSV.
+ *
+ * Long by design: the per-file loop with its skip rules and outputs, in output order.
  */
 export async function tablesCommand(
   ctx: CommandContext,

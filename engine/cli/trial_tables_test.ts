@@ -1,11 +1,10 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { type CommandContext, runCommand, statusCommand } from "./commands.ts";
+import { runCommand, statusCommand } from "./commands.ts";
 import { tablesCommand } from "./tables_command.ts";
-import { SilentReporter } from "../run/progress.ts";
 import { tmpProject } from "../_test_util.ts";
-import { kinds } from "../testdata/kinds.ts";
 import { overridesDigest } from "../tables/trial.ts";
+import { commandContext } from "../_test_util.ts";
 
 const YAML = `experiment: trial
 seed: 1
@@ -19,20 +18,8 @@ tables:
 
 const SET = ["nodes.c.with.b=500"];
 
-function ctxFor(
-  cache: string,
-  overrides?: string[],
-): CommandContext & { lines: string[] } {
-  const lines: string[] = [];
-  return {
-    kinds,
-    cache,
-    lines,
-    reporter: new SilentReporter(),
-    output: { out: (l) => lines.push(l), err: (l) => lines.push(`ERR ${l}`) },
-    ...(overrides ? { overrides } : {}),
-  };
-}
+const ctxFor = (cache: string, overrides?: string[]) =>
+  commandContext(cache, { overrides });
 
 function read(dir: string, name: string): string {
   return Deno.readTextFileSync(join(dir, name));

@@ -214,6 +214,8 @@ export async function loadExperiment(
  * parameters, order and expansion, tables. Every problem is collected
  * before one {@linkcode ExperimentError} is thrown.
  *
+ * Long by design: the compiler's passes in order, each one call; the function is their sequence with the diagnostics.
+ *
  * @example
  * ```ts
  * import { compileExperiment } from "./experiment.ts";

@@ -202,6 +202,8 @@ function _dispatch(names: readonly string[], description: string): _Js {
  * names no `$schema` draft and uses only keywords that mean the same in
  * draft-07 and 2020-12, so both Ajv (draft-07) and Ajv2020 compile it, and
  * yaml-language-server reads it.
+ *
+ * Long by design: a declaration of the schema's shape, mostly object literals.
  */
 export function experimentJsonSchema(
   kinds: readonly NodeKind[],

@@ -108,6 +108,8 @@ function _isSchema(x: unknown): boolean {
  *
  * @throws {UserError} naming the module: it does not exist, does not load,
  * exports nothing to register, or registers a name already taken.
+ *
+ * Long by design: one loop over the modules; each kind of export is checked inline so every error names its module in one place.
  */
 export async function loadPlugins(
   modules: readonly string[],

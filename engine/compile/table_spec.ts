@@ -262,6 +262,7 @@ function _checkColumnNode(
 }
 
 /** `compare:` names a row of the table, pairs over `over`, and reads field paths. */
+// Long by design: one check per `compare:` field, each a one-line error, in the order the docs list the fields.
 function _checkCompare(t: _Table): void {
   const { c, spec, at } = t;
   const cmp = spec.compare;

@@ -120,6 +120,8 @@ export const CHILD_MARK = "ENVSMITH_CHILD_OF";
  * timed-out or aborted child resolves with `success: false` (see
  * {@linkcode describeExit}).
  *
+ * Long by design: the watchdog, the child and the group kill are set up in this order with no gap between them (see the comments).
+ *
  * @example
  * ```ts
  * import { runChild } from "./child_process.ts";

@@ -74,6 +74,8 @@ function _tail(stderr: Uint8Array): string {
  * Sends `request` (as JSON) to the program `command` (argv, no shell) and
  * returns the JSON value it writes to stdout.
  *
+ * Long by design: one branch per way a program can fail (missing, aborted, timed out, too much output, failed, no JSON), each its own message.
+ *
  * @throws {ProgramCallError} when the program gives no usable reply.
  */
 export async function callProgram(

@@ -1,14 +1,9 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import * as v from "valibot";
-import {
-  type CommandContext,
-  planCommand,
-  runCommand,
-} from "../cli/commands.ts";
+import { planCommand, runCommand } from "../cli/commands.ts";
 import { tablesCommand } from "../cli/tables_command.ts";
-import { SilentReporter } from "./progress.ts";
-import { tmpProject } from "../_test_util.ts";
+import { commandContext, tmpProject } from "../_test_util.ts";
 import { kinds } from "../testdata/kinds.ts";
 import type { NodeKind } from "../types.ts";
 import { NotReadyError } from "./readiness.ts";
@@ -43,16 +38,8 @@ tables:
   - { name: ready, node: a, rows: k, columns: value.sum }
 `;
 
-function ctxFor(cache: string): CommandContext & { lines: string[] } {
-  const lines: string[] = [];
-  return {
-    kinds: [...kinds, needsTool],
-    cache,
-    lines,
-    reporter: new SilentReporter(),
-    output: { out: (l) => lines.push(l), err: (l) => lines.push(`ERR ${l}`) },
-  };
-}
+const ctxFor = (cache: string) =>
+  commandContext(cache, { kinds: [...kinds, needsTool] });
 
 Deno.test("readiness: plan and run refuse in one line before anything runs; tables never ask; cached nodes are not asked", async () => {
   await using p = await tmpProject(YAML);

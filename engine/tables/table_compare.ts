@@ -201,7 +201,12 @@ export interface ComparedTable {
 export type ValueOf = (node: GraphNode) => Json | undefined;
 
 /**
- * Compares every row of `table` with the row `spec.against`.
+ * Compares every row of `table` with the row `spec.against`. The steps:
+ * resample the table ({@linkcode resampleTable}), test each cell
+ * ({@linkcode _testCells}), adjust over the family ({@linkcode _holmOver}),
+ * then assemble the cells and the notes that say what was resampled.
+ *
+ * Long by design: its steps are the named functions below it; what remains is the comparison's fields, assembled once.
  *
  * @param valueOf The value of a node (for per-instance records).
  */
@@ -225,28 +230,12 @@ export function compareRows(
   const groups = table.columns.filter((c) => !aggLabels.includes(c));
   const over = table.over ??
     [...new Set(table.cells.flatMap((c) => c.samples.map((s) => s.over)))];
-  const records = _recordsOf(exp, spec, valueOf);
-  const cellOf = new Map(table.cells.map((c) => [`${c.row}\t${c.column}`, c]));
-  // the instance list of each group: every node must have the same one
-  const reference = new Map<string, string>();
-  const entry = (row: string, group: string, seed: string) => {
-    const sample = cellOf.get(`${row}\t${group}`)?.samples.find((s) =>
-      s.over === seed
-    );
-    if (!sample || sample.value === null) return null;
-    const rec = sample.id ? records(sample.id)?.get(group) : undefined;
-    if (!rec || rec.x.length === 0) return sample.value;
-    const ref = reference.get(group);
-    if (ref === undefined) reference.set(group, rec.ids);
-    else if (ref !== rec.ids) return sample.value; // other instances: seeds only
-    return rec.x;
-  };
   const hasAgainst = table.rows.includes(against);
   const res = resampleTable({
     rows: table.rows,
     seeds: over,
     groups,
-    entry,
+    entry: _entryOf(table, _recordsOf(exp, spec, valueOf)),
     meanLabel: table.aggregate,
     iqmLabel: table.iqm,
     against: hasAgainst ? against : "",
@@ -269,29 +258,115 @@ export function compareRows(
   const exploratoryColumns = familyKind === "column" && aggLabels.length > 0
     ? groups
     : [];
-  // raw cells
-  interface _Raw {
-    row: string;
-    column: string;
-    n: number;
-    diff: number;
-    lo: number;
-    hi: number;
-    pSign: number;
-    exact: boolean;
-    pBoot: number;
-    p: number;
-    pTost: number | null;
-  }
-  const raw: (_Raw | { row: string; column: string; n: 0 })[] = [];
+  const raw = _testCells(rows, table.columns, res, spec.seed ?? 1, margin);
+  const { pHolm, tostHolm, tests } = _holmOver(
+    raw,
+    familyKind,
+    table.columns,
+    margin,
+  );
+  const cells: CompareCell[] = raw.map((r, i) =>
+    _compareCell(r, {
+      exploratory: exploratoryColumns.includes(r.column),
+      instanceLevel: columnInstanceLevel(r.column),
+      pHolm: pHolm[i]!,
+      tostHolm: tostHolm[i]!,
+      alpha,
+      margin,
+    })
+  );
+  const withPairs = cells.filter((c) => c.n > 0).map((c) => c.n);
+  const minPairs = withPairs.length ? Math.min(...withPairs) : 0;
+  const maxPairs = withPairs.length ? Math.max(...withPairs) : 0;
+  const compared = new Set([against, ...rows]);
+  const imported = table.cells.some((c) =>
+    compared.has(c.row) && c.samples.some((x) => x.imported)
+  );
+  const fallback = groups.filter((g) => !instanceLevel.get(g));
+  const seedsOnly = _seedsOnlyNote(spec, pairedBy, fallback, groups);
+  const tooFewPairs = _tooFewPairsNote(maxPairs, tests, pairedBy, alpha);
+  return {
+    ...(imported ? { imported: true as const } : {}),
+    against,
+    pairedBy,
+    level,
+    resamples,
+    rows,
+    cells,
+    minPairs,
+    ...(tooFewPairs ? { tooFewPairs } : {}),
+    interval,
+    family: { kind: familyKind, tests, exploratory: exploratoryColumns },
+    resampling: fallback.length === groups.length
+      ? `${pairedBy}s`
+      : `${pairedBy}s and instances, crossed`,
+    ...(seedsOnly ? { seedsOnly } : {}),
+    ...(margin !== undefined ? { equivalenceMargin: margin } : {}),
+    ..._intervalsOf(res, spec.probability_of_improvement === true),
+  };
+}
+
+/**
+ * The resampling's view of a cell: per seed, the instance values (sorted by
+ * instance id) when the node has per-instance records with the group's
+ * instance list, else the cell's value (seeds only), or null without one.
+ */
+function _entryOf(
+  table: ComparedTable,
+  records: _Records,
+): (row: string, group: string, seed: string) => number | Float64Array | null {
+  const cellOf = new Map(table.cells.map((c) => [`${c.row}\t${c.column}`, c]));
+  // the instance list of each group: every node must have the same one
+  const reference = new Map<string, string>();
+  return (row, group, seed) => {
+    const sample = cellOf.get(`${row}\t${group}`)?.samples.find((s) =>
+      s.over === seed
+    );
+    if (!sample || sample.value === null) return null;
+    const rec = sample.id ? records(sample.id)?.get(group) : undefined;
+    if (!rec || rec.x.length === 0) return sample.value;
+    const ref = reference.get(group);
+    if (ref === undefined) reference.set(group, rec.ids);
+    else if (ref !== rec.ids) return sample.value; // other instances: seeds only
+    return rec.x;
+  };
+}
+
+/** One tested cell before the family's adjustment. */
+interface _Raw {
+  row: string;
+  column: string;
+  n: number;
+  diff: number;
+  lo: number;
+  hi: number;
+  pSign: number;
+  exact: boolean;
+  pBoot: number;
+  p: number;
+  pTost: number | null;
+}
+
+/** A cell without pairs. */
+type _RawCell = _Raw | { row: string; column: string; n: 0 };
+
+/** Each row's cell in each column: sign-flip, bootstrap and (with a margin) TOST p. */
+function _testCells(
+  rows: readonly string[],
+  columns: readonly string[],
+  res: ReturnType<typeof resampleTable>,
+  seed: number,
+  margin: number | undefined,
+): _RawCell[] {
+  const raw: _RawCell[] = [];
   for (const row of rows) {
-    for (const column of table.columns) {
+    for (const column of columns) {
       const d = res.diffs.get(`${row}\t${column}`);
       if (!d) {
         raw.push({ row, column, n: 0 });
         continue;
       }
-      const sign = signFlipP(d.perSeed, { seed: spec.seed ?? 1 });
+      const sign = signFlipP(d.perSeed, { seed });
       const pBoot = bootstrapP(d.sorted, 0);
       let pTost: number | null = null;
       if (margin !== undefined) {
@@ -315,10 +390,19 @@ export function compareRows(
       });
     }
   }
-  // the family: every cell, or the rows of each column
+  return raw;
+}
+
+/** Holm over the family (every cell, or the rows of each column), for p and the TOST p. */
+function _holmOver(
+  raw: readonly _RawCell[],
+  familyKind: "table" | "column",
+  columns: readonly string[],
+  margin: number | undefined,
+): { pHolm: (number | null)[]; tostHolm: (number | null)[]; tests: number } {
   const families: number[][] = familyKind === "table"
     ? [raw.map((_, i) => i)]
-    : table.columns.map((col) =>
+    : columns.map((col) =>
       raw.flatMap((r, i) => (r.column === col ? [i] : []))
     );
   const pHolm: (number | null)[] = raw.map(() => null);
@@ -336,67 +420,80 @@ export function compareRows(
       fam.forEach((i, k) => (tostHolm[i] = tadj[k] ?? null));
     }
   }
-  const cells: CompareCell[] = raw.map((r, i) => {
-    const exploratory = exploratoryColumns.includes(r.column);
-    const il = columnInstanceLevel(r.column);
-    if (r.n === 0) {
-      return {
-        row: r.row,
-        column: r.column,
-        n: 0,
-        diff: null,
-        lo: null,
-        hi: null,
-        p: null,
-        pHolm: null,
-        exact: true,
-        instanceLevel: il,
-        excludesZero: false,
-        pSignFlip: null,
-        pBootstrap: null,
-        significant: false,
-        ...(exploratory ? { exploratory: true } : {}),
-      };
-    }
-    const c = r as _Raw;
-    const adj = pHolm[i]!;
+  return { pHolm, tostHolm, tests };
+}
+
+/** A tested cell with its adjusted p-values and verdicts. */
+function _compareCell(
+  r: _RawCell,
+  o: {
+    exploratory: boolean;
+    instanceLevel: boolean;
+    pHolm: number | null;
+    tostHolm: number | null;
+    alpha: number;
+    margin: number | undefined;
+  },
+): CompareCell {
+  const { exploratory, alpha, margin } = o;
+  if (r.n === 0) {
     return {
-      row: c.row,
-      column: c.column,
-      n: c.n,
-      diff: c.diff,
-      lo: c.lo,
-      hi: c.hi,
-      p: _round(c.p),
-      pHolm: adj,
-      exact: c.exact,
-      instanceLevel: il,
-      excludesZero: c.lo > 0 || c.hi < 0,
-      pSignFlip: _round(c.pSign),
-      pBootstrap: _round(c.pBoot),
-      significant: !exploratory && adj < alpha,
+      row: r.row,
+      column: r.column,
+      n: 0,
+      diff: null,
+      lo: null,
+      hi: null,
+      p: null,
+      pHolm: null,
+      exact: true,
+      instanceLevel: o.instanceLevel,
+      excludesZero: false,
+      pSignFlip: null,
+      pBootstrap: null,
+      significant: false,
       ...(exploratory ? { exploratory: true } : {}),
-      ...(margin !== undefined && c.pTost !== null
-        ? {
-          equivalence: {
-            margin,
-            p: _round(c.pTost),
-            pHolm: tostHolm[i]!,
-            equivalent: !exploratory && tostHolm[i]! < alpha,
-          },
-        }
-        : {}),
     };
-  });
-  const withPairs = cells.filter((c) => c.n > 0).map((c) => c.n);
-  const minPairs = withPairs.length ? Math.min(...withPairs) : 0;
-  const maxPairs = withPairs.length ? Math.max(...withPairs) : 0;
-  const compared = new Set([against, ...rows]);
-  const imported = table.cells.some((c) =>
-    compared.has(c.row) && c.samples.some((x) => x.imported)
-  );
-  const fallback = groups.filter((g) => !instanceLevel.get(g));
-  const seedsOnly = fallback.length === 0
+  }
+  const c = r as _Raw;
+  const adj = o.pHolm!;
+  return {
+    row: c.row,
+    column: c.column,
+    n: c.n,
+    diff: c.diff,
+    lo: c.lo,
+    hi: c.hi,
+    p: _round(c.p),
+    pHolm: adj,
+    exact: c.exact,
+    instanceLevel: o.instanceLevel,
+    excludesZero: c.lo > 0 || c.hi < 0,
+    pSignFlip: _round(c.pSign),
+    pBootstrap: _round(c.pBoot),
+    significant: !exploratory && adj < alpha,
+    ...(exploratory ? { exploratory: true } : {}),
+    ...(margin !== undefined && c.pTost !== null
+      ? {
+        equivalence: {
+          margin,
+          p: _round(c.pTost),
+          pHolm: o.tostHolm!,
+          equivalent: !exploratory && o.tostHolm! < alpha,
+        },
+      }
+      : {}),
+  };
+}
+
+/** Why some columns resample seeds only (undefined when none does). */
+function _seedsOnlyNote(
+  spec: TableCompare,
+  pairedBy: string,
+  fallback: readonly string[],
+  groups: readonly string[],
+): string | undefined {
+  return fallback.length === 0
     ? undefined
     : spec.instances === undefined
     ? `compare.instances is not set, so the intervals resample ${pairedBy}s only (the instances each ${pairedBy} was scored on are held fixed)`
@@ -407,8 +504,17 @@ export function compareRows(
     }: ${
       fallback.length === groups.length ? "the" : "their"
     } intervals resample ${pairedBy}s only`;
+}
+
+/** Why no cell can reach p < α with this many pairs and tests (undefined when one can). */
+function _tooFewPairsNote(
+  maxPairs: number,
+  tests: number,
+  pairedBy: string,
+  alpha: number,
+): string | undefined {
   const smallest = minSignFlipP(maxPairs);
-  const tooFewPairs = smallest >= alpha
+  return smallest >= alpha
     ? `with n = ${maxPairs} pair${
       maxPairs === 1 ? "" : "s"
     } no sign-flip test can reach p < 0.05 (the smallest possible p is ${
@@ -419,28 +525,19 @@ export function compareRows(
       fmtP(smallest)
     }, so after Holm over ${tests} tests no cell can reach p < 0.05; more ${pairedBy}s or a smaller family (family: column) are needed`
     : undefined;
+}
+
+/** Every cell's own interval, P(row > baseline) when asked, and the profiles. */
+function _intervalsOf(
+  res: ReturnType<typeof resampleTable>,
+  improvement: boolean,
+): Pick<Comparison, "cellIntervals" | "improvement" | "profiles"> {
   return {
-    ...(imported ? { imported: true as const } : {}),
-    against,
-    pairedBy,
-    level,
-    resamples,
-    rows,
-    cells,
-    minPairs,
-    ...(tooFewPairs ? { tooFewPairs } : {}),
-    interval,
-    family: { kind: familyKind, tests, exploratory: exploratoryColumns },
-    resampling: fallback.length === groups.length
-      ? `${pairedBy}s`
-      : `${pairedBy}s and instances, crossed`,
-    ...(seedsOnly ? { seedsOnly } : {}),
-    ...(margin !== undefined ? { equivalenceMargin: margin } : {}),
     cellIntervals: [...res.cells].map(([key, s]) => {
       const [row, column] = key.split("\t") as [string, string];
       return { row, column, n: s.n, estimate: s.estimate, lo: s.lo, hi: s.hi };
     }),
-    ...(spec.probability_of_improvement
+    ...(improvement
       ? {
         improvement: [...res.improvement].map(([row, s]) => ({
           row,

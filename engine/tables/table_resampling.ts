@@ -128,7 +128,12 @@ interface _Stat {
   readonly target: "cells" | "diffs" | "improvement";
 }
 
-/** Runs the crossed bootstrap of a table and computes its statistics. */
+/**
+ * Runs the crossed bootstrap of a table and computes its statistics. The
+ * steps: prepare each group, plan the statistics ({@linkcode _planStats}),
+ * resample once for all of them, then the estimates with their intervals
+ * ({@linkcode _estimate}) and the profiles' bands ({@linkcode _profileBands}).
+ */
 export function resampleTable(input: ResamplingInput): ResamplingResult {
   const R = input.rows.length, S = input.seeds.length;
   const G = input.groups.length, B = input.resamples;
@@ -139,10 +144,72 @@ export function resampleTable(input: ResamplingInput): ResamplingResult {
     }
     return prepareGroup({ entries } as CrossedGroup, R, S);
   });
-  const RS = R * S;
+  const seedsOf = _seedsOf(prepared, S);
+  const allGroups = input.groups.map((_, g) => g);
+  const stats = _planStats(input, seedsOf, B);
+  const taus = input.profileTaus ?? [];
+  const profileRows = taus.length > 0
+    ? input.rows.map((_, r) => ({ r, seeds: seedsOf([r], allGroups) }))
+      .filter((x) => x.seeds.length > 0 && G > 0)
+    : [];
+  const profileOut = profileRows.map(() => new Float64Array(B * taus.length));
+  const ev = _evaluator(R, S, G);
+  const { picked } = ev;
+  const prof = new Float64Array(taus.length);
+  crossedResamples(prepared, R, S, B, input.seed, (b, M, draws) => {
+    for (const st of stats) {
+      const n = st.seeds.length;
+      for (let k = 0; k < n; k++) {
+        picked[k] = st.seeds[Math.floor(draws[k]! * n)]!;
+      }
+      st.out[b] = ev.value(st, M, n);
+    }
+    profileRows.forEach((pr, i) => {
+      const n = pr.seeds.length;
+      for (let k = 0; k < n; k++) {
+        picked[k] = pr.seeds[Math.floor(draws[k]! * n)]!;
+      }
+      const x = ev.pool.subarray(0, n * G);
+      ev.gather(M, pr.r, n, x);
+      performanceProfile(x, taus, prof);
+      profileOut[i]!.set(prof, b * taus.length);
+    });
+  });
+  // estimates on the data: the means without resampling, every seed once
+  const M0 = new Float64Array(G * R * S);
+  prepared.forEach((g, gi) => M0.set(g.means, gi * R * S));
+  const cells = new Map<string, StatResult>();
+  const diffs = new Map<string, StatResult>();
+  const improvement = new Map<string, StatResult>();
+  for (const st of stats) {
+    const res = _estimate(st, ev, M0, input, prepared, R, S, G);
+    ({ cells, diffs, improvement })[st.target].set(st.key, res);
+  }
+  return {
+    cells,
+    diffs,
+    improvement,
+    ...(taus.length > 0
+      ? {
+        profiles: {
+          taus,
+          rows: profileRows.map((pr, i) =>
+            _profileBands(pr, profileOut[i]!, ev, M0, input, taus, B, G)
+          ),
+        },
+      }
+      : {}),
+    instanceLevel: prepared.map((g) => g.instanceLevel),
+  };
+}
+
+/** The seeds (indices) at which every row needed has every group given. */
+type _SeedsOf = (rowsNeeded: number[], groups: number[]) => Int32Array;
+
+function _seedsOf(prepared: readonly PreparedGroup[], S: number): _SeedsOf {
   const present = (r: number, g: number, s: number) =>
     prepared[g]!.present[r * S + s] === 1;
-  const seedsOf = (rowsNeeded: number[], groups: number[]) => {
+  return (rowsNeeded, groups) => {
     const out: number[] = [];
     for (let s = 0; s < S; s++) {
       if (rowsNeeded.every((r) => groups.every((g) => present(r, g, s)))) {
@@ -151,6 +218,15 @@ export function resampleTable(input: ResamplingInput): ResamplingResult {
     }
     return Int32Array.from(out);
   };
+}
+
+/** Every statistic the table asks for: cells, differences from the baseline, P(improvement). */
+function _planStats(
+  input: ResamplingInput,
+  seedsOf: _SeedsOf,
+  B: number,
+): _Stat[] {
+  const G = input.groups.length;
   const allGroups = input.groups.map((_, g) => g);
   const bi = input.rows.indexOf(input.against);
   const stats: _Stat[] = [];
@@ -196,17 +272,42 @@ export function resampleTable(input: ResamplingInput): ResamplingResult {
       add(row, "poi", r, bi, -1, "improvement");
     }
   });
-  const taus = input.profileTaus ?? [];
-  const profileRows = taus.length > 0
-    ? input.rows.map((_, r) => ({ r, seeds: seedsOf([r], allGroups) }))
-      .filter((x) => x.seeds.length > 0 && G > 0)
-    : [];
-  const profileOut = profileRows.map(() => new Float64Array(B * taus.length));
-  // scratch
+  return stats;
+}
+
+/** A statistic's value on one matrix of means, over the seeds in `picked[0..n)`. */
+interface _Evaluator {
+  /** The seeds drawn (indices), filled by the caller. */
+  readonly picked: Int32Array;
+  /** Scratch of S × G values. */
+  readonly pool: Float64Array;
+  readonly value: (st: _Stat, M: Float64Array, n: number) => number;
+  /** Pooled scores of row r over the picked seeds and every group. */
+  readonly gather: (
+    M: Float64Array,
+    r: number,
+    n: number,
+    into: Float64Array,
+  ) => void;
+}
+
+function _evaluator(R: number, S: number, G: number): _Evaluator {
+  const RS = R * S;
   const picked = new Int32Array(S);
   const pool = new Float64Array(S * Math.max(G, 1));
   const pool2 = new Float64Array(S * Math.max(G, 1));
-  const prof = new Float64Array(taus.length);
+  const gather = (
+    M: Float64Array,
+    r: number,
+    n: number,
+    into: Float64Array,
+  ) => {
+    let i = 0;
+    for (let g = 0; g < G; g++) {
+      const off = g * RS + r * S;
+      for (let k = 0; k < n; k++) into[i++] = M[off + picked[k]!]!;
+    }
+  };
   const value = (st: _Stat, M: Float64Array, n: number): number => {
     switch (st.kind) {
       case "mean": {
@@ -233,122 +334,83 @@ export function resampleTable(input: ResamplingInput): ResamplingResult {
       }
       case "iqm": {
         const x = pool.subarray(0, n * G);
-        _gather(M, st.a, n, x);
+        gather(M, st.a, n, x);
         const ia = interquartileMean(x);
         if (st.b < 0) return ia;
         const y = pool2.subarray(0, n * G);
-        _gather(M, st.b, n, y);
+        gather(M, st.b, n, y);
         return ia - interquartileMean(y);
       }
       case "poi": {
         const x = pool.subarray(0, n * G), y = pool2.subarray(0, n * G);
-        _gatherTaskMajor(M, st.a, n, x);
-        _gatherTaskMajor(M, st.b, n, y);
+        gather(M, st.a, n, x); // group-major = task-major
+        gather(M, st.b, n, y);
         return probabilityOfImprovement(x, y, G);
       }
     }
   };
-  // pooled scores of row r over the picked seeds and every group
-  function _gather(M: Float64Array, r: number, n: number, into: Float64Array) {
-    let i = 0;
-    for (let g = 0; g < G; g++) {
-      const off = g * RS + r * S;
-      for (let k = 0; k < n; k++) into[i++] = M[off + picked[k]!]!;
-    }
+  return { picked, pool, value, gather };
+}
+
+/** A statistic's estimate on the data, its per-seed values and its interval. */
+function _estimate(
+  st: _Stat,
+  ev: _Evaluator,
+  M0: Float64Array,
+  input: ResamplingInput,
+  prepared: readonly PreparedGroup[],
+  R: number,
+  S: number,
+  G: number,
+): StatResult {
+  const n = st.seeds.length;
+  ev.picked.set(st.seeds);
+  const estimate = ev.value(st, M0, n);
+  const perSeed: number[] = [];
+  for (let k = 0; k < n; k++) {
+    ev.picked[0] = st.seeds[k]!;
+    perSeed.push(ev.value(st, M0, 1));
   }
-  function _gatherTaskMajor(
-    M: Float64Array,
-    r: number,
-    n: number,
-    into: Float64Array,
-  ) {
-    _gather(M, r, n, into); // group-major = task-major
-  }
-  crossedResamples(prepared, R, S, B, input.seed, (b, M, draws) => {
-    for (const st of stats) {
-      const n = st.seeds.length;
-      for (let k = 0; k < n; k++) {
-        picked[k] = st.seeds[Math.floor(draws[k]! * n)]!;
-      }
-      st.out[b] = value(st, M, n);
-    }
-    profileRows.forEach((pr, i) => {
-      const n = pr.seeds.length;
-      for (let k = 0; k < n; k++) {
-        picked[k] = pr.seeds[Math.floor(draws[k]! * n)]!;
-      }
-      const x = pool.subarray(0, n * G);
-      _gather(M, pr.r, n, x);
-      performanceProfile(x, taus, prof);
-      profileOut[i]!.set(prof, b * taus.length);
-    });
+  const sorted = st.out.slice().sort();
+  const useBca = input.interval === "bca" &&
+    (st.kind === "mean" || st.kind === "agg");
+  const [lo, hi] = useBca
+    ? bcaInterval(
+      sorted,
+      estimate,
+      acceleration(_influence(st, prepared, R, S, G, perSeed, estimate)),
+      input.level,
+    )
+    : percentileInterval(sorted, input.level);
+  return { n, estimate, lo, hi, sorted, perSeed };
+}
+
+/** A row's performance profile on the data with its percentile band over the resamples. */
+function _profileBands(
+  pr: { r: number; seeds: Int32Array },
+  out: Float64Array,
+  ev: _Evaluator,
+  M0: Float64Array,
+  input: ResamplingInput,
+  taus: readonly number[],
+  B: number,
+  G: number,
+): ProfileResult {
+  const n = pr.seeds.length;
+  ev.picked.set(pr.seeds);
+  const x = new Float64Array(n * G);
+  ev.gather(M0, pr.r, n, x);
+  const y = performanceProfile(x, taus);
+  const lo: number[] = [], hi: number[] = [];
+  const col = new Float64Array(B);
+  taus.forEach((_, t) => {
+    for (let b = 0; b < B; b++) col[b] = out[b * taus.length + t]!;
+    col.sort();
+    const [l, h] = percentileInterval(col, input.level);
+    lo.push(l);
+    hi.push(h);
   });
-  // estimates on the data: the means without resampling, every seed once
-  const M0 = new Float64Array(G * RS);
-  prepared.forEach((g, gi) => M0.set(g.means, gi * RS));
-  const cells = new Map<string, StatResult>();
-  const diffs = new Map<string, StatResult>();
-  const improvement = new Map<string, StatResult>();
-  for (const st of stats) {
-    const n = st.seeds.length;
-    picked.set(st.seeds);
-    const estimate = value(st, M0, n);
-    const perSeed: number[] = [];
-    for (let k = 0; k < n; k++) {
-      picked[0] = st.seeds[k]!;
-      perSeed.push(value(st, M0, 1));
-    }
-    const sorted = st.out.slice().sort();
-    const useBca = input.interval === "bca" &&
-      (st.kind === "mean" || st.kind === "agg");
-    const [lo, hi] = useBca
-      ? bcaInterval(
-        sorted,
-        estimate,
-        acceleration(_influence(st, prepared, R, S, G, perSeed, estimate)),
-        input.level,
-      )
-      : percentileInterval(sorted, input.level);
-    const res: StatResult = { n, estimate, lo, hi, sorted, perSeed };
-    ({ cells, diffs, improvement })[st.target].set(st.key, res);
-  }
-  return {
-    cells,
-    diffs,
-    improvement,
-    ...(taus.length > 0
-      ? {
-        profiles: {
-          taus,
-          rows: profileRows.map((pr, i) => {
-            const y = performanceProfile(
-              (() => {
-                const n = pr.seeds.length;
-                picked.set(pr.seeds);
-                const x = new Float64Array(n * G);
-                _gather(M0, pr.r, n, x);
-                return x;
-              })(),
-              taus,
-            );
-            const lo: number[] = [], hi: number[] = [];
-            const col = new Float64Array(B);
-            taus.forEach((_, t) => {
-              for (let b = 0; b < B; b++) {
-                col[b] = profileOut[i]![b * taus.length + t]!;
-              }
-              col.sort();
-              const [l, h] = percentileInterval(col, input.level);
-              lo.push(l);
-              hi.push(h);
-            });
-            return { row: input.rows[pr.r]!, y: [...y], lo, hi };
-          }),
-        },
-      }
-      : {}),
-    instanceLevel: prepared.map((g) => g.instanceLevel),
-  };
+  return { row: input.rows[pr.r]!, y: [...y], lo, hi };
 }
 
 /**

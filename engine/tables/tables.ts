@@ -212,6 +212,8 @@ export interface BuildTableOptions {
 /**
  * Builds one table of `exp` from what `lookup` finds; `runCommand` gives
  * the command that computes missing nodes.
+ *
+ * Long by design: the cells, the missing list and the comparison come from one pass over shared lookups, in the order of the table.
  */
 export function buildTable(
   exp: Experiment,
@@ -922,6 +924,7 @@ export function tableMarkdown(
   return _tableMarkdown(t, options, false);
 }
 
+// Long by design: the markdown of one table, section by section in output order.
 function _tableMarkdown(
   t: Table,
   options: TableMarkdownOptions,

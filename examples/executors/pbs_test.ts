@@ -10,10 +10,11 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { main } from "../../cli.ts";
 import { canonicalJson } from "@envsmith/engine/hash";
-import { readManifest, Store } from "@envsmith/engine/cache";
+import { Store } from "@envsmith/engine/cache";
 import { SilentReporter } from "@envsmith/engine/run";
 import { kinds as testKinds } from "../../engine/testdata/kinds.ts";
 import { executors } from "./pbs.ts";
+import { lastManifest } from "../../_test_util.ts";
 
 const FAKES = new URL("./testdata/", import.meta.url);
 
@@ -41,14 +42,6 @@ async function cli(args: string[], path?: string) {
       : {}),
   });
   return { code, out, err };
-}
-
-function lastManifest(cache: string, experiment: string) {
-  const dir = join(cache, "runs", experiment);
-  const last = [...Deno.readDirSync(dir)].map((e) => e.name).filter((n) =>
-    n.endsWith(".json")
-  ).sort().pop()!;
-  return readManifest(join(dir, last))!;
 }
 
 Deno.test("pbs plugin (fake qsub/qstat/qdel): same outputs as local, arrays, failures with the PBS job id; qsub missing stops plan", async () => {

@@ -8,8 +8,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { SilentReporter } from "@envsmith/engine/run";
-import { main } from "../../cli.ts";
+import { runCli } from "../../_test_util.ts";
 
 const FILE = new URL("./lake.yaml", import.meta.url).pathname;
 const TINY = [
@@ -29,14 +28,7 @@ const TINY = [
   "curriculum.each.policy.with.budget=500",
 ];
 
-async function cli(args: string[]) {
-  const out: string[] = [], err: string[] = [];
-  const code = await main(args, {
-    reporter: new SilentReporter(),
-    output: { out: (l) => out.push(l), err: (l) => err.push(l) },
-  });
-  return { code, out: out.join("\n"), err: err.join("\n") };
-}
+const cli = runCli;
 
 Deno.test("python family example: a tiny curriculum runs, is then all cached, and its table has crossed intervals", async () => {
   const dir = await Deno.makeTempDir({ prefix: "envsmith-python-family-" });

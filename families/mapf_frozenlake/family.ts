@@ -67,6 +67,7 @@ import {
   CURRICULUM_DIMS,
   type CurriculumDim,
   dimValue,
+  FRONTIER,
   frontier,
   step,
 } from "../../engineer/config_ops.ts";
@@ -173,15 +174,7 @@ export const MAPF_DIMENSIONS: readonly Dimension[] = [
  * The order a curriculum develops MAPF-FrozenLake in (the `band`
  * engineer's default): what makes agents interact first.
  */
-export const MAPF_CURRICULUM: readonly string[] = [
-  "agents",
-  "interaction",
-  "hole_density",
-  "corridors",
-  "size",
-  "slip",
-  "horizon",
-];
+export const MAPF_CURRICULUM: readonly string[] = FRONTIER;
 
 function _dimOf(path: string): Dimension {
   const d = dimension({ dimensions: MAPF_DIMENSIONS }, path);

@@ -52,20 +52,10 @@ import {
   ProgramSpecSchema,
   setPath,
 } from "./protocol.ts";
+import { mulberry32Floats } from "../../mapf/rng.ts";
 
 /** Longest JSON shown for an instance without a `render` request. */
 const _RENDER_CHARS = 2000;
-
-function _mulberry(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** The statistics every program family's diagnosis gives. */
 export function outcomeStatistics(
@@ -211,7 +201,7 @@ export function programFamily(
       statistics: outcomeStatistics,
       failureCases(episodes, { count, seed }): FailureCase[] {
         const failed = episodes.filter((e) => !e.success);
-        const rnd = _mulberry(seed);
+        const rnd = mulberry32Floats(seed);
         for (let i = failed.length - 1; i > 0; i--) {
           const j = Math.floor(rnd() * (i + 1));
           [failed[i], failed[j]] = [failed[j]!, failed[i]!];

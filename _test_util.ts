@@ -1,0 +1,39 @@
+/**
+ * What the command-line tests share (not part of the API).
+ *
+ * @module
+ */
+import { main, type MainOptions } from "./cli.ts";
+import { join } from "node:path";
+import { readManifest } from "@envsmith/engine/cache";
+import { SilentReporter } from "@envsmith/engine/run";
+
+/**
+ * Runs the command line in-process with `args`, silently, and returns its
+ * exit code with what it wrote to stdout and stderr (lines joined by "\n").
+ * `options` adds to the run (kinds, executors, env).
+ */
+export async function runCli(
+  args: string[],
+  options: Omit<MainOptions, "output" | "reporter"> = {},
+): Promise<{ code: number; out: string; err: string }> {
+  const out: string[] = [], err: string[] = [];
+  const code = await main(args, {
+    ...options,
+    reporter: new SilentReporter(),
+    output: { out: (l) => out.push(l), err: (l) => err.push(l) },
+  });
+  return { code, out: out.join("\n"), err: err.join("\n") };
+}
+
+/** The newest run manifest of `experiment` in `cache`. */
+export function lastManifest(
+  cache: string,
+  experiment: string,
+): NonNullable<ReturnType<typeof readManifest>> {
+  const dir = join(cache, "runs", experiment);
+  const last = [...Deno.readDirSync(dir)].map((e) => e.name).filter((n) =>
+    n.endsWith(".json")
+  ).sort().pop()!;
+  return readManifest(join(dir, last))!;
+}
