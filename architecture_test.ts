@@ -392,6 +392,7 @@ const DIGEST_FILES: Record<string, readonly string[]> = {
     "policy/ppo_loss.ts",
     "policy/pvl.ts",
     "policy/reward.ts",
+    "policy/reward_spec.ts",
     "policy/sampler_training.ts",
     "policy/simd_learner.ts",
     "policy/simd_mlp.ts",
@@ -440,13 +441,9 @@ const DIGEST_FILES: Record<string, readonly string[]> = {
     "policy/ppo_loss.ts",
   ],
   "maze.train": [
-    // the trainer brings MAPF-FrozenLake's batched environment (its default) along
     "families/maze/batch_env.ts",
     "families/maze/maze.ts",
     "families/maze/maze_json.ts",
-    "mapf/batch_env.ts",
-    "mapf/grid.ts",
-    "mapf/outcome.ts",
     "mapf/rng.ts",
     "nodes/maze_io.ts",
     "nodes/maze_train.ts",
@@ -458,14 +455,12 @@ const DIGEST_FILES: Record<string, readonly string[]> = {
     "policy/kernels/modules.ts",
     "policy/kernels/obs.wasm",
     "policy/learner.ts",
-    "policy/mapf_training_env.ts",
     "policy/mlp.ts",
     "policy/observation.ts",
-    "policy/observation_encoder.ts",
     "policy/onnx_export.ts",
     "policy/ppo_loss.ts",
     "policy/pvl.ts",
-    "policy/reward.ts",
+    "policy/reward_spec.ts",
     "policy/simd_learner.ts",
     "policy/simd_mlp.ts",
     "policy/trainer.ts",
@@ -718,6 +713,15 @@ Deno.test("digest coverage: a family's digest is its own code; no built-in famil
   }
   assert.ok(MAPF_FAMILY_FILES.includes("mapf/generator.ts"));
   assert.ok(!MAPF_FAMILY_FILES.includes("families/registry.ts"));
+  // the trainer imports no family: training mazes digests no MAPF dynamics
+  // (only the seeded generator it shares)
+  const mazeTrain = allKinds.find((k) => k.name === "maze.train")!;
+  assert.deepEqual(
+    Object.keys(codeDigest(mazeTrain.module).files).filter((x) =>
+      x.startsWith("mapf/") || x === "policy/mapf_training_env.ts"
+    ),
+    ["mapf/rng.ts"],
+  );
 });
 
 Deno.test("digest coverage: each kind's digest covers exactly the files it runs", () => {
