@@ -514,6 +514,7 @@ const DIGEST_FILES: Record<string, readonly string[]> = {
     "policy/ppo_loss.ts",
   ],
   "maze.generate": [
+    "families/family.ts",
     "families/maze/batch_env.ts",
     "families/maze/config.ts",
     "families/maze/diagnosis.ts",
@@ -526,6 +527,7 @@ const DIGEST_FILES: Record<string, readonly string[]> = {
     "families/maze/render.ts",
     "families/maze/test_mazes.ts",
     "mapf/rng.ts",
+    "nodes/family_level_set.ts",
     "nodes/maze_generate.ts",
     "nodes/maze_io.ts",
     "policy/checkpoint.ts",

@@ -88,6 +88,11 @@ export interface LevelIo {
   ): Promise<{ instance: Instance; measured: MeasuredLevel }[]>;
   /** Score instances with the current checkpoint (no learning). */
   score(instances: readonly Instance[], seed: number): Promise<MeasuredLevel[]>;
+  /**
+   * The id of an instance (another family's `instanceId`).
+   * @default the instance's `id`
+   */
+  idOf?(instance: Instance): string;
 }
 
 /**
@@ -178,12 +183,14 @@ export interface PlrOptions {
 /** Merge duplicate training instances: PVL weighted by agent-steps. */
 function _mergeTrained(
   trained: readonly TrainedLevel[],
+  idOf: (instance: Instance) => string,
 ): Map<string, TrainedLevel> {
   const out = new Map<string, TrainedLevel>();
   for (const t of trained) {
-    const o = out.get(t.instance.id);
+    const id = idOf(t.instance);
+    const o = out.get(id);
     if (o === undefined) {
-      out.set(t.instance.id, {
+      out.set(id, {
         instance: t.instance,
         measured: { ...t.measured },
       });
@@ -219,6 +226,7 @@ export function plrEngineer(options: PlrOptions): Engineer {
   if (problem !== null) throw new RangeError(problem);
   const name = options.name ?? "plr-stage";
   const io = options.io;
+  const idOf = io.idOf ?? ((i: Instance) => i.id);
   return {
     name,
     async propose(input: ProposeInput): Promise<Proposal> {
@@ -227,16 +235,17 @@ export function plrEngineer(options: PlrOptions): Engineer {
       const buf = new Map<string, Level>();
       for (const l of io.buffer ?? []) buf.set(l.id, { ...l });
       // 1. scores from training
-      const trained = _mergeTrained(io.trained);
+      const trained = _mergeTrained(io.trained, idOf);
       const replayed: Level[] = [];
       let added = 0;
       for (const t of trained.values()) {
         const m = t.measured;
-        let l = buf.get(t.instance.id);
+        const id = idOf(t.instance);
+        let l = buf.get(id);
         if (l === undefined) {
           const origin: LevelOrigin = "start";
           l = {
-            id: t.instance.id,
+            id,
             instance: t.instance,
             score: 0,
             seen: stage,
@@ -272,9 +281,10 @@ export function plrEngineer(options: PlrOptions): Engineer {
           episodes += f.measured.episodes;
           agentSteps += f.measured.agentSteps;
           sum += levelScore(f.measured);
-          if (buf.has(f.instance.id)) continue;
-          buf.set(f.instance.id, {
-            id: f.instance.id,
+          const id = idOf(f.instance);
+          if (buf.has(id)) continue;
+          buf.set(id, {
+            id,
             instance: f.instance,
             score: levelScore(f.measured),
             seen: stage,
