@@ -10,70 +10,20 @@
  *
  * What a family needs: `env` (a batched environment for envsmith's trainer)
  * for both, and `mutate` for `accel-stage`; a family without them is
- * refused at `plan` ({@linkcode familyLevelProblem}).
+ * refused at `plan` (`familyLevelProblem`, `family_scores.ts`).
  *
  * @module
  */
 import { canonicalJson } from "@envsmith/engine/hash";
 import { checkedMutation, type EnvironmentFamily } from "../families/family.ts";
-import type { MeasuredLevel } from "../engineer/levels.ts";
 import type { LevelIo, TrainedLevel } from "../engineer/plr.ts";
 import { defaultBox, sampleFamilyBox } from "../engineer/dr.ts";
 import type { Instance } from "../mapf/instance.ts";
 import { hashString, Rng } from "../mapf/rng.ts";
 import type { Checkpoint } from "../policy/checkpoint.ts";
-import { Trainer } from "../policy/trainer.ts";
-import type { TrainingEnv } from "../policy/training_env.ts";
+import { scoreFamilyLevels } from "./family_scores.ts";
 
-/**
- * Why `engineer` cannot run on `family`, in one line naming the family and
- * what is missing, or `null`.
- */
-export function familyLevelProblem(
-  engineer: string,
-  family: EnvironmentFamily,
-  needs: { readonly mutate: boolean },
-): string | null {
-  if (family.env === undefined) {
-    return `family ${family.name} has no batched environment (env) for envsmith's trainer, which ${engineer} rolls the policy out through to score levels; give the family an env, or use dr-stage, band or random`;
-  }
-  if (needs.mutate && family.mutate === undefined) {
-    return `family ${family.name} has no mutate, ACCEL's edit; give the family a mutate, or use plr-stage`;
-  }
-  return null;
-}
-
-/**
- * Scores of `instances` of `family` under `ck`: each played once to its end
- * (actions sampled, seeded) with no learning; PVL from GAE(`gamma`, 0.95)
- * as the trainer computes it.
- */
-export function scoreFamilyLevels(
-  family: EnvironmentFamily,
-  ck: Checkpoint,
-  instances: readonly unknown[],
-  options: { readonly seed: number; readonly gamma: number },
-): MeasuredLevel[] {
-  if (instances.length === 0) return [];
-  const env = family.env!;
-  const tr = new Trainer(ck, {
-    count: instances.length,
-    create: (o) =>
-      env.create(instances, { envs: o.envs, seed: o.seed }) as TrainingEnv,
-  }, {
-    episodes: "once",
-    seed: options.seed >>> 0,
-    gamma: options.gamma,
-  });
-  tr.update({ learn: false });
-  const s = tr.levelScores();
-  return instances.map((_, i) => ({
-    episodes: s.episodes[i]!,
-    successes: s.successes[i]!,
-    agentSteps: s.steps[i]!,
-    pvl: s.pvl[i]!,
-  }));
-}
+export { familyLevelProblem, scoreFamilyLevels } from "./family_scores.ts";
 
 /**
  * The {@linkcode LevelIo} of `plr-stage`/`accel-stage` on `family`: the

@@ -176,3 +176,67 @@ Deno.test("plr-stage and accel-stage on a family without a batched environment, 
   );
   assert.equal(engineerFamilyProblem(plr, {}, noMutate), null);
 });
+
+Deno.test("probe and probe-base on the maze family: candidates are one-step moves of the family's dimensions, each rolled out through the family's environment; a family without one is refused", async () => {
+  const ctx = memoryContext("/tmp", { seed: 6 });
+  const families = builtinFamilyRegistry();
+  const envs = await run(generate, { config: EASY, count: 8, seed: 1 }, ctx);
+  const policy = await run(train, {
+    envs: envs.value,
+    samples: 1000,
+    parallel: 8,
+    steps: 32,
+    hidden: [16],
+    seed: 2,
+  }, ctx);
+  const opts = {
+    engineers,
+    families,
+    readBlob: ctx.readBlob,
+    writeBlob: ctx.writeBlob,
+  };
+  const params = {
+    family: "maze",
+    engineer: {
+      name: "probe",
+      policy: policy.value,
+      candidates: 4,
+      probe_instances: 6,
+      probe_episodes: 2,
+      criterion: "learnable",
+    },
+    config: EASY,
+    stage: 1,
+  };
+  const a = await redesign(params as never, 3, opts);
+  const b = await redesign(params as never, 3, opts);
+  assert.deepEqual(a.config, b.config);
+  const events = a.report.events as { detail: string }[];
+  assert.equal(events.length, 4);
+  assert.match(events[0]!.detail, /^candidate 0 \(current, [0-9a-f]{12}\)/);
+  // every candidate: 6 mazes x 2 episodes
+  for (const e of events) {
+    assert.match(e.detail, /over 6 instances, \d+ agent-steps/);
+  }
+  const cost = a.report.engineer_cost as {
+    episodes: number;
+    agent_steps: number;
+  };
+  assert.equal(cost.episodes, 4 * 6 * 2);
+  assert.ok(cost.agent_steps > 0);
+  assert.equal(
+    v.safeParse(mazeFamily.schema, a.config).success,
+    true,
+  );
+  const probe = engineers.get("probe")!;
+  const base = engineers.get("probe-base")!;
+  assert.match(
+    engineerFamilyProblem(base, {}, lineFamily())!,
+    /^engineer probe-base on line: family line has no batched environment/,
+  );
+  assert.equal(engineerFamilyProblem(probe, {}, mazeFamily), null);
+  assert.match(
+    engineerFamilyProblem(probe, { reward: { goal: 2 } }, mazeFamily)!,
+    /reward is MAPF-FrozenLake's, not family maze's/,
+  );
+});
