@@ -4,7 +4,7 @@ import { memoryContext } from "./_memory_context.ts";
 import { kind as generate } from "./maze_generate.ts";
 import { kind as train } from "./maze_train.ts";
 import { MazesValueSchema, readMazes } from "./maze_io.ts";
-import { redesign } from "./redesign.ts";
+import { redesign, redesignParamsSchema } from "./redesign.ts";
 import { engineers } from "./engineers.ts";
 import { builtinFamilyRegistry } from "../families/builtins.ts";
 import { lineFamily } from "../families/_test_family.ts";
@@ -238,5 +238,34 @@ Deno.test("probe and probe-base on the maze family: candidates are one-step move
   assert.match(
     engineerFamilyProblem(probe, { reward: { goal: 2 } }, mazeFamily)!,
     /reward is MAPF-FrozenLake's, not family maze's/,
+  );
+});
+
+Deno.test("redesign on family maze takes a maze level set as config, and refuses another family's", () => {
+  const schema = redesignParamsSchema(engineers, builtinFamilyRegistry());
+  const set = (family: string, source: unknown) => ({
+    family: "maze",
+    engineer: "fixed",
+    config: {
+      level_set: {
+        version: 1,
+        family,
+        source,
+        instances: { $blob: "ab", size: 1, media: "x" },
+        levels: [],
+      },
+    },
+  });
+  assert.equal(v.safeParse(schema, set("maze", EASY)).success, true);
+  const other = v.safeParse(schema, set("line", EASY));
+  assert.equal(other.success, false);
+  assert.match(
+    other.issues![0]!.message,
+    /a level set of another family \(the node's family is maze\)/,
+  );
+  assert.equal(
+    v.safeParse(schema, set("maze", { ...EASY, size: 99 })).success,
+    false,
+    "the source is checked against the family's space",
   );
 });

@@ -279,8 +279,9 @@ export function engineerSchema(
 }
 
 /**
- * The schema of a configuration of `family` (the default family's also
- * takes a plr/accel level set); `null` for an unknown family.
+ * The schema of a configuration of `family`, or of a plr/accel level set
+ * (another family's names that family and holds a configuration of it);
+ * `null` for an unknown family.
  */
 function _configSchema(
   families: FamilyRegistry | undefined,
@@ -288,7 +289,19 @@ function _configSchema(
 ): v.GenericSchema | null {
   if (name === DEFAULT_FAMILY) return ConfigOrLevelSetSchema;
   const f = families?.get(name);
-  return f === undefined ? null : f.schema;
+  if (f === undefined) return null;
+  const levelSet = v.looseObject({
+    level_set: v.looseObject({
+      family: v.literal(
+        name,
+        `a level set of another family (the node's family is ${name})`,
+      ),
+      source: f.schema,
+    }),
+  });
+  return v.lazy((input) =>
+    isLevelSet(input) ? levelSet : f.schema
+  ) as unknown as v.GenericSchema;
 }
 
 /**
