@@ -712,10 +712,17 @@ const ENGINEER_FILES: Record<string, readonly string[]> = {
     "schemas/env_config.ts",
     "schemas/llm.ts",
   ],
-  "scripted": ["engineer/scripted.ts", "schemas/env_config.ts"],
+  "scripted": [
+    "engineer/engineer_kind.ts",
+    "engineer/scripted.ts",
+    "families/family.ts",
+    "schemas/env_config.ts",
+  ],
   "blind": [
     "engineer/blind.ts",
     "engineer/config_ops.ts",
+    "engineer/engineer_kind.ts",
+    "families/family.ts",
     "schemas/env_config.ts",
   ],
   "exec": [
