@@ -671,7 +671,9 @@ const ENGINEER_FILES: Record<string, readonly string[]> = {
   ],
   "replay": [
     "engineer/config_ops.ts",
+    "engineer/engineer_kind.ts",
     "engineer/replay.ts",
+    "families/family.ts",
     "mapf/rng.ts",
     "schemas/env_config.ts",
   ],
