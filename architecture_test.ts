@@ -2,7 +2,7 @@
  * The architecture the code keeps, checked: the engine is a package reached
  * only through its doors (the subpath exports of engine/deno.json), that
  * imports nothing outside engine/, and whose folders form layers without an
- * import cycle; each kind's code digest covers exactly the files
+ * import cycle; no import cycle among any of the repository's .ts files; each kind's code digest covers exactly the files
  * the kind runs (leaf imports, no barrels, no renderers in training kinds);
  * and editing a file no kind runs leaves every cached entry valid.
  *
@@ -171,6 +171,101 @@ Deno.test("architecture: engine folders form layers with no import cycle between
   for (const n of edges.keys()) visit(n, []);
   // The layers are real: the top reaches the bottom.
   assert.ok(edges.get("cli")?.has("compile"));
+});
+
+/** The engine's doors as project-relative files (`@envsmith/engine/compile` -> `engine/compile/mod.ts`). */
+const DOOR_FILES: ReadonlyMap<string, string> = new Map(
+  Object.entries(
+    (JSON.parse(Deno.readTextFileSync(join(ROOT, "engine/deno.json"))) as {
+      exports: Record<string, string>;
+    }).exports,
+  ).map(([k, file]) => [
+    k === "." ? "@envsmith/engine" : `@envsmith/engine${k.slice(1)}`,
+    join("engine", file),
+  ]),
+);
+
+/**
+ * The import graph of the project's .ts files: file -> the project files
+ * it imports (relative imports, type-only ones included, and the engine's
+ * doors).
+ */
+function importGraph(): Map<string, string[]> {
+  const files = sourceFiles();
+  const known = new Set(files);
+  const edges = new Map<string, string[]>();
+  for (const file of files) {
+    const to: string[] = [];
+    for (const spec of specifiers(Deno.readTextFileSync(join(ROOT, file)))) {
+      const target = spec.startsWith(".")
+        ? relative(ROOT, resolve(ROOT, dirname(file), spec))
+        : DOOR_FILES.get(spec);
+      if (target !== undefined && known.has(target)) to.push(target);
+    }
+    edges.set(file, to);
+  }
+  return edges;
+}
+
+/** An import cycle of `edges` as its files in order (the first repeated last), or `null`. */
+function findCycle(
+  edges: ReadonlyMap<string, readonly string[]>,
+): string[] | null {
+  const state = new Map<string, "open" | "done">();
+  const stack: string[] = [];
+  const visit = (n: string): string[] | null => {
+    const s = state.get(n);
+    if (s === "done") return null;
+    if (s === "open") return [...stack.slice(stack.indexOf(n)), n];
+    state.set(n, "open");
+    stack.push(n);
+    for (const m of edges.get(n) ?? []) {
+      const c = visit(m);
+      if (c !== null) return c;
+    }
+    stack.pop();
+    state.set(n, "done");
+    return null;
+  };
+  for (const n of [...edges.keys()].sort()) {
+    const c = visit(n);
+    if (c !== null) return c;
+  }
+  return null;
+}
+
+Deno.test("architecture: the cycle finder names a cycle's files in order and passes a graph without one", () => {
+  const g = new Map([
+    ["a.ts", ["b.ts"]],
+    ["b.ts", ["c.ts", "d.ts"]],
+    ["c.ts", ["a.ts"]],
+    ["d.ts", []],
+  ]);
+  assert.deepEqual(findCycle(g), ["a.ts", "b.ts", "c.ts", "a.ts"]);
+  g.set("c.ts", ["d.ts"]);
+  assert.equal(findCycle(g), null);
+});
+
+Deno.test("architecture: no import cycle among the repository's .ts files", () => {
+  const edges = importGraph();
+  // the graph is real: it reaches across folders and through the doors
+  assert.ok(edges.get("cli.ts")!.length > 5);
+  assert.ok(
+    edges.get("nodes/train.ts")!.includes("policy/trainer.ts"),
+    "nodes/train.ts -> policy/trainer.ts",
+  );
+  assert.ok(
+    edges.get("nodes/redesign.ts")!.some((f) => f.startsWith("engine/")),
+    "a door resolves to its file",
+  );
+  const cycle = findCycle(edges);
+  assert.equal(
+    cycle,
+    null,
+    `import cycle: ${
+      cycle?.join(" -> ")
+    }; move what both sides need into a file of its own`,
+  );
 });
 
 Deno.test("architecture: engine/ passes deno publish --dry-run but for its license", async () => {
@@ -394,6 +489,7 @@ const DIGEST_FILES: Record<string, readonly string[]> = {
     "policy/ppo_loss.ts",
     "policy/pvl.ts",
     "policy/reward.ts",
+    "policy/reward_spec.ts",
     "policy/sampler_training.ts",
     "policy/simd_learner.ts",
     "policy/simd_mlp.ts",
@@ -420,6 +516,7 @@ const DIGEST_FILES: Record<string, readonly string[]> = {
     "policy/ppo_loss.ts",
   ],
   "maze.generate": [
+    "families/family.ts",
     "families/maze/batch_env.ts",
     "families/maze/config.ts",
     "families/maze/diagnosis.ts",
@@ -432,6 +529,7 @@ const DIGEST_FILES: Record<string, readonly string[]> = {
     "families/maze/render.ts",
     "families/maze/test_mazes.ts",
     "mapf/rng.ts",
+    "nodes/family_level_set.ts",
     "nodes/maze_generate.ts",
     "nodes/maze_io.ts",
     "policy/checkpoint.ts",
@@ -442,13 +540,9 @@ const DIGEST_FILES: Record<string, readonly string[]> = {
     "policy/ppo_loss.ts",
   ],
   "maze.train": [
-    // the trainer brings MAPF-FrozenLake's batched environment (its default) along
     "families/maze/batch_env.ts",
     "families/maze/maze.ts",
     "families/maze/maze_json.ts",
-    "mapf/batch_env.ts",
-    "mapf/grid.ts",
-    "mapf/outcome.ts",
     "mapf/rng.ts",
     "nodes/maze_io.ts",
     "nodes/maze_train.ts",
@@ -460,14 +554,12 @@ const DIGEST_FILES: Record<string, readonly string[]> = {
     "policy/kernels/modules.ts",
     "policy/kernels/obs.wasm",
     "policy/learner.ts",
-    "policy/mapf_training_env.ts",
     "policy/mlp.ts",
     "policy/observation.ts",
-    "policy/observation_encoder.ts",
     "policy/onnx_export.ts",
     "policy/ppo_loss.ts",
     "policy/pvl.ts",
-    "policy/reward.ts",
+    "policy/reward_spec.ts",
     "policy/simd_learner.ts",
     "policy/simd_mlp.ts",
     "policy/trainer.ts",
@@ -581,21 +673,26 @@ const ENGINEER_FILES: Record<string, readonly string[]> = {
   ],
   "replay": [
     "engineer/config_ops.ts",
+    "engineer/engineer_kind.ts",
     "engineer/replay.ts",
+    "families/family.ts",
     "mapf/rng.ts",
     "schemas/env_config.ts",
   ],
   "llm": [
     "engineer/config_ops.ts",
     "engineer/engineer_kind.ts",
+    "engineer/family_reply.ts",
     "engineer/llm.ts",
     "engineer/llm_serve.ts",
+    "engineer/prompts/family/system.md",
     "engineer/prompts/informed/system.md",
     "engineer/prompts/neutral/system.md",
     "engineer/prompts/retry.md",
     "engineer/prompts/user.md",
     "engineer/reply_check.ts",
     "engineer/reply_format.ts",
+    "families/family.ts",
     "llm/cache.ts",
     "llm/client.ts",
     "llm/endpoint.ts",
@@ -622,10 +719,17 @@ const ENGINEER_FILES: Record<string, readonly string[]> = {
     "schemas/env_config.ts",
     "schemas/llm.ts",
   ],
-  "scripted": ["engineer/scripted.ts", "schemas/env_config.ts"],
+  "scripted": [
+    "engineer/engineer_kind.ts",
+    "engineer/scripted.ts",
+    "families/family.ts",
+    "schemas/env_config.ts",
+  ],
   "blind": [
     "engineer/blind.ts",
     "engineer/config_ops.ts",
+    "engineer/engineer_kind.ts",
+    "families/family.ts",
     "schemas/env_config.ts",
   ],
   "exec": [
@@ -720,6 +824,15 @@ Deno.test("digest coverage: a family's digest is its own code; no built-in famil
   }
   assert.ok(MAPF_FAMILY_FILES.includes("mapf/generator.ts"));
   assert.ok(!MAPF_FAMILY_FILES.includes("families/registry.ts"));
+  // the trainer imports no family: training mazes digests no MAPF dynamics
+  // (only the seeded generator it shares)
+  const mazeTrain = allKinds.find((k) => k.name === "maze.train")!;
+  assert.deepEqual(
+    Object.keys(codeDigest(mazeTrain.module).files).filter((x) =>
+      x.startsWith("mapf/") || x === "policy/mapf_training_env.ts"
+    ),
+    ["mapf/rng.ts"],
+  );
 });
 
 Deno.test("digest coverage: each kind's digest covers exactly the files it runs", () => {

@@ -32,6 +32,7 @@ import {
   type Instance,
   InstancePool,
 } from "../mapf/mod.ts";
+import { mapfTrainingSource } from "../policy/mapf_training_env.ts";
 import {
   initCheckpoint,
   mlpRunner,
@@ -68,7 +69,7 @@ const sets: Record<string, Instance[]> = {
 const genSeconds = (performance.now() - t0) / 1000;
 
 const ck = initCheckpoint({ seed });
-const trainer = new Trainer(ck, InstancePool.from(train), {
+const trainer = new Trainer(ck, mapfTrainingSource(InstancePool.from(train)), {
   algo,
   seed,
   kernel,

@@ -26,6 +26,7 @@
  */
 import { join } from "node:path";
 import { BatchEnv, generate, InstancePool, Rng } from "../mapf/mod.ts";
+import { mapfTrainingSource } from "../policy/mapf_training_env.ts";
 import {
   DEFAULT_OBS,
   exportOnnx,
@@ -225,10 +226,14 @@ for (const preset of ["easy", "hard"] as const) {
   const ms = { ts: [] as number[], simd: [] as number[] };
   for (let round = 0; round < 3; round++) {
     for (const kernel of ["ts", "simd"] as const) {
-      const tr = new Trainer(initCheckpoint({ seed: 1 }), pool, {
-        seed: 5,
-        kernel,
-      });
+      const tr = new Trainer(
+        initCheckpoint({ seed: 1 }),
+        mapfTrainingSource(pool),
+        {
+          seed: 5,
+          kernel,
+        },
+      );
       tr.update();
       let samples = 0, updates = 0;
       const t = performance.now();

@@ -92,6 +92,19 @@ export interface AccelOptions extends Omit<PlrOptions, "evolve" | "name"> {
   maxAgents?: number;
   /** Draws per edited level. @default {20} */
   tries?: number;
+  /**
+   * Another family's edit (its checked mutation, `steps` times): a child of
+   * `instance`, or `null` when no valid child was found in `tries` draws.
+   * Absent: MAPF-FrozenLake's edits (`mapf/mutate.ts`).
+   */
+  edit?: (
+    instance: Instance,
+    id: string,
+    rng: Rng,
+    options: { readonly steps: number; readonly tries: number },
+  ) => { instance: Instance; edits: readonly string[] } | null;
+  /** A child as the events show it. Absent: its reference makespan and horizon. */
+  describe?: (instance: Instance) => string;
 }
 
 /**
@@ -111,6 +124,13 @@ export function accelEngineer(options: AccelOptions): Engineer {
   const problem = accelProblem(count, steps, maxAgents, Infinity);
   if (problem !== null) throw new RangeError(problem);
   const io: LevelIo = options.io;
+  const idOf = io.idOf ?? ((i: Instance) => i.id);
+  const edit = options.edit ??
+    ((instance, id, rng, o) =>
+      editLevel(instance, id, rng, { ...o, maxAgents }));
+  const describe = options.describe ??
+    ((i: Instance) =>
+      `reference makespan ${i.reference!.makespan}, horizon ${i.horizon}`);
   return plrEngineer({
     ...options,
     name: "accel-stage",
@@ -122,17 +142,13 @@ export function accelEngineer(options: AccelOptions): Engineer {
       const children: {
         instance: Instance;
         parent: Level;
-        edits: EditKind[];
+        edits: readonly (EditKind | string)[];
       }[] = [];
       let skipped = 0;
       parents.forEach((parent, j) => {
         const rng = new Rng(seed, stage, j);
         const id = `accel-s${stage}-${j}`;
-        const r = editLevel(parent.instance, id, rng, {
-          steps,
-          maxAgents,
-          tries,
-        });
+        const r = edit(parent.instance, id, rng, { steps, tries });
         if (r === null) skipped++;
         else children.push({ ...r, parent });
       });
@@ -146,7 +162,7 @@ export function accelEngineer(options: AccelOptions): Engineer {
         episodes += m.episodes;
         agentSteps += m.agentSteps;
         return {
-          id: c.instance.id,
+          id: idOf(c.instance),
           instance: c.instance,
           score: levelScore(m),
           seen: stage,
@@ -169,11 +185,9 @@ export function accelEngineer(options: AccelOptions): Engineer {
       for (const c of children.slice(0, 3)) {
         events.push({
           type: "choice",
-          detail: `${c.instance.id} = ${c.parent.id} + ${
+          detail: `${idOf(c.instance)} = ${c.parent.id} + ${
             c.edits.join(", ")
-          } (reference makespan ${
-            c.instance.reference!.makespan
-          }, horizon ${c.instance.horizon})`,
+          } (${describe(c.instance)})`,
         });
       }
       return { levels, events, episodes, agentSteps };

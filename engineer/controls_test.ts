@@ -5,7 +5,8 @@ import {
   parseEnvConfig,
   PRESETS,
 } from "../schemas/mod.ts";
-import { blindEngineer } from "./blind.ts";
+import { blindEngineer, familyPace } from "./blind.ts";
+import { lineFamily } from "../families/_test_family.ts";
 import { scriptedEngineer } from "./scripted.ts";
 import {
   buildContext,
@@ -14,7 +15,7 @@ import {
 } from "./context.ts";
 import { curriculumPace, FRONTIER, step, stepsAlong } from "./config_ops.ts";
 import { decideRules } from "./rules.ts";
-import { createEngineer } from "./builtins.ts";
+import { builtinEngineerRegistry, createEngineer } from "./builtins.ts";
 import { EngineerConfigError } from "./engineer_kind.ts";
 import { zeroOutcomeCounts } from "../schemas/findings.ts";
 
@@ -124,5 +125,54 @@ Deno.test("scripted engineer: proposes its script whatever the context; registry
   assert.equal(
     createEngineer("blind", { pace: [easy, easy] }).name,
     "blind",
+  );
+});
+
+Deno.test("scripted and blind on another family: the script is the family's configuration; blind spends the informed pace along the least developed dimension", async () => {
+  const line = lineFamily();
+  const env = { baseDir: ".", log: () => {}, family: line };
+  const input = (config: unknown) => ({
+    context: { json: { stage: 1 }, text: "" } as never,
+    config: config as never,
+    seed: 1,
+  });
+  const s = createEngineer("scripted", { script: { length: 7, gaps: 2 } }, env);
+  const p = await s.propose(input(line.presets.easy));
+  assert.deepEqual(p.config, { length: 7, gaps: 2 });
+  assert.match(
+    p.rationale,
+    /^scripted engineer: replays the scripted configuration [0-9a-f]{12}; the context is not read\.$/,
+  );
+  assert.throws(
+    () => createEngineer("scripted", { script: { length: 20, gaps: 0 } }, env),
+    /^EngineerConfigError: engineer scripted on family line: script is outside the family's space/,
+  );
+  const kind = builtinEngineerRegistry().get("scripted")!;
+  assert.match(
+    kind.checkFamily!({ script: { length: 0, gaps: 0 } }, line)!,
+    /script is outside the family's space/,
+  );
+  assert.equal(kind.checkFamily!({ script: "$config[seed=+1]" }, line), null);
+  const b = createEngineer("blind", {
+    pace: [{ length: 2, gaps: 0 }, { length: 4, gaps: 0 }],
+  }, env);
+  const q = await b.propose(input(line.presets.easy));
+  assert.deepEqual(q.config, { length: 3, gaps: 1 });
+  assert.equal(
+    q.rationale,
+    "blind engineer: informed pace +2; length +1, gaps +1.",
+  );
+  const back = createEngineer("blind", {
+    pace: [{ length: 5, gaps: 1 }, { length: 5, gaps: 0 }],
+  }, env);
+  const r = await back.propose(input({ length: 9, gaps: 1 }));
+  assert.deepEqual(
+    r.config,
+    { length: 8, gaps: 1 },
+    "easing the most developed",
+  );
+  assert.equal(
+    familyPace(line, { length: 2, gaps: 3 }, { length: 1, gaps: 0 }),
+    -4,
   );
 });

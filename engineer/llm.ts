@@ -68,7 +68,15 @@ import type {
   Proposal,
   ProposeInput,
 } from "./engineer.ts";
-import { replyGrammar, replyResponseFormat } from "./reply_format.ts";
+import {
+  familyConfigJsonSchema,
+  familyReplyGrammar,
+  familyReplyResponseFormat,
+  replyGrammar,
+  replyResponseFormat,
+} from "./reply_format.ts";
+import { checkFamilyReply } from "./family_reply.ts";
+import { DEFAULT_FAMILY, type EnvironmentFamily } from "../families/family.ts";
 import { checkReply } from "./reply_check.ts";
 import type { EngineerEnv, EngineerKind } from "./engineer_kind.ts";
 import { EngineerConfigError } from "./engineer_kind.ts";
@@ -103,6 +111,12 @@ export interface PromptTemplates {
   user: string;
   /** Re-ask prompt. */
   retry: string;
+  /**
+   * System prompt on a family other than MAPF-FrozenLake (its name,
+   * description, dimensions and configuration schema filled in).
+   * @default the file prompts/family/system.md
+   */
+  familySystem?: string;
 }
 
 /** Read a variant's prompt templates (synchronously: also used while planning). */
@@ -126,7 +140,26 @@ export function loadPrompts(
     : Deno.readTextFileSync(
       new URL("./prompts/neutral/system.md", import.meta.url),
     );
-  return { system, user: read("user.md"), retry: read("retry.md") };
+  return {
+    system,
+    user: read("user.md"),
+    retry: read("retry.md"),
+    familySystem: Deno.readTextFileSync(
+      new URL("./prompts/family/system.md", import.meta.url),
+    ),
+  };
+}
+
+/**
+ * The dimensions of `family` as the model is shown them: bounds, step,
+ * direction of difficulty and meaning.
+ */
+export function familyDimensionsText(family: EnvironmentFamily): string {
+  return family.dimensions.map((d) =>
+    `- ${d.path}: ${
+      d.integer ? "integer" : "number"
+    } ${d.min}..${d.max}, step ${d.step}, harder ${d.harder}: ${d.description}`
+  ).join("\n");
 }
 
 /** sha256 (hex) of a variant's prompt templates. */
@@ -206,6 +239,11 @@ export interface LlmEngineerOptions {
    * (served models stop their server there).
    */
   connect?: (chat: AnyChatOptions) => ChatSession;
+  /**
+   * The family the configuration belongs to: its schema in the prompt, the
+   * grammar and the reply check. @default MAPF-FrozenLake
+   */
+  family?: EnvironmentFamily;
 }
 
 /** A client whose resources end with the proposal (a served model's server). */
@@ -230,12 +268,16 @@ export function llmEngineer(options: LlmEngineerOptions): Engineer {
   const reasks = options.reasks ?? 2;
   const onError = options.onEndpointError ?? "throw";
   const constrain = options.constrain ?? "json_schema";
+  const family = options.family !== undefined &&
+      options.family.name !== DEFAULT_FAMILY
+    ? options.family
+    : undefined;
   return {
     name: "llm",
     async propose(input: ProposeInput): Promise<Proposal> {
       const prompts = options.prompts ?? loadPrompts(options.prompt);
       const client: ChatSession = (options.connect ?? createChatClient)(
-        _constrained(options.chat, constrain),
+        _constrained(options.chat, constrain, family),
       );
       try {
         return await _propose(client, prompts, input);
@@ -251,9 +293,9 @@ export function llmEngineer(options: LlmEngineerOptions): Engineer {
     prompts: PromptTemplates,
     input: ProposeInput,
   ): Promise<Proposal> {
-    const messages = _firstMessages(prompts, input.context);
+    const messages = _firstMessages(prompts, input.context, family);
     const run = _newRun(input.context);
-    const previous = heaviest(input.config);
+    const previous = family === undefined ? heaviest(input.config) : undefined;
     const keep = (rationale: string): Proposal => {
       run.llm.fallback = 1;
       return { config: input.config, rationale, ...run };
@@ -278,7 +320,9 @@ export function llmEngineer(options: LlmEngineerOptions): Engineer {
       }
       _recordReply(run, reply);
       const text = reply.text;
-      const check = checkReply(text, previous, { seed: input.seed });
+      const check = family === undefined
+        ? checkReply(text, previous!, { seed: input.seed })
+        : checkFamilyReply(family, text, input.config);
       if (check.ok) {
         if (check.adjustments.length > 0) {
           run.llm.clamped = 1;
@@ -372,11 +416,19 @@ function _newRun(ctx: BuiltContext): _Run {
 function _firstMessages(
   prompts: PromptTemplates,
   ctx: BuiltContext,
+  family: EnvironmentFamily | undefined,
 ): ChatMessage[] {
   return [
     {
       role: "system",
-      content: _fill(prompts.system, { dimensions: dimensionsText() }),
+      content: family === undefined
+        ? _fill(prompts.system, { dimensions: dimensionsText() })
+        : _fill(prompts.familySystem ?? loadPrompts().familySystem!, {
+          family: family.name,
+          description: family.description,
+          dimensions: familyDimensionsText(family),
+          schema: JSON.stringify(familyConfigJsonSchema(family)),
+        }),
     },
     {
       role: "user",
@@ -439,16 +491,26 @@ function _maxTokens(chat: AnyChatOptions): string {
 function _constrained(
   chat: AnyChatOptions,
   constrain: "json_schema" | "json_object" | "none",
+  family: EnvironmentFamily | undefined,
 ): AnyChatOptions {
   if (isLocalChatOptions(chat)) {
     if (constrain === "none" || chat.thinking === "on") return chat;
-    return { ...chat, grammar: replyGrammar() };
+    return {
+      ...chat,
+      grammar: family === undefined
+        ? replyGrammar()
+        : familyReplyGrammar(family),
+    };
   }
   return {
     ...chat,
     maxTokens: chat.maxTokens ?? ENGINEER_MAX_TOKENS,
     ...(constrain === "json_schema"
-      ? { responseFormat: replyResponseFormat() }
+      ? {
+        responseFormat: family === undefined
+          ? replyResponseFormat()
+          : familyReplyResponseFormat(family),
+      }
       : constrain === "json_object"
       ? { jsonMode: true }
       : {}),
@@ -528,6 +590,7 @@ function _reportingEngineer(
   const prompt = params.prompt ?? "neutral";
   const inner = llmEngineer({
     ...options,
+    ...(env.family === undefined ? {} : { family: env.family }),
     prompt,
     ...(params.reasks === undefined ? {} : { reasks: params.reasks }),
     ...(env.onEndpointError === undefined
@@ -557,6 +620,7 @@ export const engineer: EngineerKind<LlmEngineerParams> = {
     "asks a language model (an OpenAI-compatible server or a local GGUF file) for the next configuration",
   params: _LlmParams,
   module: import.meta.url,
+  families: "any",
   fingerprint(params, info) {
     const p = params as
       | { llm?: unknown; prompt?: unknown; serve?: unknown }

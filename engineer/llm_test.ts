@@ -9,6 +9,9 @@ import { LlmTimeoutError, startStubServer } from "../llm/mod.ts";
 import { buildContext } from "./context.ts";
 import { checkReply, llmEngineer, loadPrompts, promptDigest } from "./llm.ts";
 import { diagnose } from "./diagnose.ts";
+import { lineFamily } from "../families/_test_family.ts";
+import { familyReplyGrammar } from "./reply_format.ts";
+import type { ChatMessage } from "../llm/client.ts";
 import { slipHoleEpisode, successEpisode } from "./_fixtures.ts";
 
 const easy = PRESETS.easy;
@@ -321,4 +324,65 @@ Deno.test("llm engineer: a valid config the generator cannot realise is re-asked
   );
   assert.match(stub.requests[1]!.body.messages[3].content, /cannot realise/);
   assert.equal(p.llm!.reasks, 1);
+});
+
+Deno.test("llm on another family: the family's dimensions and schema in the prompt, its reply schema as the constraint, replies checked against its space", async () => {
+  const line = lineFamily();
+  const seen: { messages: readonly ChatMessage[] }[] = [];
+  let options: unknown;
+  const replies = [
+    '{"rationale": "too long", "config": {"length": 12, "gaps": 0}}',
+    '{"rationale": "one more gap", "config": {"length": 5, "gaps": 2}}',
+  ];
+  const e = llmEngineer({
+    chat: { baseURL: "http://127.0.0.1:9/v1", model: "m" },
+    family: line,
+    connect: (chat) => {
+      options = chat;
+      return {
+        model: "m",
+        chat: (messages) => {
+          seen.push({ messages: [...messages] });
+          return Promise.resolve({
+            text: replies[seen.length - 1]!,
+            finishReason: "stop",
+            usage: { promptTokens: 1, completionTokens: 1, totalTokens: 2 },
+            cached: false,
+            requestHash: "h",
+            attempts: [],
+          } as never);
+        },
+      };
+    },
+  });
+  const p = await e.propose({
+    context: {
+      json: { type: "stats", stage: 1 },
+      text: "Family: line",
+    } as never,
+    config: line.presets.medium as never,
+    seed: 1,
+  });
+  assert.deepEqual(p.config, { length: 5, gaps: 2 });
+  assert.equal(p.rationale, "llm engineer: one more gap");
+  const system = seen[0]!.messages[0]!.content;
+  assert.match(system, /the family "line": walk to the end of a line/);
+  assert.match(
+    system,
+    /- gaps: integer 0\.\.3, step 1, harder up: gaps to jump/,
+  );
+  assert.match(system, /"length":\{"type":"integer","minimum":1,"maximum":9/);
+  assert.doesNotMatch(system, /FrozenLake/);
+  // the first reply was outside the space: re-asked with the error
+  assert.equal(seen.length, 2);
+  assert.match(
+    seen[1]!.messages.at(-1)!.content,
+    /config\.length: .*\(family line\)/,
+  );
+  const format = (options as {
+    responseFormat: { json_schema: { schema: { required: string[] } } };
+  })
+    .responseFormat.json_schema.schema;
+  assert.deepEqual(format.required, ["rationale", "config"]);
+  assert.match(familyReplyGrammar(line), /rationale/);
 });

@@ -88,6 +88,11 @@ export interface LevelIo {
   ): Promise<{ instance: Instance; measured: MeasuredLevel }[]>;
   /** Score instances with the current checkpoint (no learning). */
   score(instances: readonly Instance[], seed: number): Promise<MeasuredLevel[]>;
+  /**
+   * The id of an instance (another family's `instanceId`).
+   * @default the instance's `id`
+   */
+  idOf?(instance: Instance): string;
 }
 
 /**
@@ -178,12 +183,14 @@ export interface PlrOptions {
 /** Merge duplicate training instances: PVL weighted by agent-steps. */
 function _mergeTrained(
   trained: readonly TrainedLevel[],
+  idOf: (instance: Instance) => string,
 ): Map<string, TrainedLevel> {
   const out = new Map<string, TrainedLevel>();
   for (const t of trained) {
-    const o = out.get(t.instance.id);
+    const id = idOf(t.instance);
+    const o = out.get(id);
     if (o === undefined) {
-      out.set(t.instance.id, {
+      out.set(id, {
         instance: t.instance,
         measured: { ...t.measured },
       });
@@ -220,6 +227,7 @@ export function plrEngineer(options: PlrOptions): Engineer {
   if (problem !== null) throw new RangeError(problem);
   const name = options.name ?? "plr-stage";
   const io = options.io;
+  const idOf = io.idOf ?? ((i: Instance) => i.id);
   return {
     name,
     async propose(input: ProposeInput): Promise<Proposal> {
@@ -228,7 +236,7 @@ export function plrEngineer(options: PlrOptions): Engineer {
       const buf = new Map<string, Level>();
       for (const l of io.buffer ?? []) buf.set(l.id, { ...l });
       // 1. scores from training
-      const replayed = _rescoreTrained(buf, io.trained, stage, events);
+      const replayed = _rescoreTrained(buf, io.trained, idOf, stage, events);
       // 2. new levels, scored with no learning
       const nNew = Math.round(io.trained.length * (1 - p) / p);
       let episodes = 0, agentSteps = 0;
@@ -286,19 +294,21 @@ export function plrEngineer(options: PlrOptions): Engineer {
 function _rescoreTrained(
   buf: Map<string, Level>,
   trainedList: readonly TrainedLevel[],
+  idOf: (instance: Instance) => string,
   stage: number,
   events: EngineerEvent[],
 ): Level[] {
-  const trained = _mergeTrained(trainedList);
+  const trained = _mergeTrained(trainedList, idOf);
   const replayed: Level[] = [];
   let added = 0;
   for (const t of trained.values()) {
     const m = t.measured;
-    let l = buf.get(t.instance.id);
+    const id = idOf(t.instance);
+    let l = buf.get(id);
     if (l === undefined) {
       const origin: LevelOrigin = "start";
       l = {
-        id: t.instance.id,
+        id,
         instance: t.instance,
         score: 0,
         seen: stage,
@@ -342,9 +352,10 @@ async function _addFresh(
     episodes += f.measured.episodes;
     agentSteps += f.measured.agentSteps;
     sum += levelScore(f.measured);
-    if (buf.has(f.instance.id)) continue;
-    buf.set(f.instance.id, {
-      id: f.instance.id,
+    const id = (io.idOf ?? ((i: Instance) => i.id))(f.instance);
+    if (buf.has(id)) continue;
+    buf.set(id, {
+      id,
       instance: f.instance,
       score: levelScore(f.measured),
       seen: stage,

@@ -40,6 +40,12 @@ import {
 import { buildMixture, FRONTIER, frontier, step } from "./config_ops.ts";
 import type { Engineer, Proposal, ProposeInput } from "./engineer.ts";
 import { hashString, Rng } from "../mapf/rng.ts";
+import { canonicalJson, sha256Hex } from "@envsmith/engine/hash";
+import {
+  DEFAULT_FAMILY,
+  type EnvironmentFamily,
+  stepConfig,
+} from "../families/family.ts";
 
 /** How a candidate's probe went. */
 export interface ProbeScore {
@@ -118,6 +124,41 @@ export function probeCandidates(
 }
 
 /**
+ * The candidates of a stage on another family (exported for tests): the
+ * current configuration first, then up to `k - 1` distinct one-step moves
+ * (harder or easier) along the family's stepped dimensions, in a seeded
+ * order.
+ */
+export function familyProbeCandidates(
+  family: EnvironmentFamily,
+  current: unknown,
+  k: number,
+  rng: Rng,
+): { config: AnyEnvConfig; label: string }[] {
+  const dims = family.stepped ?? family.dimensions.map((d) => d.path);
+  const moves: { dim: string; dir: number }[] = [];
+  for (const dim of dims) for (const dir of [1, -1]) moves.push({ dim, dir });
+  for (let i = moves.length - 1; i > 0; i--) {
+    const j = rng.int(i + 1);
+    [moves[i], moves[j]] = [moves[j]!, moves[i]!];
+  }
+  const out = [{ config: current as AnyEnvConfig, label: "current" }];
+  const seen = new Set([canonicalJson(current as never)]);
+  for (const m of moves) {
+    if (out.length >= k) break;
+    const config = stepConfig(family, current, m.dim, m.dir);
+    const id = canonicalJson(config as never);
+    if (seen.has(id)) continue;
+    seen.add(id);
+    out.push({
+      config: config as AnyEnvConfig,
+      label: `${m.dim} ${m.dir > 0 ? "harder" : "easier"}`,
+    });
+  }
+  return out;
+}
+
+/**
  * The index of the candidate the criterion picks (exported for tests): the
  * first best, so the current configuration (index 0) wins ties.
  */
@@ -172,6 +213,11 @@ export interface ProbeOptions {
   criterion?: ProbeCriterion;
   /** Target success of `target` (tie-break of `learnable`). @default {0.3} */
   target?: number;
+  /**
+   * The family whose space candidates are drawn in (one-step moves along
+   * its stepped dimensions). @default MAPF-FrozenLake's leading-edge moves
+   */
+  family?: EnvironmentFamily;
 }
 
 /**
@@ -197,7 +243,13 @@ export function probeEngineer(options: ProbeOptions): Engineer {
     async propose(input: ProposeInput): Promise<Proposal> {
       const stage = input.context.json.stage ?? 0;
       const rng = new Rng(input.seed, hashString("probe-engineer"), stage);
-      const cands = probeCandidates(input.config, k, rng);
+      const other = options.family !== undefined &&
+        options.family.name !== DEFAULT_FAMILY;
+      const cands = other
+        ? familyProbeCandidates(options.family!, input.config, k, rng)
+        : probeCandidates(input.config, k, rng);
+      const idOf = (c: AnyEnvConfig) =>
+        other ? sha256Hex(canonicalJson(c as never)).slice(0, 12) : configId(c);
       const scores = await options.prober(
         cands.map((c) => c.config),
         (input.seed ^ Math.imul(stage + 1, 0x9e3779b1)) >>> 0,
@@ -212,7 +264,7 @@ export function probeEngineer(options: ProbeOptions): Engineer {
         `success ${s.success.toFixed(3)}, learnable ${s.learnable.toFixed(3)}`;
       const events = cands.map((c, i) => ({
         type: "choice" as const,
-        detail: `candidate ${i} (${c.label}, ${configId(c.config)}): ${
+        detail: `candidate ${i} (${c.label}, ${idOf(c.config)}): ${
           fmt(scores[i]!)
         } over ${scores[i]!.instances} instances, ${
           scores[i]!.agentSteps

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { Rng } from "../mapf/rng.ts";
+import { lineFamily } from "../families/_test_family.ts";
 import {
   type AnyEnvConfig,
   configId,
@@ -9,6 +10,7 @@ import {
 import { buildContext } from "./context.ts";
 import { frontier } from "./config_ops.ts";
 import {
+  familyProbeCandidates,
   probeCandidates,
   probeEngineer,
   probePick,
@@ -101,4 +103,15 @@ Deno.test("probe: K = 0 and a target outside 0..1 are refused in one line", () =
     () => probeEngineer({ prober: () => Promise.resolve([]), candidates: 0 }),
     /candidates must be at least 1/,
   );
+});
+
+Deno.test("probe candidates on another family: the current configuration, then distinct one-step moves of its dimensions", () => {
+  const line = lineFamily();
+  const cur = line.presets.medium!;
+  const c = familyProbeCandidates(line, cur, 8, new Rng(1));
+  assert.deepEqual(c[0], { config: cur, label: "current" });
+  const ids = c.map((x) => JSON.stringify(x.config));
+  assert.equal(new Set(ids).size, c.length);
+  for (const x of c.slice(1)) assert.match(x.label, / (harder|easier)$/);
+  assert.ok(c.length >= 3, `${c.length} candidates`);
 });

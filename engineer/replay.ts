@@ -26,12 +26,23 @@
  *
  * @module
  */
-import { components, configId, type EnvConfig } from "../schemas/env_config.ts";
+import {
+  type AnyEnvConfig,
+  components,
+  configId,
+  type EnvConfig,
+} from "../schemas/env_config.ts";
 import { buildMixture, CURRICULUM_DIMS, step } from "./config_ops.ts";
 import type { Engineer, Proposal, ProposeInput } from "./engineer.ts";
 import { hashString, Rng } from "../mapf/rng.ts";
 import * as v from "valibot";
-import type { EngineerKind } from "./engineer_kind.ts";
+import { EngineerConfigError, type EngineerKind } from "./engineer_kind.ts";
+import { canonicalJson, sha256Hex } from "@envsmith/engine/hash";
+import {
+  DEFAULT_FAMILY,
+  type EnvironmentFamily,
+  stepConfig,
+} from "../families/family.ts";
 
 /** Replay parameters. */
 export const REPLAY_PARAMS = {
@@ -203,6 +214,104 @@ export function replayEngineer(): Engineer {
   };
 }
 
+/**
+ * The replay engineer on another family (one with `mix`): levels are the
+ * components of the current configuration (a family's context carries no
+ * per-component history, so the buffer is the current mixture), each
+ * scored by the learning potential of the findings' overall
+ * `success_rate` (unscored under context `none`); up to two are drawn by
+ * the same rank and staleness mixture, and the best-scored one is edited by
+ * one step along a random stepped dimension (harder with probability 0.7,
+ * the other direction or dimension when a step changes nothing) and added
+ * with weight 0.3.
+ *
+ * @throws {EngineerConfigError} when the family has no `mix`.
+ */
+export function familyReplayEngineer(family: EnvironmentFamily): Engineer {
+  if (family.mix === undefined) {
+    throw new EngineerConfigError(
+      `engineer replay on family ${family.name}: ${
+        familyReplayProblem(family)
+      }`,
+    );
+  }
+  const mix = family.mix;
+  const dims = family.stepped ?? family.dimensions.map((d) => d.path);
+  const idOf = (c: unknown) =>
+    sha256Hex(canonicalJson(c as never)).slice(0, 12);
+  return {
+    name: "replay",
+    propose(input: ProposeInput): Promise<Proposal> {
+      const ctx = input.context.json;
+      const stage = ctx.stage ?? 0;
+      const success = (ctx.stats as { success_rate?: unknown } | undefined)
+        ?.success_rate;
+      const scored = typeof success === "number";
+      const levels: ReplayLevel[] = (family.components?.(input.config) ??
+        [{ weight: 1, config: input.config }]).map((c) => ({
+          id: idOf(c.config),
+          config: c.config as EnvConfig,
+          score: scored ? success * (1 - success) : null,
+          success: scored ? success : null,
+          lastSeen: stage,
+        }));
+      const p = replayProbabilities(levels, stage);
+      const rng = new Rng(input.seed, hashString("replay-engineer"), stage);
+      const pool = levels.map((l, i) => ({ l, p: p[i]! }));
+      const drawn: { l: ReplayLevel; p: number }[] = [];
+      while (drawn.length < REPLAY_PARAMS.draws && pool.length > 0) {
+        const total = pool.reduce((a, b) => a + b.p, 0);
+        let u = rng.float() * total;
+        let k = 0;
+        for (; k < pool.length - 1; k++) {
+          u -= pool[k]!.p;
+          if (u < 0) break;
+        }
+        drawn.push(pool.splice(k, 1)[0]!);
+      }
+      const best = drawn[0]!.l;
+      const first = rng.int(dims.length);
+      const firstDir = rng.float() < REPLAY_PARAMS.harder ? 1 : -1;
+      let dim = dims[first]!, dir = firstDir;
+      let edited: unknown = best.config;
+      search: for (let i = 0; i < dims.length; i++) {
+        for (const d of [firstDir, -firstDir]) {
+          dim = dims[(first + i) % dims.length]!;
+          dir = d;
+          edited = stepConfig(family, best.config, dim, dir);
+          if (idOf(edited) !== best.id) break search;
+        }
+      }
+      const sumP = drawn.reduce((a, b) => a + b.p, 0);
+      const config = mix([
+        ...drawn.map((d) => ({
+          weight: (1 - REPLAY_PARAMS.editWeight) * d.p / sumP,
+          config: d.l.config as unknown,
+        })),
+        { weight: REPLAY_PARAMS.editWeight, config: edited },
+      ]);
+      return Promise.resolve({
+        config: config as AnyEnvConfig,
+        rationale: `replay engineer: buffer of ${levels.length} levels (${
+          scored ? `success ${success.toFixed(3)}` : "unscored"
+        }); replayed ${
+          drawn.map((d) => d.l.id).join(", ")
+        }; edited ${best.id} with ${dim} ${
+          dir > 0 ? "harder" : "easier"
+        } (weight ${REPLAY_PARAMS.editWeight}).`,
+        events: [],
+        reads: scored ? ["stats.success_rate"] : [],
+      });
+    },
+  };
+}
+
+/** What a family lacks for `replay`, in one line, or `null`. */
+export function familyReplayProblem(family: EnvironmentFamily): string | null {
+  if (family.name === DEFAULT_FAMILY || family.mix !== undefined) return null;
+  return `family ${family.name} has no mix (weighted mixtures of configurations), and replay proposes a mixture of replayed and edited configurations; give the family a mix, or use plr-stage (level replay over its instances)`;
+}
+
 /** The `replay` engineer kind (no parameters: {@linkcode REPLAY_PARAMS} are fixed). */
 export const engineer: EngineerKind<Record<string, never>> = {
   name: "replay",
@@ -210,5 +319,10 @@ export const engineer: EngineerKind<Record<string, never>> = {
     "level replay by learning potential p(1-p) (PLR/ACCEL): replays two drawn levels and adds an edit of the best-scored one",
   params: v.strictObject({}),
   module: import.meta.url,
-  create: () => replayEngineer(),
+  families: "any",
+  checkFamily: (_params, family) => familyReplayProblem(family),
+  create: (_params, env) =>
+    env.family !== undefined && env.family.name !== DEFAULT_FAMILY
+      ? familyReplayEngineer(env.family)
+      : replayEngineer(),
 };

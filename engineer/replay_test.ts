@@ -1,4 +1,8 @@
 import assert from "node:assert/strict";
+import { lineFamily } from "../families/_test_family.ts";
+import type { EnvironmentFamily } from "../families/family.ts";
+import { builtinEngineerRegistry } from "./builtins.ts";
+import { engineerFamilyProblem } from "./registry.ts";
 import {
   configId,
   isMixture,
@@ -8,6 +12,7 @@ import {
 import { buildContext } from "./context.ts";
 import { diagnose } from "./diagnose.ts";
 import {
+  familyReplayEngineer,
   REPLAY_PARAMS,
   replayBuffer,
   replayEngineer,
@@ -156,4 +161,47 @@ Deno.test("replay edits the best-scored of the levels it drew (ACCEL), by one cu
   }
   // the check can tell best from worst: most draws differ in score
   assert.ok(distinctScores >= 30, `${distinctScores}`);
+});
+
+Deno.test("replay on another family: the current components scored by the findings' success, one edited by a step of a stepped dimension and mixed in at weight 0.3; a family without mix is refused", async () => {
+  type C = { length: number; gaps: number } | {
+    mixture: { weight: number; config: { length: number; gaps: number } }[];
+  };
+  const base = lineFamily();
+  const family = {
+    ...base,
+    mix: (parts: readonly { weight: number; config: unknown }[]) =>
+      ({ mixture: parts }) as never,
+    components: (c: C) =>
+      "mixture" in c ? c.mixture : [{ weight: 1, config: c }],
+  } as unknown as EnvironmentFamily;
+  const e = familyReplayEngineer(family);
+  const cur = { length: 5, gaps: 1 };
+  const input = {
+    context: {
+      json: { type: "stats", stage: 2, stats: { success_rate: 0.5 } },
+      text: "",
+    } as never,
+    config: cur as never,
+    seed: 3,
+  };
+  const p = await e.propose(input);
+  const parts = (p.config as unknown as {
+    mixture: { weight: number; config: { length: number; gaps: number } }[];
+  }).mixture;
+  assert.equal(parts.length, 2);
+  assert.deepEqual(parts[0], { weight: 0.7, config: cur });
+  assert.equal(parts[1]!.weight, 0.3);
+  const moved = Math.abs(parts[1]!.config.length - 5) +
+    Math.abs(parts[1]!.config.gaps - 1);
+  assert.equal(moved, 1, "one step of one dimension");
+  assert.match(p.rationale, /buffer of 1 levels \(success 0\.500\)/);
+  assert.deepEqual(p.reads, ["stats.success_rate"]);
+  assert.deepEqual((await e.propose(input)).config, p.config, "seeded");
+  const kind = builtinEngineerRegistry().get("replay")!;
+  assert.match(
+    engineerFamilyProblem(kind, {}, base)!,
+    /^engineer replay on line: family line has no mix \(weighted mixtures of configurations\)/,
+  );
+  assert.equal(engineerFamilyProblem(kind, {}, family), null);
 });

@@ -21,6 +21,7 @@
 import { toJsonSchema } from "@valibot/to-json-schema";
 import { EngineerReplySchema } from "../schemas/llm.ts";
 import { type JsonSchema, jsonSchemaToGbnf } from "../llm/gbnf.ts";
+import type { EnvironmentFamily } from "../families/family.ts";
 
 let _schema: JsonSchema | undefined;
 let _grammar: string | undefined;
@@ -53,4 +54,43 @@ export function replyResponseFormat(): Record<string, unknown> {
 export function replyGrammar(): string {
   _grammar ??= jsonSchemaToGbnf(replyJsonSchema());
   return _grammar;
+}
+
+/** The JSON Schema of a configuration of `family` (cross-field checks left out). */
+export function familyConfigJsonSchema(family: EnvironmentFamily): JsonSchema {
+  const s = toJsonSchema(family.schema, { errorMode: "ignore" }) as JsonSchema;
+  delete s.$schema;
+  return s;
+}
+
+/** The JSON Schema of a reply on `family`: `{ rationale, config }`. */
+export function familyReplyJsonSchema(family: EnvironmentFamily): JsonSchema {
+  return {
+    type: "object",
+    properties: {
+      rationale: { type: "string" },
+      config: familyConfigJsonSchema(family),
+    },
+    required: ["rationale", "config"],
+    additionalProperties: false,
+  } as JsonSchema;
+}
+
+/** `response_format` for OpenAI-compatible servers on `family`: its reply schema, strict. */
+export function familyReplyResponseFormat(
+  family: EnvironmentFamily,
+): Record<string, unknown> {
+  return {
+    type: "json_schema",
+    json_schema: {
+      name: "environment_config",
+      strict: true,
+      schema: familyReplyJsonSchema(family),
+    },
+  };
+}
+
+/** The GBNF grammar of a reply on `family` (root rule `root`). */
+export function familyReplyGrammar(family: EnvironmentFamily): string {
+  return jsonSchemaToGbnf(familyReplyJsonSchema(family));
 }

@@ -287,6 +287,39 @@ export interface EnvironmentFamily<
   mix?(components: readonly FamilyComponent<Config>[]): Config;
   /** Optional: a batched environment for envsmith's own PPO. */
   readonly env?: BatchEnvironmentFactory<Instance>;
+  /**
+   * Optional: instances as the JSON lines the family's node kinds store
+   * (the maze's `maze.generate` blob). Absent: one `JSON.stringify` of
+   * each instance a line.
+   */
+  instanceLines?(instances: readonly Instance[]): string;
+  /**
+   * Optional: the inverse of `instanceLines`. Absent: one `JSON.parse` a
+   * line.
+   */
+  parseInstanceLines?(text: string): Instance[];
+}
+
+/** `instances` as JSON lines of `family` (its own format when it has one). */
+export function familyInstanceLines<Instance>(
+  family: Pick<EnvironmentFamily<unknown, Instance>, "instanceLines">,
+  instances: readonly Instance[],
+): string {
+  return family.instanceLines?.(instances) ??
+    instances.map((i) => JSON.stringify(i) + "\n").join("");
+}
+
+/** The instances of JSON lines of `family` (its own format when it has one). */
+export function parseFamilyInstanceLines<Instance>(
+  family: Pick<EnvironmentFamily<unknown, Instance>, "parseInstanceLines">,
+  text: string,
+): Instance[] {
+  if (family.parseInstanceLines !== undefined) {
+    return family.parseInstanceLines(text);
+  }
+  return text.split("\n").filter((l) => l.trim() !== "").map((l) =>
+    JSON.parse(l) as Instance
+  );
 }
 
 /**

@@ -25,9 +25,11 @@ import {
 import {
   intParam,
   levelReplayEngineer,
+  levelReplayFamilyProblem,
   plrEntries,
   type PlrParams,
 } from "./plr_engineer.ts";
+import { familyEdit } from "./family_levels.ts";
 
 const _accelEntries = {
   ...plrEntries,
@@ -60,6 +62,9 @@ export const accel: EngineerKind<PlrParams> = {
     PlrParams
   >["params"],
   module: import.meta.url,
+  families: "any",
+  checkFamily: (params, family) =>
+    levelReplayFamilyProblem("accel-stage", params, family, { mutate: true }),
   fingerprint(params) {
     // an edit that can never keep a level solvable is refused at plan
     const p = (params ?? {}) as { box?: unknown; max_agents?: unknown };
@@ -89,15 +94,23 @@ export const accel: EngineerKind<PlrParams> = {
     }
     return null;
   },
-  create: levelReplayEngineer("accel-stage", (plr, params) =>
-    accelEngineer({
-      ...plr,
-      ...(params.edits === undefined ? {} : { edits: params.edits }),
-      ...(params.edit_steps === undefined
-        ? {}
-        : { editSteps: params.edit_steps }),
-      ...(params.max_agents === undefined
-        ? {}
-        : { maxAgents: params.max_agents }),
-    })),
+  create: levelReplayEngineer(
+    "accel-stage",
+    (plr, params, family) =>
+      accelEngineer({
+        ...plr,
+        // on another family, ACCEL's edit is the family's mutation
+        ...(family === undefined ? {} : {
+          edit: (instance, _id, rng, o) => familyEdit(family, instance, rng, o),
+          describe: (instance) => family.instanceId(instance),
+        }),
+        ...(params.edits === undefined ? {} : { edits: params.edits }),
+        ...(params.edit_steps === undefined
+          ? {}
+          : { editSteps: params.edit_steps }),
+        ...(params.max_agents === undefined
+          ? {}
+          : { maxAgents: params.max_agents }),
+      }),
+  ),
 };

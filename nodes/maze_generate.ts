@@ -9,6 +9,8 @@
  *
  * Parameters: `config` (a maze configuration, see
  * `families/maze/config.ts`, or `{ preset: easy | medium | hard }`),
+ * or the level set of a `plr-stage`/`accel-stage` redesign on family maze
+ * (its buffer: `count` mazes drawn by the replay probabilities),
  * `count` (default 256), `seed` (default the node's seed), `stream` (mixed
  * into the seed, e.g. the stage), or instead `suite` (`heldout`: the named
  * test mazes; `validation`: `count` generated validation mazes). Value:
@@ -18,8 +20,14 @@
  */
 import * as v from "valibot";
 import type { NodeKind } from "@envsmith/engine/kind";
-import { MAZE_PRESETS, MazeConfigSchema } from "../families/maze/config.ts";
-import { validationMazes } from "../families/maze/family.ts";
+import {
+  MAZE_PRESETS,
+  type MazeConfig,
+  MazeConfigSchema,
+} from "../families/maze/config.ts";
+import { mazeFamily, validationMazes } from "../families/maze/family.ts";
+import type { Maze } from "../families/maze/maze.ts";
+import { drawFamilyLevels, readFamilyLevelSet } from "./family_level_set.ts";
 import { generateMazes } from "../families/maze/generate.ts";
 import { testMazes } from "../families/maze/test_mazes.ts";
 import { MazeInputError, writeMazes } from "./maze_io.ts";
@@ -37,6 +45,10 @@ export const MazeGenerateParamsSchema = v.strictObject({
     v.union([
       v.strictObject({ preset: v.picklist(Object.keys(MAZE_PRESETS)) }),
       MazeConfigSchema,
+      // the level set of a plr-stage or accel-stage redesign on family maze
+      v.looseObject({
+        level_set: v.looseObject({ family: v.literal("maze") }),
+      }),
     ]),
   ),
   suite: v.optional(v.picklist(["heldout", "validation"])),
@@ -70,12 +82,35 @@ export const kind: NodeKind<v.InferOutput<typeof MazeGenerateParamsSchema>> = {
       );
     }
     let mazes;
+    if (p.config !== undefined && "level_set" in p.config) {
+      // a plr/accel buffer: `count` mazes drawn by their replay probabilities
+      const set = await readFamilyLevelSet(
+        mazeFamily,
+        p.config,
+        ctx.readBlob,
+      );
+      const seed =
+        ((p.seed ?? ctx.seed) ^ Math.imul(p.stream ?? 0, 0x9e3779b1)) >>> 0;
+      mazes = drawFamilyLevels(
+        set.levels,
+        set.replay,
+        p.count ?? 256,
+        seed,
+      ) as Maze[];
+      ctx.log(
+        `${mazes.length} mazes replayed from a buffer of ${set.levels.length} levels`,
+      );
+      return {
+        value: await writeMazes(mazes, ctx),
+        report: { count: mazes.length, buffer: set.levels.length },
+      };
+    }
     if (p.suite === "heldout") mazes = testMazes();
     else if (p.suite === "validation") mazes = validationMazes(p.count ?? 100);
     else {
       const c = "preset" in p.config!
         ? MAZE_PRESETS[p.config.preset]!
-        : p.config!;
+        : p.config as MazeConfig;
       const seed =
         ((p.seed ?? ctx.seed) ^ Math.imul(p.stream ?? 0, 0x9e3779b1)) >>> 0;
       mazes = generateMazes(c, seed, p.count ?? 256);

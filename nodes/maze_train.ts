@@ -11,7 +11,9 @@
  * `maze.generate` value), `samples` (agent-steps, default 250,000), `lr`
  * (3e-4), `entropy` (0.01), `gamma` (0.995), `parallel` (64
  * environments), `steps` (64 per rollout), `seed`. Value: the maze policy
- * value (`{ onnx, family: "maze", hidden, updates, samples, episodes }`);
+ * value (`{ onnx, family: "maze", hidden, updates, samples, episodes,
+ * level_scores }`, the scores per training maze that `plr-stage` and
+ * `accel-stage` rank levels by);
  * report: the last training point.
  *
  * @module
@@ -113,8 +115,19 @@ export const kind: NodeKind<v.InferOutput<typeof MazeTrainParamsSchema>> = {
         `success ${Number.isNaN(last.success) ? "-" : last.success.toFixed(2)}`,
       );
     }
+    const value = await writeMazePolicy(ck, ctx);
+    // per-maze scores for level-replay engineers (plr-stage, accel-stage),
+    // aligned with the order of `envs`, with the discount they were computed with
+    const lv = trainer.levelScores();
+    value.level_scores = {
+      episodes: Array.from(lv.episodes),
+      successes: Array.from(lv.successes),
+      steps: Array.from(lv.steps),
+      pvl: Array.from(lv.pvl, (x) => Math.round(x * 1e6) / 1e6),
+      gamma: trainer.options.gamma,
+    };
     return {
-      value: await writeMazePolicy(ck, ctx),
+      value,
       report: {
         updates: ck.counters.updates,
         samples: ck.counters.samples,

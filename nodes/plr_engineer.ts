@@ -50,6 +50,13 @@ import { readLevelSet, writeLevelSet } from "./level_set_io.ts";
 import { field } from "./_values.ts";
 import { readCheckpoint, readInstances } from "./policy_io.ts";
 import { RewardParamsSchema } from "./reward_params.ts";
+import { DEFAULT_FAMILY, type EnvironmentFamily } from "../families/family.ts";
+import {
+  readFamilyInstances,
+  readFamilyLevelSet,
+  writeFamilyLevelSet,
+} from "./family_level_set.ts";
+import { familyLevelIo, familyLevelProblem } from "./family_levels.ts";
 
 function _seed31(x: number): number {
   return (x >>> 0) & 0x7fffffff;
@@ -74,6 +81,8 @@ export interface TrainLevelScores {
   steps: readonly number[];
   /** Positive value loss. */
   pvl: readonly number[];
+  /** The discount the trainer computed it with (absent: 0.99, the trainer's default). */
+  gamma?: number;
 }
 
 /**
@@ -244,7 +253,11 @@ export const plrEntries = {
  */
 export function levelReplayEngineer(
   name: string,
-  build: (plr: PlrOptions, params: PlrParams) => Engineer,
+  build: (
+    plr: PlrOptions,
+    params: PlrParams,
+    family: EnvironmentFamily | undefined,
+  ) => Engineer,
 ) {
   return (params: PlrParams, env: EngineerEnv): Engineer => ({
     name,
@@ -268,31 +281,55 @@ export function levelReplayEngineer(
           `engineer ${name}: policy carries no level_scores; give this stage's train node ($policy)`,
         );
       }
-      const buffer = isLevelSet(env.levelSet)
-        ? (await readLevelSet(env.levelSet, io.readBlob)).levels
-        : null;
-      const reward: Record<string, number> = {};
-      for (const [k, x] of Object.entries(params.reward ?? {})) {
-        if (x !== undefined) reward[k] = x;
+      const family = env.family !== undefined &&
+          env.family.name !== DEFAULT_FAMILY
+        ? env.family
+        : undefined;
+      let levels: LevelIo;
+      if (family !== undefined) {
+        // another family: its instances, box, batched environment and mutation
+        levels = familyLevelIo(family, ck, {
+          buffer: isLevelSet(env.levelSet)
+            ? (await readFamilyLevelSet(family, env.levelSet, io.readBlob))
+              .levels as Level[]
+            : null,
+          trained: await readFamilyInstances(family, params.envs, io.readBlob),
+          scores,
+          gamma: scores.gamma ?? 0.99,
+          stage: input.context.json.stage ?? 0,
+          seed: input.seed,
+        });
+      } else {
+        const buffer = isLevelSet(env.levelSet)
+          ? (await readLevelSet(env.levelSet, io.readBlob)).levels
+          : null;
+        const reward: Record<string, number> = {};
+        for (const [k, x] of Object.entries(params.reward ?? {})) {
+          if (x !== undefined) reward[k] = x;
+        }
+        levels = checkpointLevelIo(ck, {
+          buffer,
+          trained: await readInstances(params.envs, io),
+          scores,
+          box: params.box ?? DEFAULT_BOX,
+          stage: input.context.json.stage ?? 0,
+          seed: input.seed,
+          reward,
+        }).io;
       }
-      const { io: levels } = checkpointLevelIo(ck, {
-        buffer,
-        trained: await readInstances(params.envs, io),
-        scores,
-        box: params.box ?? DEFAULT_BOX,
-        stage: input.context.json.stage ?? 0,
-        seed: input.seed,
-        reward,
-      });
-      const engineer = build({
-        io: levels,
-        ...(params.buffer === undefined ? {} : { buffer: params.buffer }),
-        ...(params.replay_prob === undefined
-          ? {}
-          : { replayProb: params.replay_prob }),
-        ...(params.beta === undefined ? {} : { beta: params.beta }),
-        ...(params.rho === undefined ? {} : { rho: params.rho }),
-      }, params);
+      const engineer = build(
+        {
+          io: levels,
+          ...(params.buffer === undefined ? {} : { buffer: params.buffer }),
+          ...(params.replay_prob === undefined
+            ? {}
+            : { replayProb: params.replay_prob }),
+          ...(params.beta === undefined ? {} : { beta: params.beta }),
+          ...(params.rho === undefined ? {} : { rho: params.rho }),
+        },
+        params,
+        family,
+      );
       const proposal = await engineer.propose(input);
       const set = proposal.levels!;
       const writeBlob = env.writeBlob;
@@ -306,7 +343,9 @@ export function levelReplayEngineer(
       const { levels: _, ...rest } = proposal;
       return {
         ...rest,
-        value: await writeLevelSet(set, writeBlob),
+        value: family === undefined
+          ? await writeLevelSet(set, writeBlob)
+          : await writeFamilyLevelSet(family, set, writeBlob),
         report: { levels: { buffer: set.levels.length, origins } },
       };
     },
@@ -322,5 +361,30 @@ export const plr: EngineerKind<PlrParams> = {
     PlrParams
   >["params"],
   module: import.meta.url,
+  families: "any",
+  checkFamily: (params, family) =>
+    levelReplayFamilyProblem("plr-stage", params, family, { mutate: false }),
   create: levelReplayEngineer("plr-stage", (plr) => plrEngineer(plr)),
 };
+
+/**
+ * What keeps a level-replay engineer from running on `family` with
+ * `params`, in one line, or `null`: on a family other than MAPF-FrozenLake,
+ * what the family lacks ({@linkcode familyLevelProblem}) and the
+ * parameters that are MAPF-FrozenLake's (`box`, `reward`, `max_agents`).
+ */
+export function levelReplayFamilyProblem(
+  engineer: string,
+  params: unknown,
+  family: EnvironmentFamily,
+  needs: { readonly mutate: boolean },
+): string | null {
+  if (family.name === DEFAULT_FAMILY) return null;
+  const p = (params ?? {}) as Record<string, unknown>;
+  for (const k of ["box", "reward", "max_agents"]) {
+    if (p[k] !== undefined) {
+      return `${k} is MAPF-FrozenLake's, not family ${family.name}'s; leave it out (new levels come from the family's own box, rewards are the family's)`;
+    }
+  }
+  return familyLevelProblem(engineer, family, needs);
+}

@@ -37,6 +37,8 @@ import type { RewardSpec } from "../policy/reward.ts";
 import type { ProbeScore } from "../engineer/probe.ts";
 import { readCheckpoint } from "./policy_io.ts";
 import { RewardParamsSchema } from "./reward_params.ts";
+import { DEFAULT_FAMILY, type EnvironmentFamily } from "../families/family.ts";
+import { familyLevelProblem, scoreFamilyLevels } from "./family_scores.ts";
 
 function _seed31(x: number): number {
   return (x >>> 0) & 0x7fffffff;
@@ -78,6 +80,57 @@ export function checkpointProber(
         success: ep > 0 ? ok / ep : 0,
         learnable: scores.length > 0 ? learnable / scores.length : 0,
         instances: scores.length,
+        episodes: ep,
+        agentSteps: steps,
+      });
+    }
+    return Promise.resolve(out);
+  };
+}
+
+/**
+ * A {@linkcode Prober} on another family: for each candidate, `instances`
+ * fresh instances of the family (the same generator seed for every
+ * candidate), each played `episodes` times by `ck` through the family's
+ * batched environment and the trainer, with no learning.
+ */
+export function familyProber(
+  family: EnvironmentFamily,
+  ck: Checkpoint,
+  options: { instances: number; episodes: number; gamma: number },
+): Prober {
+  return (candidates, seed) => {
+    const out: ProbeScore[] = [];
+    for (const config of candidates) {
+      const instances = family.generate(
+        config,
+        _seed31(seed),
+        options.instances,
+      );
+      const played = instances.flatMap((i) =>
+        Array.from({ length: options.episodes }, () => i)
+      );
+      const scores = scoreFamilyLevels(family, ck, played, {
+        seed,
+        gamma: options.gamma,
+      });
+      let ep = 0, ok = 0, steps = 0, learnable = 0;
+      for (let i = 0; i < instances.length; i++) {
+        let e = 0, s = 0;
+        for (let r = 0; r < options.episodes; r++) {
+          const m = scores[i * options.episodes + r]!;
+          e += m.episodes;
+          s += m.successes;
+          steps += m.agentSteps;
+        }
+        ep += e;
+        ok += s;
+        if (s > 0 && s < e) learnable++;
+      }
+      out.push({
+        success: ep > 0 ? ok / ep : 0,
+        learnable: instances.length > 0 ? learnable / instances.length : 0,
+        instances: instances.length,
         episodes: ep,
         agentSteps: steps,
       });
@@ -166,6 +219,21 @@ export function probeParamsSchema(policyWhat: string) {
   });
 }
 
+/**
+ * What keeps a probe engineer from running on `family`, in one line, or
+ * `null`: a family without a batched environment to roll out through, or
+ * MAPF-FrozenLake's `reward` on another family.
+ */
+function _checkFamily(name: string) {
+  return (params: unknown, family: EnvironmentFamily): string | null => {
+    if (family.name === DEFAULT_FAMILY) return null;
+    if ((params as { reward?: unknown } | null)?.reward !== undefined) {
+      return `reward is MAPF-FrozenLake's, not family ${family.name}'s; leave it out (rewards are the family's)`;
+    }
+    return familyLevelProblem(name, family, { mutate: false });
+  };
+}
+
 /** Checks across parameters, at plan (through `fingerprint`). */
 function _fingerprint(name: string) {
   return (params: unknown) => {
@@ -200,6 +268,17 @@ export function lazyProber(params: ProbeParams, env: EngineerEnv): Prober {
         readBlob: (ref: BlobRef) => readBlob(ref),
         baseDir: env.baseDir,
       });
+      const family = env.family;
+      if (family !== undefined && family.name !== DEFAULT_FAMILY) {
+        const scores = (params.policy as { level_scores?: { gamma?: number } })
+          .level_scores;
+        inner = familyProber(family, ck, {
+          instances: params.probe_instances ?? 32,
+          episodes: params.probe_episodes ?? 2,
+          gamma: scores?.gamma ?? 0.99,
+        });
+        return await inner(candidates, seed);
+      }
       const reward: Record<string, number> = {};
       for (const [k, x] of Object.entries(params.reward ?? {})) {
         if (x !== undefined) reward[k] = x;
@@ -219,6 +298,7 @@ function _create(name: string) {
     probeEngineer({
       prober: lazyProber(params, env),
       name,
+      ...(env.family === undefined ? {} : { family: env.family }),
       ...(params.candidates === undefined
         ? {}
         : { candidates: params.candidates }),
@@ -238,6 +318,8 @@ export const probe: EngineerKind<ProbeParams> = {
     "the probing policy: this stage's checkpoint ($policy)",
   ) as unknown as EngineerKind<ProbeParams>["params"],
   module: import.meta.url,
+  families: "any",
+  checkFamily: _checkFamily("probe"),
   fingerprint: _fingerprint("probe"),
   create: _create("probe"),
 };
@@ -251,6 +333,8 @@ export const probeBase: EngineerKind<ProbeParams> = {
     "the probing policy: the stage-0 policy ($start)",
   ) as unknown as EngineerKind<ProbeParams>["params"],
   module: import.meta.url,
+  families: "any",
+  checkFamily: _checkFamily("probe-base"),
   fingerprint: _fingerprint("probe-base"),
   create: _create("probe-base"),
 };

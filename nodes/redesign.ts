@@ -279,8 +279,9 @@ export function engineerSchema(
 }
 
 /**
- * The schema of a configuration of `family` (the default family's also
- * takes a plr/accel level set); `null` for an unknown family.
+ * The schema of a configuration of `family`, or of a plr/accel level set
+ * (another family's names that family and holds a configuration of it);
+ * `null` for an unknown family.
  */
 function _configSchema(
   families: FamilyRegistry | undefined,
@@ -288,7 +289,19 @@ function _configSchema(
 ): v.GenericSchema | null {
   if (name === DEFAULT_FAMILY) return ConfigOrLevelSetSchema;
   const f = families?.get(name);
-  return f === undefined ? null : f.schema;
+  if (f === undefined) return null;
+  const levelSet = v.looseObject({
+    level_set: v.looseObject({
+      family: v.literal(
+        name,
+        `a level set of another family (the node's family is ${name})`,
+      ),
+      source: f.schema,
+    }),
+  });
+  return v.lazy((input) =>
+    isLevelSet(input) ? levelSet : f.schema
+  ) as unknown as v.GenericSchema;
 }
 
 /**
@@ -582,7 +595,14 @@ async function _redesignOther(
   },
 ): Promise<RedesignResult> {
   const { family, type } = chosen;
-  const current = v.parse(family.schema, params.config);
+  // a plr/accel level set stands for its source configuration
+  const levelSet = isLevelSet(params.config) ? params.config : undefined;
+  const current = v.parse(
+    family.schema,
+    levelSet === undefined
+      ? params.config
+      : (levelSet.level_set as { source: unknown }).source,
+  );
   const context = genericContext(family, type, current, params.findings, {
     ...(params.stage === undefined ? {} : { stage: params.stage }),
   });
@@ -594,6 +614,15 @@ async function _redesignOther(
     ...(options.auxDir === undefined ? {} : { auxDir: options.auxDir }),
     ...(options.env === undefined ? {} : { env: options.env }),
     ...(options.signal === undefined ? {} : { signal: options.signal }),
+    ...(options.readBlob === undefined ? {} : {
+      readBlob: options.readBlob as (
+        ref: { $blob: string },
+      ) => Promise<Uint8Array>,
+    }),
+    ...(options.writeBlob === undefined
+      ? {}
+      : { writeBlob: options.writeBlob }),
+    ...(levelSet === undefined ? {} : { levelSet }),
   });
   const proposal = await engineer.propose({
     context,
@@ -623,13 +652,17 @@ async function _redesignOther(
     prompt: null,
     prompt_digest: null,
     model: null,
-    engineer_cost: null,
+    engineer_cost: proposal.cost === undefined ? null : {
+      episodes: proposal.cost.episodes,
+      agent_steps: proposal.cost.agentSteps,
+    },
     ...(proposal.report as { [key: string]: Json } | undefined),
   };
   return {
     config: checked.output as AnyEnvConfig,
     rationale: proposal.rationale,
     report,
+    ...(proposal.value === undefined ? {} : { value: proposal.value as Json }),
   };
 }
 

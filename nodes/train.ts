@@ -55,6 +55,7 @@
 import * as v from "valibot";
 import type { Json, NodeKind } from "@envsmith/engine/kind";
 import { InstancePool } from "../mapf/pool.ts";
+import { mapfTrainingSource } from "../policy/mapf_training_env.ts";
 import { mlpKernelDigest } from "../policy/kernels/modules.ts";
 import {
   type CurvePoint,
@@ -246,7 +247,7 @@ export const kind: NodeKind<TrainParams, PolicyValue> = {
     const pool = InstancePool.from(instances);
     const trainer = new Trainer(
       ck,
-      pool,
+      mapfTrainingSource(pool),
       trainerOptions(p, p.seed ?? ctx.seed),
     );
     // a budget left out or null is no limit, except updates (40) when

@@ -34,6 +34,7 @@ import {
 import { PolicyContractError } from "../policy/errors.ts";
 import { OBS_VERSION } from "../policy/observation.ts";
 import { Trainer } from "../policy/trainer.ts";
+import { mapfTrainingSource } from "../policy/mapf_training_env.ts";
 import { configFromFlags, intFlag } from "./_cli_io.ts";
 import {
   generateOrExplain,
@@ -150,7 +151,7 @@ async function _train(io: PolicyCliIo, o: _TrainFlags): Promise<void> {
   try {
     trainer = new Trainer(
       ck,
-      InstancePool.from(instances),
+      mapfTrainingSource(InstancePool.from(instances)),
       trainerOptions(params, o.seed),
     );
   } catch (e) {

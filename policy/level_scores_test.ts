@@ -3,6 +3,7 @@ import { InstancePool } from "../mapf/pool.ts";
 import { initCheckpoint } from "./checkpoint.ts";
 import { scoreLevels } from "./level_scores.ts";
 import { Trainer } from "./trainer.ts";
+import { mapfTrainingSource } from "./mapf_training_env.ts";
 import { randomInstances } from "./_test_instances.ts";
 
 const instances = randomInstances(12, 3, { size: 6, agents: 2, holes: 0.1 });
@@ -60,7 +61,7 @@ Deno.test("scoreLevels: a zero-value critic gives PVL = the mean of positive dis
 
 Deno.test("trainer: per-instance scores count every ended training episode and agent-step", () => {
   const ck = initCheckpoint({ seed: 2, hidden: [8, 8] });
-  const t = new Trainer(ck, InstancePool.from(instances), {
+  const t = new Trainer(ck, mapfTrainingSource(InstancePool.from(instances)), {
     seed: 1,
     envs: 8,
     steps: 16,

@@ -15,7 +15,11 @@ import { ReferenceObservationEncoder } from "./observation.ts";
 import type { ObsSpec } from "./observation.ts";
 import { ObservationEncoder } from "./observation_encoder.ts";
 import { agentRewards, type RewardSpec } from "./reward.ts";
-import type { ObservationRows, TrainingEnv } from "./training_env.ts";
+import type {
+  ObservationRows,
+  TrainingEnv,
+  TrainingEnvSource,
+} from "./training_env.ts";
 
 /** Options of {@linkcode MapfTrainingEnv}. */
 export interface MapfTrainingEnvOptions {
@@ -134,4 +138,28 @@ export class MapfTrainingEnv implements TrainingEnv {
   restart(env: number, instance: number): void {
     this.env.reset(env, instance, this.env.nextEpisodeSeed(env));
   }
+}
+
+/**
+ * MAPF-FrozenLake's source for the trainer: environments over `pool`, with
+ * the checkpoint's observation layout and the trainer's rewards.
+ *
+ * @example
+ * ```ts ignore
+ * const trainer = new Trainer(ck, mapfTrainingSource(InstancePool.from(instances)), { seed: 1 });
+ * ```
+ */
+export function mapfTrainingSource(pool: InstancePool): TrainingEnvSource {
+  return {
+    count: pool.count,
+    create: (options) =>
+      new MapfTrainingEnv(pool, {
+        envs: options.envs,
+        seed: options.seed,
+        obs: options.obs,
+        reward: options.reward,
+        arena: options.arena,
+      }),
+    describeObservation: (obs) => `observation ${JSON.stringify(obs)}`,
+  };
 }

@@ -13,7 +13,7 @@
  * Not run: a sketch of a whole training run (minutes); trainer_test.ts and onnx_test.ts run its steps.
  * ```ts ignore
  * const ck = initCheckpoint({ hidden: [64, 64], seed: 1 });      // or loadCheckpoint(bytes)
- * const trainer = new Trainer(ck, InstancePool.from(instances), { algo: "ppo", seed: 1 });
+ * const trainer = new Trainer(ck, mapfTrainingSource(InstancePool.from(instances)), { algo: "ppo", seed: 1 });
  * for (let i = 0; i < 100; i++) trainer.update();                // one CurvePoint each
  * const onnxBytes = saveCheckpoint(trainer.checkpoint());        // resumable ONNX checkpoint
  * ```
@@ -116,6 +116,12 @@ export {
   Trainer,
   type TrainerOptions,
 } from "./trainer.ts";
+export { mapfTrainingSource } from "./mapf_training_env.ts";
+export type {
+  TrainingEnv,
+  TrainingEnvOptions,
+  TrainingEnvSource,
+} from "./training_env.ts";
 export { accumulatePositiveAdvantages, positiveValueLoss } from "./pvl.ts";
 export {
   type Batch,

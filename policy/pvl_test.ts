@@ -4,6 +4,7 @@ import { initCheckpoint } from "./checkpoint.ts";
 import { scoreLevels } from "./level_scores.ts";
 import { accumulatePositiveAdvantages, positiveValueLoss } from "./pvl.ts";
 import { Trainer } from "./trainer.ts";
+import { mapfTrainingSource } from "./mapf_training_env.ts";
 import { randomInstances } from "./_test_instances.ts";
 
 Deno.test("pvl: the mean positive advantage per agent-step, per level, valid samples only", () => {
@@ -75,7 +76,7 @@ Deno.test("pvl: training and scoring rollouts give the same closed form on a zer
   };
   const ck = initCheckpoint({ seed: 1, hidden: [8, 8] });
   ck.net.params.fill(0);
-  const t = new Trainer(ck, InstancePool.from(instances), {
+  const t = new Trainer(ck, mapfTrainingSource(InstancePool.from(instances)), {
     seed: 4,
     episodes: "once",
     gamma: 1,

@@ -35,51 +35,9 @@ import {
   EV_VERTEX,
   SUCCESS,
 } from "../mapf/outcome.ts";
+import type { RewardSpec } from "./reward_spec.ts";
 
-/** Reward coefficients; see the module documentation for what each term means. */
-export interface RewardSpec {
-  /** Arriving on the goal. @default 1 */
-  readonly goal: number;
-  /** Per move of shortest-path progress. @default 0.1 */
-  readonly progress: number;
-  /** Falling into a hole. @default -1 */
-  readonly hole: number;
-  /** Taking part in a collision (mode `fail`). @default -1 */
-  readonly collision: number;
-  /** Having a move cancelled (mode `block`). @default -0.05 */
-  readonly blocked: number;
-  /** Each step before arriving. @default -0.01 */
-  readonly step: number;
-  /** Team bonus on success. @default 0 */
-  readonly success: number;
-  /** Team penalty on failure (hole, collision, timeout). @default 0 */
-  readonly failure: number;
-}
-
-/** The default reward coefficients. */
-export const DEFAULT_REWARD: RewardSpec = {
-  goal: 1,
-  progress: 0.1,
-  hole: -1,
-  collision: -1,
-  blocked: -0.05,
-  step: -0.01,
-  success: 0,
-  failure: 0,
-};
-
-/** Fill in defaults for a partial reward spec. */
-export function rewardSpec(partial: Partial<RewardSpec> = {}): RewardSpec {
-  const out = { ...DEFAULT_REWARD, ...partial };
-  for (const [k, v] of Object.entries(out)) {
-    if (typeof v !== "number" || !Number.isFinite(v) || Math.abs(v) > 100) {
-      throw new RangeError(
-        `Reward coefficient "${k}" must be a finite number in -100..100 (got ${v})`,
-      );
-    }
-  }
-  return out;
-}
+export { DEFAULT_REWARD, type RewardSpec, rewardSpec } from "./reward_spec.ts";
 
 /**
  * Rewards and episode-end flags of the agents `slots[0..n)` that acted in

@@ -15,6 +15,7 @@
  * @module
  */
 import { InstancePool } from "../mapf/pool.ts";
+import { mapfTrainingSource } from "./mapf_training_env.ts";
 import { mix32 } from "../mapf/rng.ts";
 import type { Checkpoint } from "./checkpoint.ts";
 import type { Batch, LevelSampler } from "./level_sampler.ts";
@@ -85,12 +86,16 @@ export function trainWithSampler(
   let idle = 0;
   while (r.curve.length < maxUpdates && r.samples < maxSamples) {
     const batch = sampler.next();
-    const trainer = new Trainer(ck, InstancePool.from(batch.levels), {
-      ...options.trainer,
-      algo: "ppo",
-      episodes: "once",
-      seed: mix32((seed ^ mix32(sampler.batches + 1)) >>> 0),
-    });
+    const trainer = new Trainer(
+      ck,
+      mapfTrainingSource(InstancePool.from(batch.levels)),
+      {
+        ...options.trainer,
+        algo: "ppo",
+        episodes: "once",
+        seed: mix32((seed ^ mix32(sampler.batches + 1)) >>> 0),
+      },
+    );
     const before = ck.counters.samples;
     const pt = trainer.update(
       batch.learn ? { maxSamples: maxSamples - r.samples } : { learn: false },

@@ -9,6 +9,7 @@ import { DEFAULT_OBS } from "./observation.ts";
 import { ObservationEncoder } from "./observation_encoder.ts";
 import { SimdLearner } from "./simd_learner.ts";
 import { Trainer, type TrainerOptions } from "./trainer.ts";
+import { mapfTrainingSource } from "./mapf_training_env.ts";
 import { randomInstances } from "./_test_instances.ts";
 
 function digest(arrays: Float32Array[]): string {
@@ -68,7 +69,10 @@ const BEFORE_SPARSE_ROWS: [string, InstancePool, TrainerOptions, string][] = [
 for (const [name, pool, options, expected] of BEFORE_SPARSE_ROWS) {
   Deno.test(`faster kernels and sparse sample rows: ${name} trains to the bits of commit 3a146d0`, () => {
     const ck = initCheckpoint({ hidden: [64, 64], seed: 3 });
-    const tr = new Trainer(ck, pool, { ...options, seed: 11 });
+    const tr = new Trainer(ck, mapfTrainingSource(pool), {
+      ...options,
+      seed: 11,
+    });
     for (let i = 0; i < 3; i++) tr.update();
     const out = tr.checkpoint();
     assert.equal(

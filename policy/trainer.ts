@@ -1,7 +1,9 @@
 /**
- * Multi-agent PPO and GRPO on batched MAPF-FrozenLake environments, with one
- * policy shared by all agents (decentralised execution: each agent acts on
- * its own observation).
+ * Multi-agent PPO and GRPO on a family's batched environments (the seam of
+ * `training_env.ts`: MAPF-FrozenLake's `mapfTrainingSource`, the maze's
+ * `mazeTrainingSource`), with one policy shared by all agents (decentralised
+ * execution: each agent acts on its own observation). The trainer imports no
+ * family, so a train kind's code digest covers only the family it trains on.
  *
  * One **update** is a rollout followed by optimisation:
  * - `ppo`: `envs` environments run `steps` steps (ended episodes restart on
@@ -24,7 +26,6 @@
  *
  * @module
  */
-import type { InstancePool } from "../mapf/pool.ts";
 import { Rng } from "../mapf/rng.ts";
 import type { Checkpoint } from "./checkpoint.ts";
 import {
@@ -36,33 +37,16 @@ import {
   type UpdateStats,
 } from "./learner.ts";
 import { KernelArena } from "./kernels/arena.ts";
-import { MapfTrainingEnv } from "./mapf_training_env.ts";
 import { gae, groupAdvantages } from "./ppo_loss.ts";
 import { accumulatePositiveAdvantages, positiveValueLoss } from "./pvl.ts";
-import { type RewardSpec, rewardSpec } from "./reward.ts";
+import { type RewardSpec, rewardSpec } from "./reward_spec.ts";
 import { SimdLearner } from "./simd_learner.ts";
-import type { TrainingEnv } from "./training_env.ts";
+import type { TrainingEnv, TrainingEnvSource } from "./training_env.ts";
+
+export type { TrainingEnvOptions, TrainingEnvSource } from "./training_env.ts";
 
 /** Training algorithm. */
 export type Algo = "ppo" | "grpo";
-
-/**
- * Another family's batched environment for the trainer: its instance count
- * and a builder of `envs` environments (see `training_env.ts`). The trainer
- * trains on MAPF-FrozenLake when given an `InstancePool` instead.
- */
-export interface TrainingEnvSource {
-  /** Instances the environments are reset to. */
-  readonly count: number;
-  /** `envs` environments, seeded. */
-  create(
-    options: { readonly envs: number; readonly seed: number },
-  ): TrainingEnv;
-}
-
-function isSource(x: InstancePool | TrainingEnvSource): x is TrainingEnvSource {
-  return typeof (x as TrainingEnvSource).create === "function";
-}
 
 /** Options of {@linkcode Trainer}. */
 export interface TrainerOptions extends LearnerOptions {
@@ -124,7 +108,7 @@ export interface CurvePoint {
  * Not run: `instances` are generated levels and 50 updates take minutes; trainer_test.ts trains briefly.
  * ```ts ignore
  * const ck = initCheckpoint({ seed: 1 });
- * const trainer = new Trainer(ck, InstancePool.from(instances), { seed: 1 });
+ * const trainer = new Trainer(ck, mapfTrainingSource(InstancePool.from(instances)), { seed: 1 });
  * for (let i = 0; i < 50; i++) console.log(trainer.update().success);
  * const bytes = saveCheckpoint(trainer.checkpoint());
  * ```
@@ -172,13 +156,14 @@ export class Trainer {
   #lvlSuccesses = new Float64Array(0);
 
   /**
-   * A trainer for `ck` on `pool` (MAPF-FrozenLake instances, or another
-   * family's batched environment). Resumes the optimiser state the
+   * A trainer for `ck` on `pool`, a family's batched environment
+   * (MAPF-FrozenLake's `mapfTrainingSource(InstancePool.from(...))`, the
+   * maze's `mazeTrainingSource(mazes)`). Resumes the optimiser state the
    * checkpoint carries.
    */
   constructor(
     ck: Checkpoint,
-    pool: InstancePool | TrainingEnvSource,
+    pool: TrainingEnvSource,
     options: TrainerOptions = {},
   ) {
     if (pool.count === 0) {
@@ -244,22 +229,19 @@ export class Trainer {
     // observations are written straight into the sample buffer; ts: the
     // TypeScript reference throughout (same observation bytes)
     const arena = kernel === "simd" ? new KernelArena() : undefined;
-    this.#env = isSource(pool)
-      ? pool.create({ envs, seed: o.seed })
-      : new MapfTrainingEnv(pool, {
-        envs,
-        seed: o.seed,
-        obs: ck.obs,
-        reward: o.reward,
-        arena,
-      });
+    this.#env = pool.create({
+      envs,
+      seed: o.seed,
+      obs: ck.obs,
+      reward: o.reward,
+      arena,
+    });
     const size = this.#env.observationSize;
     if (size !== ck.net.spec.inputSize) {
       throw new RangeError(
         `The policy reads ${ck.net.spec.inputSize} values per agent but ${
-          isSource(pool)
-            ? "the environment's observation"
-            : `observation ${JSON.stringify(ck.obs)}`
+          pool.describeObservation?.(ck.obs) ??
+            "the environment's observation"
         } has ${size}`,
       );
     }

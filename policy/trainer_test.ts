@@ -6,6 +6,7 @@ import {
   saveCheckpoint,
 } from "./checkpoint.ts";
 import { Trainer } from "./trainer.ts";
+import { mapfTrainingSource } from "./mapf_training_env.ts";
 import { randomInstances } from "./_test_instances.ts";
 
 const pool = InstancePool.from(
@@ -17,7 +18,12 @@ for (const algo of ["ppo", "grpo"] as const) {
   Deno.test(`${algo}: two runs with one seed give identical weights; another seed differs`, () => {
     const run = (seed: number) => {
       const ck = initCheckpoint({ hidden: [32, 32], seed: 1 });
-      const tr = new Trainer(ck, pool, { ...small, algo, group: 4, seed });
+      const tr = new Trainer(ck, mapfTrainingSource(pool), {
+        ...small,
+        algo,
+        group: 4,
+        seed,
+      });
       for (let i = 0; i < 3; i++) tr.update();
       return saveCheckpoint(tr.checkpoint());
     };
@@ -36,7 +42,7 @@ for (const algo of ["ppo", "grpo"] as const) {
 
 Deno.test("training resumes from a checkpoint: counters, optimiser and normaliser carry over", () => {
   const ck = initCheckpoint({ hidden: [16], seed: 2 });
-  const tr = new Trainer(ck, pool, { ...small, seed: 3 });
+  const tr = new Trainer(ck, mapfTrainingSource(pool), { ...small, seed: 3 });
   tr.update();
   tr.update();
   const bytes = saveCheckpoint(tr.checkpoint());
@@ -45,7 +51,10 @@ Deno.test("training resumes from a checkpoint: counters, optimiser and normalise
   assert.deepEqual(back.adam!.m, tr.checkpoint().adam!.m);
   assert.equal(back.valueNorm.mean, tr.checkpoint().valueNorm.mean);
   const stepsBefore = back.adam!.t, samplesBefore = back.counters.samples;
-  const tr2 = new Trainer(back, pool, { ...small, seed: 4 });
+  const tr2 = new Trainer(back, mapfTrainingSource(pool), {
+    ...small,
+    seed: 4,
+  });
   const p = tr2.update();
   assert.equal(p.update, 3);
   assert.equal(p.samples, samplesBefore + p.stats.samples);
@@ -64,7 +73,7 @@ Deno.test("ppo learns a one-agent corridor within a few updates", () => {
   }));
   const p1 = InstancePool.from([inst!]);
   const ck = initCheckpoint({ hidden: [32], seed: 5 });
-  const tr = new Trainer(ck, p1, {
+  const tr = new Trainer(ck, mapfTrainingSource(p1), {
     envs: 32,
     steps: 16,
     minibatch: 128,
@@ -82,11 +91,11 @@ Deno.test("trainer rejects a policy whose width does not match its observation",
   const ck = initCheckpoint({ obs: { version: 1, radius: 1 } });
   const bad = { ...ck, obs: { version: 1, radius: 2 } };
   assert.throws(
-    () => new Trainer(bad, pool),
+    () => new Trainer(bad, mapfTrainingSource(pool)),
     /reads 66 values per agent but observation/,
   );
   assert.throws(
-    () => new Trainer(ck, pool, { algo: "grpo", group: 1 }),
+    () => new Trainer(ck, mapfTrainingSource(pool), { algo: "grpo", group: 1 }),
     /group size must be an integer >= 2/,
   );
 });
@@ -94,7 +103,11 @@ Deno.test("trainer rejects a policy whose width does not match its observation",
 Deno.test("both kernels are deterministic; simd and ts agree on the first update to rounding", () => {
   const run = (kernel: "simd" | "ts") => {
     const ck = initCheckpoint({ hidden: [24, 13], seed: 1 });
-    const tr = new Trainer(ck, pool, { ...small, seed: 9, kernel });
+    const tr = new Trainer(ck, mapfTrainingSource(pool), {
+      ...small,
+      seed: 9,
+      kernel,
+    });
     const p = tr.update();
     return { bytes: saveCheckpoint(tr.checkpoint()), p, params: ck.net.params };
   };
@@ -112,7 +125,10 @@ Deno.test("both kernels are deterministic; simd and ts agree on the first update
   }
   assert.ok(d < 1e-4, `weights after one update differ by ${d}`);
   assert.throws(
-    () => new Trainer(initCheckpoint(), pool, { kernel: "gpu" as "ts" }),
+    () =>
+      new Trainer(initCheckpoint(), mapfTrainingSource(pool), {
+        kernel: "gpu" as "ts",
+      }),
     /Unknown kernel "gpu"/,
   );
 });
@@ -124,7 +140,10 @@ Deno.test("ppo: a budget in agent-steps stops the last rollout early, whatever t
       randomInstances(40, 5, { size: 6, agents, holes: 0.1 }),
     );
     const ck = initCheckpoint({ hidden: [16], seed: 2 });
-    const tr = new Trainer(ck, pool4, { ...small, seed: 3 });
+    const tr = new Trainer(ck, mapfTrainingSource(pool4), {
+      ...small,
+      seed: 3,
+    });
     const budget = 3000;
     const full = tr.update().samples; // one whole update
     assert.ok(full < budget);

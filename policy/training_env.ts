@@ -13,7 +13,10 @@
  *
  * @module
  */
+import type { KernelArena } from "./kernels/arena.ts";
 import type { SparseRows } from "./learner.ts";
+import type { ObsSpec } from "./observation.ts";
+import type { RewardSpec } from "./reward_spec.ts";
 
 /** The part of a sample buffer an environment writes observations into. */
 export interface ObservationRows {
@@ -80,4 +83,41 @@ export interface TrainingEnv {
   resetDone(choose: (env: number) => number): unknown;
   /** Start environment `env` again on `instance` (a GRPO group's replays). */
   restart(env: number, instance: number): void;
+}
+
+/** What the trainer gives a source when it builds its environments. */
+export interface TrainingEnvOptions {
+  /** Parallel environments. */
+  readonly envs: number;
+  /** Base seed of episode seeds. */
+  readonly seed: number;
+  /** The checkpoint's observation layout (a family with its own view ignores it). */
+  readonly obs: ObsSpec;
+  /** The trainer's reward coefficients (a family with its own reward ignores them). */
+  readonly reward: RewardSpec;
+  /**
+   * Kernel memory shared with the SIMD learner, so observations can be
+   * written straight into its sample buffer; absent with the TypeScript
+   * kernel.
+   */
+  readonly arena?: KernelArena | undefined;
+}
+
+/**
+ * A family's batched environment for the trainer: its instance count and a
+ * builder of `envs` environments. MAPF-FrozenLake's is
+ * `mapfTrainingSource` (`mapf_training_env.ts`), the maze's
+ * `mazeTrainingSource`; the trainer imports neither, so a kind's code
+ * digest covers only the family it trains on.
+ */
+export interface TrainingEnvSource {
+  /** Instances the environments are reset to. */
+  readonly count: number;
+  /** `envs` environments, seeded. */
+  create(options: TrainingEnvOptions): TrainingEnv;
+  /**
+   * The observation named in an error when the policy's input size does
+   * not match (absent: "the environment's observation").
+   */
+  describeObservation?(obs: ObsSpec): string;
 }

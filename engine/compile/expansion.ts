@@ -7,7 +7,7 @@
  * @module
  */
 import * as v from "valibot";
-import type { GraphNode } from "./experiment.ts";
+import type { GraphNode } from "./graph.ts";
 import {
   getField,
   InputRef,

@@ -10,7 +10,6 @@ import { dirname, resolve } from "node:path";
 import { ExperimentFileSchema } from "./experiment_schema.ts";
 import type { ExecutorSpec, TableSpec } from "./experiment_schema.ts";
 import { ExperimentError, UserError } from "../errors.ts";
-import type { Resolvable } from "../refs.ts";
 import { expandedShape, Source, tooLargeMessage } from "./source.ts";
 import {
   DEFAULT_LIMITS,
@@ -23,7 +22,8 @@ import {
   checkReferenceCount,
   checkVariantCount,
 } from "./bounds.ts";
-import type { Json, NodeKind } from "../types.ts";
+import type { NodeKind } from "../types.ts";
+import type { Axis, GraphNode } from "./graph.ts";
 import * as v from "valibot";
 import { Diagnostics, isRecord } from "./diagnostics.ts";
 import { type ExecutorDeclaration, readExecutor } from "./executor_block.ts";
@@ -43,49 +43,7 @@ import {
   type PluginSet,
 } from "./plugins.ts";
 
-/** One value of a matrix axis. */
-export interface AxisValue {
-  /** The label used in node ids and tables (`name` of an object value). */
-  readonly label: string;
-  /** The value `$matrix.AXIS` gives. */
-  readonly value: Json;
-  /** Environment variables without which variants using this value are skipped. */
-  readonly requiresEnv: readonly string[];
-}
-
-/** A matrix axis. */
-export interface Axis {
-  /** Axis name. */
-  readonly name: string;
-  /** Its values in file order. */
-  readonly values: readonly AxisValue[];
-}
-
-/** A node of the expanded graph. */
-export interface GraphNode {
-  /** Position in {@linkcode Experiment.nodes} (a topological order). */
-  readonly index: number;
-  /** Expanded id, e.g. `score[context=full,seed=2]`. */
-  readonly id: string;
-  /** Id before matrix expansion, e.g. `curriculum.2.policy`. */
-  readonly plain: string;
-  /** Top-level node id in the file (`curriculum` for stage nodes). */
-  readonly group: string;
-  /** For a node of a `stages` node: its stage index and its name in `each` (`{index: 2, name: "policy"}`). */
-  readonly stage?: { readonly index: number; readonly name: string };
-  /** The kind that computes it. */
-  readonly kind: NodeKind;
-  /** Its matrix coordinates: axis -> label, only for the axes it depends on. */
-  readonly variant: Readonly<Record<string, string>>;
-  /** Indices of the nodes it reads. */
-  readonly deps: readonly number[];
-  /** Its parameters with matrix values and the seed substituted; node inputs remain as `InputRef`. */
-  readonly params: Resolvable;
-  /** The parameters with node references as written and matrix/seed references substituted (what fingerprints see). */
-  readonly literal: Json;
-  /** Why it is skipped (e.g. `OPENAI_API_KEY not set`), when it is. */
-  readonly skipped?: string;
-}
+export type { Axis, AxisValue, GraphNode } from "./graph.ts";
 
 /** A loaded, validated and expanded experiment. */
 export interface Experiment {

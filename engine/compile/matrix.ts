@@ -15,7 +15,7 @@ import {
   type SampledAxis,
   sampleGroup,
 } from "./matrix_sampling.ts";
-import type { AxisValue } from "./experiment.ts";
+import type { AxisValue } from "./graph.ts";
 import type { Json } from "../types.ts";
 import { didYouMean } from "../suggest.ts";
 import { isRecord } from "./diagnostics.ts";

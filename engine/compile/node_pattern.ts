@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { GraphNode } from "./experiment.ts";
+import type { GraphNode } from "./graph.ts";
 
 /** Whether `id` matches a selection pattern: exact id, plain id, group, or a `*` glob. */
 export function matchesPattern(node: GraphNode, pattern: string): boolean {

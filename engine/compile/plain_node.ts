@@ -8,7 +8,7 @@
 import type { DocPath } from "./source.ts";
 import type { NodeRef, Template } from "../refs.ts";
 import type { NodeKind } from "../types.ts";
-import type { AxisValue } from "./experiment.ts";
+import type { AxisValue } from "./graph.ts";
 import type { Diagnostics } from "./diagnostics.ts";
 import type { Limits } from "../limits.ts";
 

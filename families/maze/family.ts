@@ -26,6 +26,7 @@ import {
 } from "./diagnosis.ts";
 import { generateMazes } from "./generate.ts";
 import { checkMaze, type Maze } from "./maze.ts";
+import { mazeLines, parseMazeLines } from "./maze_json.ts";
 import { type EditRng, mutateMaze } from "./mutate.ts";
 import { renderMaze } from "./render.ts";
 import { testMazes } from "./test_mazes.ts";
@@ -117,6 +118,8 @@ export const mazeFamily: EnvironmentFamily<MazeConfig, Maze, MazeEpisode> & {
       mazeStatistics(episodes),
     failureCases: mazeFailureCases,
   },
+  instanceLines: mazeLines,
+  parseInstanceLines: parseMazeLines,
   env: {
     module: import.meta.url,
     create: (
