@@ -657,6 +657,10 @@ function _addCacheCommands(program: Command, { ctxOf, setCode }: _Env): void {
       "--blobs-of <pattern...>",
       "with --only json: still carry the blobs of these nodes of the --experiment files (ids, * globs; at most 16 MiB), e.g. the first seed's last-stage rollouts, so the report can draw failure cases",
     )
+    .option(
+      "--compact",
+      "write the compact format (outcomes as columns, brotli): a fraction of the gzip size, the same entries byte for byte; import recognises it",
+    )
     .addHelpText(
       "after",
       "\nExample:\n  ./envsmith cache export results.esb --only json --experiment experiments/ablate-context.yaml",
@@ -669,6 +673,7 @@ function _addCacheCommands(program: Command, { ctxOf, setCode }: _Env): void {
           ...(o.filter ? { filter: o.filter } : {}),
           ...(o.experiment ? { experiments: o.experiment } : {}),
           ...(o.blobsOf ? { blobsOf: o.blobsOf } : {}),
+          ...(o.compact ? { compact: true } : {}),
         }),
       );
     });

@@ -40,6 +40,11 @@ import { hashJson, sha256Hex } from "../canonical.ts";
 import { CorruptEntryError, UserError } from "../errors.ts";
 import { asFileSystemError, FileSystemError, onDisk } from "../fs_errors.ts";
 import { processAlive } from "./lock.ts";
+import {
+  decodeCompact,
+  encodeCompact,
+  isCompactBundle,
+} from "./compact_bundle.ts";
 import { writeAtomic } from "./atomic_write.ts";
 import { NotRegularFileError, openRegularFile } from "../regular_file.ts";
 import {
@@ -83,6 +88,13 @@ export interface ExportOptions {
    * {@linkcode selectBlobKeys}.
    */
   readonly blobsOf?: ReadonlySet<string>;
+  /**
+   * Write the compact format (columns, brotli; see
+   * {@link ./compact_bundle.ts}) instead of the plain one, whatever the
+   * file's name. The same records give the same bytes.
+   * @default false
+   */
+  readonly compact?: boolean;
 }
 
 /** At most this many bytes of blobs go along with a JSON-only bundle (`--blobs-of`). @default 16 MiB */
@@ -333,6 +345,7 @@ export async function exportBundle(
   file: string,
   options: ExportOptions = {},
 ): Promise<ExportResult> {
+  if (options.compact) return await _exportCompact(store, file, options);
   const enc = new TextEncoder();
   const where = (problem: string) =>
     problem === "full"
@@ -459,6 +472,28 @@ export async function exportBundle(
     }
   }, where);
   return { entries, blobs, aux, bytes, resultsOnly, missingBlobs };
+}
+
+/** {@linkcode exportBundle} in the compact format: a plain bundle in the cache's tmp/, encoded. */
+async function _exportCompact(
+  store: Store,
+  file: string,
+  options: ExportOptions,
+): Promise<ExportResult> {
+  const plain = store.tmpPath("compact-export");
+  try {
+    const r = await exportBundle(store, plain, { ...options, compact: false });
+    const bytes = encodeCompact(Deno.readFileSync(plain));
+    writeAtomic(
+      file,
+      join(dirname(resolve(file)), tmpName(_exportTmpPrefix(file))),
+      bytes,
+      "write the bundle",
+    );
+    return { ...r, bytes: bytes.length };
+  } finally {
+    _rmQuiet(plain);
+  }
 }
 
 function _rmQuiet(p: string): void {
@@ -686,9 +721,31 @@ async function _open(
     opened.file.close();
     throw _tooLarge(file, "holds", maxBytes);
   }
-  const magic = new Uint8Array(2);
+  const magic = new Uint8Array(32);
   const n = await opened.file.read(magic);
   await opened.file.seek(0, Deno.SeekMode.Start);
+  if (n !== null && isCompactBundle(magic.subarray(0, n))) {
+    const bytes = _readAll(opened.file, opened.size);
+    opened.file.close();
+    const chunks = function* (): Generator<Uint8Array> {
+      try {
+        yield* decodeCompact(bytes, maxBytes);
+      } catch (e) {
+        if (e instanceof UserError || e instanceof SyntaxError) {
+          throw _bad(file, e.message);
+        }
+        if (e instanceof RangeError) throw _bad(file, e.message);
+        throw e;
+      }
+    };
+    const reader = new _Reader(
+      ReadableStream.from(chunks()),
+      file,
+      maxBytes,
+      true,
+    );
+    return { reader, close: () => reader.cancel() };
+  }
   const gz = n === 2 && magic[0] === 0x1f && magic[1] === 0x8b;
   // node:zlib's gunzip gives bounded chunks (DecompressionStream hands out
   // all a compressed chunk expands to at once: 64 MB for 64 KB of a bomb).
@@ -713,6 +770,18 @@ async function _open(
       } catch { /* closed by the stream */ }
     },
   };
+}
+
+/** The rest of an open file (`size` bytes at most). */
+function _readAll(file: Deno.FsFile, size: number): Uint8Array {
+  const out = new Uint8Array(size);
+  let o = 0;
+  while (o < size) {
+    const n = file.readSync(out.subarray(o));
+    if (n === null) break;
+    o += n;
+  }
+  return out.subarray(0, o);
 }
 
 /** An aux name that is a plain relative path (no NUL, no control characters, no `..`). */

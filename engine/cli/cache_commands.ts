@@ -30,6 +30,8 @@ export async function cacheExportCommand(
     experiments?: readonly string[];
     /** With `jsonOnly`: node id patterns (of `experiments`) whose entries' blobs go along, within {@linkcode SELECTED_BLOB_BYTES}. */
     blobsOf?: readonly string[];
+    /** Write the compact format (columns, brotli). */
+    compact?: boolean;
   },
 ): Promise<number> {
   const store = new Store(ctx.cache);
@@ -82,6 +84,7 @@ export async function cacheExportCommand(
       : {}),
     ...(keys ? { keys } : {}),
     ...(blobsOf ? { blobsOf } : {}),
+    ...(options.compact ? { compact: true } : {}),
   });
   for (const m of r.missingBlobs) {
     ctx.output.err(

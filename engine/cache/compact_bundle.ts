@@ -1,0 +1,324 @@
+/**
+ * The compact bundle format: the same records as a plain bundle
+ * ({@link ./bundle.ts}), stored as columns and compressed with brotli, so a
+ * result set of per-instance outcomes and training records is a fraction
+ * of its gzip size, and every entry file comes back byte for byte.
+ *
+ * ```
+ * envsmith-compact 1\n <brotli(payload)>
+ * payload = JSON line: {"records":[...], "columns":[[name, tokens, bytes]...]}\n
+ *           column texts, in the order named (tokens joined by "\n")
+ *           raw bodies (blobs, aux files, entries kept as they are), in record order
+ * ```
+ *
+ * An entry's JSON is split by path (`kind\tvalue.per_instance[].id`): each
+ * object contributes its key list and each array its length to the
+ * column of its path, each scalar its JSON text; object keys that are not
+ * plain names (hashes, file paths) share one path (`.*`). Decoding walks
+ * the same paths and writes the JSON text back; the entry's header line is
+ * derived from it. Encoding checks that every entry decodes to its exact
+ * bytes and keeps any entry that would not (JSON not written by
+ * `JSON.stringify`) as raw bytes, so no entry changes. The same records
+ * give the same file (columns sorted by name, fixed brotli parameters).
+ *
+ * @module
+ */
+import { brotliCompressSync, brotliDecompressSync, constants } from "node:zlib";
+import { sha256Hex } from "../canonical.ts";
+import { UserError } from "../errors.ts";
+
+/** First line of a compact bundle. */
+export const COMPACT_HEADER = "envsmith-compact 1";
+
+const _ENTRY_HEADER = "envsmith-entry 1";
+const _enc = new TextEncoder();
+const _dec = new TextDecoder();
+const _NAME = /^[A-Za-z_][A-Za-z0-9_]{0,40}$/;
+
+/** Whether `bytes` start like a compact bundle. */
+export function isCompactBundle(bytes: Uint8Array): boolean {
+  const head = _enc.encode(COMPACT_HEADER + "\n");
+  if (bytes.length < head.length) return false;
+  for (let i = 0; i < head.length; i++) if (bytes[i] !== head[i]) return false;
+  return true;
+}
+
+/** One record of a plain bundle, as the compact form lists it. */
+type _Rec =
+  | ["e", string, 0 | 1, string[]] // entry encoded in columns: key, imported, blobs
+  | ["r", string, 0 | 1, number] // entry kept raw: key, imported, size
+  | ["b", string, number] // blob: name, size
+  | ["a", string, number, string]; // aux: name, size, sha256
+
+class _Columns {
+  readonly cols = new Map<string, string[]>();
+  put(col: string, token: string): void {
+    let c = this.cols.get(col);
+    if (!c) this.cols.set(col, c = []);
+    c.push(token);
+  }
+  encode(col: string, v: unknown): void {
+    if (v === null || typeof v !== "object") {
+      this.put(col, JSON.stringify(v));
+    } else if (Array.isArray(v)) {
+      this.put(col, "[" + v.length);
+      for (const x of v) this.encode(col + "[]", x);
+    } else {
+      const keys = Object.keys(v);
+      this.put(col, "{" + JSON.stringify(keys));
+      for (const k of keys) {
+        this.encode(
+          col + "." + (_NAME.test(k) ? k : "*"),
+          (v as Record<string, unknown>)[k],
+        );
+      }
+    }
+  }
+}
+
+class _Cursor {
+  readonly #cols: Map<string, { text: string; at: number }>;
+  constructor(cols: Map<string, { text: string; at: number }>) {
+    this.#cols = cols;
+  }
+  #next(col: string): string {
+    const c = this.#cols.get(col);
+    if (!c || c.at > c.text.length) {
+      throw new RangeError(`column ${col} ends early`);
+    }
+    let nl = c.text.indexOf("\n", c.at);
+    if (nl < 0) nl = c.text.length;
+    const t = c.text.slice(c.at, nl);
+    c.at = nl + 1;
+    return t;
+  }
+  decode(col: string): string {
+    const t = this.#next(col);
+    if (t[0] === "[") {
+      const n = Number(t.slice(1));
+      const parts: string[] = new Array(n);
+      for (let i = 0; i < n; i++) parts[i] = this.decode(col + "[]");
+      return "[" + parts.join(",") + "]";
+    }
+    if (t[0] === "{") {
+      const keys = JSON.parse(t.slice(1)) as string[];
+      const parts = keys.map((k) =>
+        JSON.stringify(k) + ":" +
+        this.decode(col + "." + (_NAME.test(k) ? k : "*"))
+      );
+      return "{" + parts.join(",") + "}";
+    }
+    return t;
+  }
+}
+
+/** The entry file of this JSON text: the header line the store writes, then the text. */
+function _entryFile(json: string, blobs: readonly string[]): Uint8Array {
+  const body = _enc.encode(json);
+  const head = _enc.encode(
+    `${_ENTRY_HEADER} ${sha256Hex(body)}${
+      blobs.length ? " " + blobs.join(" ") : ""
+    }\n`,
+  );
+  const out = new Uint8Array(head.length + body.length);
+  out.set(head);
+  out.set(body, head.length);
+  return out;
+}
+
+function _equal(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+/** A plain bundle's records, parsed from its uncompressed bytes. */
+function* _plainRecords(
+  plain: Uint8Array,
+): Generator<{ head: Record<string, unknown>; body: Uint8Array }> {
+  let at = plain.indexOf(10) + 1;
+  if (_dec.decode(plain.subarray(0, at - 1)) !== "envsmith-bundle 1") {
+    throw new UserError("not an envsmith bundle (first line)");
+  }
+  for (;;) {
+    const nl = plain.indexOf(10, at);
+    if (nl < 0) throw new UserError("truncated bundle (no end record)");
+    const head = JSON.parse(_dec.decode(plain.subarray(at, nl)));
+    if (head.type === "end") return;
+    const body = plain.subarray(nl + 1, nl + 1 + head.size);
+    at = nl + 1 + head.size + 1;
+    yield { head, body };
+  }
+}
+
+/** Options of {@linkcode encodeCompact}. */
+export interface CompactOptions {
+  /** Brotli quality, 0-11. @default 9 */
+  readonly quality?: number;
+}
+
+/**
+ * The compact form of a plain (uncompressed) bundle's bytes. Every entry
+ * is checked to decode to its exact bytes; one that would not is kept raw.
+ */
+export function encodeCompact(
+  plain: Uint8Array,
+  options: CompactOptions = {},
+): Uint8Array {
+  const records: _Rec[] = [];
+  const raw: Uint8Array[] = [];
+  const columns = new _Columns();
+  for (const { head, body } of _plainRecords(plain)) {
+    const name = String(head.name);
+    const imported = head.imported === true ? 1 : 0;
+    if (head.type === "entry") {
+      const nl = body.indexOf(10);
+      const json = _dec.decode(body.subarray(nl + 1));
+      let entry: { kind?: unknown; blobs?: unknown } | null = null;
+      try {
+        entry = JSON.parse(json);
+      } catch { /* kept raw */ }
+      const kind = typeof entry?.kind === "string" ? entry.kind : "";
+      const blobs = Array.isArray(entry?.blobs) ? entry.blobs as string[] : [];
+      let ok = entry !== null && typeof entry === "object" &&
+        !Array.isArray(entry);
+      if (ok) {
+        // The entry must come back exactly: check it on its own columns.
+        const own = new _Columns();
+        own.encode(kind, entry);
+        const cursor = new _Cursor(
+          new Map(
+            [...own.cols].map(([k, v]) => [k, { text: v.join("\n"), at: 0 }]),
+          ),
+        );
+        let back: string | null = null;
+        try {
+          back = cursor.decode(kind);
+        } catch { /* kept raw */ }
+        ok = back !== null && _equal(_entryFile(back, blobs), body);
+      }
+      if (ok) {
+        records.push(["e", name, imported, blobs]);
+        columns.put("\0kind", JSON.stringify(kind));
+        columns.encode(kind, entry);
+      } else {
+        records.push(["r", name, imported, body.length]);
+        raw.push(body);
+      }
+    } else if (head.type === "blob") {
+      records.push(["b", name, body.length]);
+      raw.push(body);
+    } else {
+      records.push(["a", name, body.length, String(head.sha256)]);
+      raw.push(body);
+    }
+  }
+  const names = [...columns.cols.keys()].sort();
+  const texts = names.map((n) => _enc.encode(columns.cols.get(n)!.join("\n")));
+  const meta = _enc.encode(
+    JSON.stringify({
+      records,
+      columns: names.map((n, i) => [
+        n,
+        columns.cols.get(n)!.length,
+        texts[i]!.length,
+      ]),
+    }) + "\n",
+  );
+  const parts = [meta, ...texts, ...raw];
+  const size = parts.reduce((s, p) => s + p.length, 0);
+  const payload = new Uint8Array(size);
+  let o = 0;
+  for (const p of parts) {
+    payload.set(p, o);
+    o += p.length;
+  }
+  const packed = brotliCompressSync(payload, {
+    params: {
+      [constants.BROTLI_PARAM_QUALITY]: options.quality ?? 9,
+      [constants.BROTLI_PARAM_LGWIN]: 24,
+      [constants.BROTLI_PARAM_SIZE_HINT]: size,
+    },
+  });
+  const head = _enc.encode(COMPACT_HEADER + "\n");
+  const out = new Uint8Array(head.length + packed.length);
+  out.set(head);
+  out.set(packed, head.length);
+  return out;
+}
+
+/**
+ * The records of a compact bundle as the chunks of the plain bundle they
+ * stand for (header line, then each record's header line, body and line
+ * end, then the end record), one record at a time. `maxBytes` bounds the
+ * decompressed payload.
+ */
+export function* decodeCompact(
+  compact: Uint8Array,
+  maxBytes: number,
+): Generator<Uint8Array> {
+  if (!isCompactBundle(compact)) {
+    throw new UserError("not a compact envsmith bundle (first line)");
+  }
+  const packed = compact.subarray(COMPACT_HEADER.length + 1);
+  let payload: Uint8Array;
+  try {
+    payload = brotliDecompressSync(packed, { maxOutputLength: maxBytes });
+  } catch (e) {
+    throw new UserError(
+      `not a readable brotli-compressed bundle (${(e as Error).message})`,
+    );
+  }
+  const nl = payload.indexOf(10);
+  const meta = JSON.parse(_dec.decode(payload.subarray(0, nl))) as {
+    records: _Rec[];
+    columns: [string, number, number][];
+  };
+  let at = nl + 1;
+  const cols = new Map<string, { text: string; at: number }>();
+  for (const [name, , bytes] of meta.columns) {
+    cols.set(name, {
+      text: _dec.decode(payload.subarray(at, at + bytes)),
+      at: 0,
+    });
+    at += bytes;
+  }
+  const cursor = new _Cursor(cols);
+  yield _enc.encode("envsmith-bundle 1\n");
+  const nlByte = Uint8Array.of(10);
+  for (const rec of meta.records) {
+    let type: string, body: Uint8Array, extra: Record<string, unknown> = {};
+    if (rec[0] === "e") {
+      const kind = JSON.parse(cursor.decode("\0kind")) as string;
+      body = _entryFile(cursor.decode(kind), rec[3]);
+      type = "entry";
+      if (rec[2]) extra = { imported: true };
+    } else {
+      const size = rec[0] === "a" ? rec[2] : rec[0] === "b" ? rec[2] : rec[3];
+      body = payload.subarray(at, at + size);
+      at += size;
+      type = rec[0] === "r" ? "entry" : rec[0] === "b" ? "blob" : "aux";
+      if (rec[0] === "r" && rec[2]) extra = { imported: true };
+    }
+    const sha = rec[0] === "b"
+      ? rec[1]
+      : rec[0] === "a"
+      ? rec[3]
+      : sha256Hex(body);
+    yield _enc.encode(
+      JSON.stringify({
+        type,
+        name: rec[1],
+        size: body.length,
+        sha256: sha,
+        ...extra,
+      }) +
+        "\n",
+    );
+    yield body;
+    yield nlByte;
+  }
+  yield _enc.encode(
+    JSON.stringify({ type: "end", count: meta.records.length }) + "\n",
+  );
+}
