@@ -746,7 +746,7 @@ async function _open(
     );
     return { reader, close: () => reader.cancel() };
   }
-  const gz = n === 2 && magic[0] === 0x1f && magic[1] === 0x8b;
+  const gz = n !== null && n >= 2 && magic[0] === 0x1f && magic[1] === 0x8b;
   // node:zlib's gunzip gives bounded chunks (DecompressionStream hands out
   // all a compressed chunk expands to at once: 64 MB for 64 KB of a bomb).
   let gunzip: ReturnType<typeof createGunzip> | undefined;
