@@ -725,18 +725,26 @@ async function _open(
   const n = await opened.file.read(magic);
   await opened.file.seek(0, Deno.SeekMode.Start);
   if (n !== null && isCompactBundle(magic.subarray(0, n))) {
-    const bytes = _readAll(opened.file, opened.size);
-    opened.file.close();
-    const chunks = function* (): Generator<Uint8Array> {
+    // Decoded once per import: the checking and writing passes share it.
+    const stamp = `${resolve(file)}\0${opened.size}\0${
+      Deno.statSync(file).mtime?.getTime()
+    }`;
+    if (_decoded?.stamp !== stamp) {
+      const bytes = _readAll(opened.file, opened.size);
+      opened.file.close();
       try {
-        yield* decodeCompact(bytes, maxBytes);
+        _decoded = { stamp, chunks: [...decodeCompact(bytes, maxBytes)] };
       } catch (e) {
-        if (e instanceof UserError || e instanceof SyntaxError) {
-          throw _bad(file, e.message);
-        }
-        if (e instanceof RangeError) throw _bad(file, e.message);
+        if (
+          e instanceof UserError || e instanceof SyntaxError ||
+          e instanceof RangeError
+        ) throw _bad(file, e.message);
         throw e;
       }
+    } else opened.file.close();
+    const decoded = _decoded.chunks;
+    const chunks = function* (): Generator<Uint8Array> {
+      yield* decoded;
     };
     const reader = new _Reader(
       ReadableStream.from(chunks()),
@@ -771,6 +779,9 @@ async function _open(
     },
   };
 }
+
+/** The records of the compact bundle being imported, decoded (see `_open`). */
+let _decoded: { stamp: string; chunks: Uint8Array[] } | null = null;
 
 /** The rest of an open file (`size` bytes at most). */
 function _readAll(file: Deno.FsFile, size: number): Uint8Array {
@@ -1039,7 +1050,13 @@ export async function importBundle(
       } MB) before anything is written…`,
     );
   }
-  const checked = await _check(store, file, maxBytes);
+  let checked: Awaited<ReturnType<typeof _check>>;
+  try {
+    checked = await _check(store, file, maxBytes);
+  } catch (e) {
+    _decoded = null;
+    throw e;
+  }
   if (size > 1e6) {
     options.onProgress?.(
       `writing ${checked.entries.size} entries and ${checked.blobs.size} blobs into ${store.root}…`,
@@ -1053,6 +1070,7 @@ export async function importBundle(
     result = await _importChecked(store, file, options, maxBytes, checked);
   } finally {
     inProgress.release();
+    _decoded = null;
   }
   if (sha !== null) {
     const record: _ImportRecord = {

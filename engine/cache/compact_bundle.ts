@@ -12,8 +12,8 @@
  * ```
  *
  * An entry's JSON is split by path (`kind\tvalue.per_instance[].id`): each
- * object contributes its key list and each array its length to the
- * column of its path, each scalar its JSON text; object keys that are not
+ * object contributes its key list (a list seen before in that column: its
+ * number) and each array its length to the column of its path, each scalar its JSON text; object keys that are not
  * plain names (hashes, file paths) share one path (`.*`). Decoding walks
  * the same paths and writes the JSON text back; the entry's header line is
  * derived from it. Encoding checks that every entry decodes to its exact
@@ -52,6 +52,8 @@ type _Rec =
 
 class _Columns {
   readonly cols = new Map<string, string[]>();
+  /** Per column, the key lists seen: a repeated one is written as its number. */
+  readonly #shapes = new Map<string, Map<string, number>>();
   put(col: string, token: string): void {
     let c = this.cols.get(col);
     if (!c) this.cols.set(col, c = []);
@@ -65,7 +67,12 @@ class _Columns {
       for (const x of v) this.encode(col + "[]", x);
     } else {
       const keys = Object.keys(v);
-      this.put(col, "{" + JSON.stringify(keys));
+      const json = JSON.stringify(keys);
+      let shapes = this.#shapes.get(col);
+      if (!shapes) this.#shapes.set(col, shapes = new Map());
+      const seen = shapes.get(json);
+      if (seen === undefined) shapes.set(json, shapes.size);
+      this.put(col, "{" + (seen ?? json));
       for (const k of keys) {
         this.encode(
           col + "." + (_NAME.test(k) ? k : "*"),
@@ -76,37 +83,84 @@ class _Columns {
   }
 }
 
+/** One column being read: its text, where the next token starts, its children and the object shapes seen. */
+interface _Col {
+  readonly name: string;
+  readonly text: string;
+  at: number;
+  readonly children: Map<string, _Col>;
+  readonly shapes: { keys: string[]; cols: _Col[] }[];
+}
+
 class _Cursor {
-  readonly #cols: Map<string, { text: string; at: number }>;
+  readonly #cols: Map<string, _Col> = new Map();
   constructor(cols: Map<string, { text: string; at: number }>) {
-    this.#cols = cols;
+    for (const [name, c] of cols) {
+      this.#cols.set(name, {
+        name,
+        text: c.text,
+        at: c.at,
+        children: new Map(),
+        shapes: [],
+      });
+    }
   }
-  #next(col: string): string {
-    const c = this.#cols.get(col);
-    if (!c || c.at > c.text.length) {
-      throw new RangeError(`column ${col} ends early`);
+  #col(name: string): _Col {
+    let c = this.#cols.get(name);
+    if (!c) {
+      // A path no entry has: reading it fails with the column's name.
+      c = { name, text: "", at: 1, children: new Map(), shapes: [] };
+      this.#cols.set(name, c);
+    }
+    return c;
+  }
+  #child(c: _Col, suffix: string): _Col {
+    let k = c.children.get(suffix);
+    if (!k) c.children.set(suffix, k = this.#col(c.name + suffix));
+    return k;
+  }
+  /** The JSON text of the next value of column `col`. */
+  decode(col: string): string {
+    return this.#decode(this.#col(col));
+  }
+  #decode(c: _Col): string {
+    if (c.at > c.text.length) {
+      throw new RangeError(`column ${c.name} ends early`);
     }
     let nl = c.text.indexOf("\n", c.at);
     if (nl < 0) nl = c.text.length;
     const t = c.text.slice(c.at, nl);
     c.at = nl + 1;
-    return t;
-  }
-  decode(col: string): string {
-    const t = this.#next(col);
-    if (t[0] === "[") {
+    const first = t.charCodeAt(0);
+    if (first === 91) { // [
       const n = Number(t.slice(1));
-      const parts: string[] = new Array(n);
-      for (let i = 0; i < n; i++) parts[i] = this.decode(col + "[]");
-      return "[" + parts.join(",") + "]";
+      if (n === 0) return "[]";
+      const item = this.#child(c, "[]");
+      let out = "[" + this.#decode(item);
+      for (let i = 1; i < n; i++) out += "," + this.#decode(item);
+      return out + "]";
     }
-    if (t[0] === "{") {
-      const keys = JSON.parse(t.slice(1)) as string[];
-      const parts = keys.map((k) =>
-        JSON.stringify(k) + ":" +
-        this.decode(col + "." + (_NAME.test(k) ? k : "*"))
-      );
-      return "{" + parts.join(",") + "}";
+    if (first === 123) { // {
+      let shape;
+      if (t.charCodeAt(1) === 91) { // a key list seen here first
+        const keys = JSON.parse(t.slice(1)) as string[];
+        shape = {
+          keys: keys.map((k, i) => (i ? "," : "{") + JSON.stringify(k) + ":"),
+          cols: keys.map((k) =>
+            this.#child(c, "." + (_NAME.test(k) ? k : "*"))
+          ),
+        };
+        c.shapes.push(shape);
+      } else {
+        shape = c.shapes[Number(t.slice(1))];
+        if (!shape) throw new RangeError(`column ${c.name}: no key list ${t}`);
+      }
+      if (shape.keys.length === 0) return "{}";
+      let out = "";
+      for (let i = 0; i < shape.keys.length; i++) {
+        out += shape.keys[i]! + this.#decode(shape.cols[i]!);
+      }
+      return out + "}";
     }
     return t;
   }
