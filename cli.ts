@@ -600,7 +600,7 @@ function _addTableCommands(program: Command, { ctxOf, setCode }: _Env): void {
     )
     .option(
       "--import <bundle>",
-      `first import this results bundle into the cache (a missing file is skipped; nothing cached is overwritten; repeat for several); \`./envsmith tables\` imports ${
+      `first import this results bundle into the cache: a file, or an http(s) URL (a release asset, a results branch's raw file; downloaded once into the cache) (a missing file is skipped; nothing cached is overwritten; repeat for several); \`./envsmith tables\` imports ${
         SHIPPED_BUNDLES.join(" and ")
       }`,
       (v: string, prev: string[] | undefined) => [...(prev ?? []), v],

@@ -1238,7 +1238,8 @@ async function _importChecked(
                 resultsOnly: !complete,
               });
             }
-            if (store.importEntryBytes(head.name, body)) {
+            // Parsed and checked by _check: the same bytes (sha256 above).
+            if (store.importEntryBytes(head.name, body, true)) {
               nEntries++;
               if (!trusted) marked++;
               if (!complete) resultsOnly++;
