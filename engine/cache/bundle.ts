@@ -722,37 +722,39 @@ async function _open(
     throw _tooLarge(file, "holds", maxBytes);
   }
   const magic = new Uint8Array(32);
-  const n = await opened.file.read(magic);
+  let n = await opened.file.read(magic);
   await opened.file.seek(0, Deno.SeekMode.Start);
   if (n !== null && isCompactBundle(magic.subarray(0, n))) {
-    // Decoded once per import: the checking and writing passes share it.
+    // Decoded once per import into a plain bundle in a temporary file,
+    // which the checking and writing passes read (bounded memory).
     const stamp = `${resolve(file)}\0${opened.size}\0${
       Deno.statSync(file).mtime?.getTime()
     }`;
     if (_decoded?.stamp !== stamp) {
       const bytes = _readAll(opened.file, opened.size);
       opened.file.close();
+      _dropDecoded();
+      const plain = Deno.makeTempFileSync({ prefix: "envsmith-bundle-" });
+      _decoded = { stamp, plain };
+      const out = Deno.openSync(plain, { write: true, truncate: true });
       try {
-        _decoded = { stamp, chunks: [...decodeCompact(bytes, maxBytes)] };
+        for (const c of decodeCompact(bytes, maxBytes)) {
+          let off = 0;
+          while (off < c.length) off += out.writeSync(c.subarray(off));
+        }
       } catch (e) {
+        _dropDecoded();
         if (
           e instanceof UserError || e instanceof SyntaxError ||
           e instanceof RangeError
         ) throw _bad(file, e.message);
         throw e;
+      } finally {
+        out.close();
       }
     } else opened.file.close();
-    const decoded = _decoded.chunks;
-    const chunks = function* (): Generator<Uint8Array> {
-      yield* decoded;
-    };
-    const reader = new _Reader(
-      ReadableStream.from(chunks()),
-      file,
-      maxBytes,
-      true,
-    );
-    return { reader, close: () => reader.cancel() };
+    opened = openRegularFile(_decoded!.plain);
+    n = 0;
   }
   const gz = n !== null && n >= 2 && magic[0] === 0x1f && magic[1] === 0x8b;
   // node:zlib's gunzip gives bounded chunks (DecompressionStream hands out
@@ -780,8 +782,14 @@ async function _open(
   };
 }
 
-/** The records of the compact bundle being imported, decoded (see `_open`). */
-let _decoded: { stamp: string; chunks: Uint8Array[] } | null = null;
+/** The compact bundle being imported, decoded into a plain one (see `_open`). */
+let _decoded: { stamp: string; plain: string } | null = null;
+
+/** Removes the decoded copy of a compact bundle. */
+function _dropDecoded(): void {
+  if (_decoded) _rmQuiet(_decoded.plain);
+  _decoded = null;
+}
 
 /** The rest of an open file (`size` bytes at most). */
 function _readAll(file: Deno.FsFile, size: number): Uint8Array {
@@ -1054,7 +1062,7 @@ export async function importBundle(
   try {
     checked = await _check(store, file, maxBytes);
   } catch (e) {
-    _decoded = null;
+    _dropDecoded();
     throw e;
   }
   if (size > 1e6) {
@@ -1070,7 +1078,7 @@ export async function importBundle(
     result = await _importChecked(store, file, options, maxBytes, checked);
   } finally {
     inProgress.release();
-    _decoded = null;
+    _dropDecoded();
   }
   if (sha !== null) {
     const record: _ImportRecord = {
