@@ -90,6 +90,8 @@ interface _Col {
   at: number;
   readonly children: Map<string, _Col>;
   readonly shapes: { keys: string[]; cols: _Col[] }[];
+  /** Every token is a scalar (no array, no object): a run of them is copied whole. */
+  readonly scalars: boolean;
 }
 
 class _Cursor {
@@ -102,6 +104,7 @@ class _Cursor {
         at: c.at,
         children: new Map(),
         shapes: [],
+        scalars: !/(?:^|\n)[[{]/.test(c.text),
       });
     }
   }
@@ -109,7 +112,14 @@ class _Cursor {
     let c = this.#cols.get(name);
     if (!c) {
       // A path no entry has: reading it fails with the column's name.
-      c = { name, text: "", at: 1, children: new Map(), shapes: [] };
+      c = {
+        name,
+        text: "",
+        at: 1,
+        children: new Map(),
+        shapes: [],
+        scalars: false,
+      };
       this.#cols.set(name, c);
     }
     return c;
@@ -118,6 +128,20 @@ class _Cursor {
     let k = c.children.get(suffix);
     if (!k) c.children.set(suffix, k = this.#col(c.name + suffix));
     return k;
+  }
+  /** The next `n` scalar tokens of `c`, joined by commas. */
+  #run(c: _Col, n: number): string {
+    let end = c.at - 1;
+    for (let i = 0; i < n; i++) {
+      end = c.text.indexOf("\n", end + 1);
+      if (end < 0) {
+        if (i === n - 1 && c.at <= c.text.length) end = c.text.length;
+        else throw new RangeError(`column ${c.name} ends early`);
+      }
+    }
+    const out = c.text.slice(c.at, end).replaceAll("\n", ",");
+    c.at = end + 1;
+    return out;
   }
   /** The JSON text of the next value of column `col`. */
   decode(col: string): string {
@@ -136,6 +160,7 @@ class _Cursor {
       const n = Number(t.slice(1));
       if (n === 0) return "[]";
       const item = this.#child(c, "[]");
+      if (item.scalars) return "[" + this.#run(item, n) + "]";
       let out = "[" + this.#decode(item);
       for (let i = 1; i < n; i++) out += "," + this.#decode(item);
       return out + "]";
