@@ -658,6 +658,10 @@ function _addCacheCommands(program: Command, { ctxOf, setCode }: _Env): void {
       "with --only json: still carry the blobs of these nodes of the --experiment files (ids, * globs; at most 16 MiB), e.g. the first seed's last-stage rollouts, so the report can draw failure cases",
     )
     .option(
+      "--omit <kind:field...>",
+      "leave these fields out of those kinds' entries (e.g. train:value.level_scores, which tables and report never read); such entries are exported marked imported, so no import uses them as cached results",
+    )
+    .option(
       "--compact",
       "write the compact format (outcomes as columns, brotli): a fraction of the gzip size, the same entries byte for byte; import recognises it",
     )
@@ -674,6 +678,7 @@ function _addCacheCommands(program: Command, { ctxOf, setCode }: _Env): void {
           ...(o.experiment ? { experiments: o.experiment } : {}),
           ...(o.blobsOf ? { blobsOf: o.blobsOf } : {}),
           ...(o.compact ? { compact: true } : {}),
+          ...(o.omit ? { omit: o.omit } : {}),
         }),
       );
     });

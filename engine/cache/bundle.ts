@@ -49,6 +49,7 @@ import { writeAtomic } from "./atomic_write.ts";
 import { NotRegularFileError, openRegularFile } from "../regular_file.ts";
 import {
   type Entry,
+  ENTRY_HEADER,
   EXPORT_NOTE,
   MAX_BLOB_BYTES,
   MAX_ENTRY_BYTES,
@@ -95,6 +96,71 @@ export interface ExportOptions {
    * @default false
    */
   readonly compact?: boolean;
+  /**
+   * Fields left out of the entries of a kind, each `KIND:field.path`
+   * (e.g. `train:value.level_scores`, which only engineers read while
+   * running, never `tables` or `report`). Such an entry is rewritten
+   * without the field (a new header hash over the new JSON; its key still
+   * matches its components) and exported marked imported, so no import,
+   * trusted or not, uses it as a cached result.
+   */
+  readonly omit?: readonly string[];
+}
+
+/** `omit` patterns by kind: the field paths to delete. */
+function _omissions(omit: readonly string[]): Map<string, string[][]> {
+  const out = new Map<string, string[][]>();
+  for (const o of omit) {
+    const m = /^([^:]+):([A-Za-z0-9_]+(?:\.[A-Za-z0-9_]+)*)$/.exec(o);
+    if (!m) {
+      throw new UserError(
+        `--omit ${o}: give KIND:field.path, e.g. train:value.level_scores`,
+      );
+    }
+    const list = out.get(m[1]!) ?? [];
+    list.push(m[2]!.split("."));
+    out.set(m[1]!, list);
+  }
+  return out;
+}
+
+/** The entry file of `entry` without the omitted fields of its kind, or null when none is present. */
+function _omitFields(
+  entry: Entry,
+  omit: Map<string, string[][]>,
+): Uint8Array | null {
+  const paths = omit.get(entry.kind);
+  if (!paths) return null;
+  const copy = structuredClone(entry) as unknown as Record<string, unknown>;
+  let cut = false;
+  for (const path of paths) {
+    let at: unknown = copy;
+    for (const k of path.slice(0, -1)) {
+      at = at !== null && typeof at === "object" && !Array.isArray(at)
+        ? (at as Record<string, unknown>)[k]
+        : undefined;
+    }
+    const last = path[path.length - 1]!;
+    if (
+      at !== null && typeof at === "object" && !Array.isArray(at) &&
+      Object.hasOwn(at, last)
+    ) {
+      delete (at as Record<string, unknown>)[last];
+      cut = true;
+    }
+  }
+  if (!cut) return null;
+  const enc = new TextEncoder();
+  const body = enc.encode(JSON.stringify(copy));
+  const head = enc.encode(
+    `${ENTRY_HEADER} ${sha256Hex(body)}${
+      entry.blobs.length ? " " + entry.blobs.join(" ") : ""
+    }\n`,
+  );
+  const out = new Uint8Array(head.length + body.length);
+  out.set(head);
+  out.set(body, head.length);
+  return out;
 }
 
 /** At most this many bytes of blobs go along with a JSON-only bundle (`--blobs-of`). @default 16 MiB */
@@ -152,6 +218,8 @@ export interface ExportResult {
   readonly resultsOnly: number;
   /** Entries computed here whose blobs are missing (exported results-only; `cache verify` finds them). */
   readonly missingBlobs: readonly string[];
+  /** Entries exported without the fields of `omit` (marked imported). */
+  readonly omitted?: number;
 }
 
 // ---------------------------------------------------------------------------
@@ -382,21 +450,25 @@ export async function exportBundle(
       ),
     );
   const nl = enc.encode("\n");
-  let entries = 0, blobs = 0, aux = 0, resultsOnly = 0;
+  let entries = 0, blobs = 0, aux = 0, resultsOnly = 0, omitted = 0;
   const missingBlobs: string[] = [];
   const blobSet = new Set<string>();
   let ok = false;
   try {
     await sink.write(enc.encode(BUNDLE_HEADER + "\n"));
+    const omit = _omissions(options.omit ?? []);
     for (const sel of selectEntries(store, options)) {
+      const cut = _omitFields(sel.entry, omit);
+      const bytes = cut ?? sel.bytes;
       await header(
         "entry",
         sel.key,
-        sel.bytes.length,
-        sha256Hex(sel.bytes),
-        sel.imported ? { imported: true } : {},
+        bytes.length,
+        sha256Hex(bytes),
+        sel.imported || cut ? { imported: true } : {},
       );
-      await sink.write(sel.bytes);
+      if (cut) omitted++;
+      await sink.write(bytes);
       await sink.write(nl);
       entries++;
       if (options.jsonOnly && !options.blobsOf?.has(sel.key)) continue;
@@ -471,7 +543,7 @@ export async function exportBundle(
       throw e;
     }
   }, where);
-  return { entries, blobs, aux, bytes, resultsOnly, missingBlobs };
+  return { entries, blobs, aux, bytes, resultsOnly, missingBlobs, omitted };
 }
 
 /** {@linkcode exportBundle} in the compact format: a plain bundle in the cache's tmp/, encoded. */

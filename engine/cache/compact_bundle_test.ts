@@ -120,3 +120,35 @@ Deno.test("a damaged compact bundle is refused with one line naming the file", a
   );
   assert.equal([...other.keys()].length, 0);
 });
+
+Deno.test("--omit leaves a field out of one kind's entries: their header hash and key still verify, they import marked imported even when trusted, other entries are untouched", async () => {
+  await using p = await tmpProject(YAML);
+  await runAll(compile(p.file, YAML), p.store);
+  const file = join(p.dir, "r.esc");
+  const r = await exportBundle(p.store, file, {
+    compact: true,
+    omit: ["test.add:value.parts"],
+  });
+  assert.equal(r.omitted, 2);
+  for (const trust of [false, true]) {
+    const other = new Store(join(p.dir, `other-${trust}`));
+    const i = await importBundle(other, file, { trust });
+    assert.equal(i.entries, 3);
+    for (const k of p.store.keys()) {
+      const mine = p.store.readEntry(k)!;
+      const got = other.readEntry(k)!; // verifies the header hash
+      if (mine.kind === "test.add") {
+        const v = got.value as Record<string, unknown>;
+        assert.equal(v.sum, (mine.value as Record<string, unknown>).sum);
+        assert.equal("parts" in v, false);
+        assert.ok(other.importMark(k) !== null, "never a cached result");
+      } else {
+        assert.deepEqual(other.entryBytes(k), p.store.entryBytes(k));
+      }
+    }
+  }
+  await assert.rejects(
+    () => exportBundle(p.store, join(p.dir, "x.esc"), { omit: ["parts"] }),
+    /--omit parts: give KIND:field.path/,
+  );
+});
