@@ -239,6 +239,17 @@ export interface CompactOptions {
 /**
  * The compact form of a plain (uncompressed) bundle's bytes. Every entry
  * is checked to decode to its exact bytes; one that would not is kept raw.
+ *
+ * @example
+ * ```ts
+ * import { decodeCompact, encodeCompact } from "./compact_bundle.ts";
+ * const plain = new TextEncoder().encode(
+ *   'envsmith-bundle 1\n{"type":"end","count":0}\n',
+ * );
+ * const back = [...decodeCompact(encodeCompact(plain), 1 << 20)];
+ * const text = back.map((b) => new TextDecoder().decode(b)).join("");
+ * if (text !== new TextDecoder().decode(plain)) throw new Error("not exact");
+ * ```
  */
 export function encodeCompact(
   plain: Uint8Array,
