@@ -600,7 +600,7 @@ function _addTableCommands(program: Command, { ctxOf, setCode }: _Env): void {
     )
     .option(
       "--import <bundle>",
-      `first import this results bundle into the cache (a missing file is skipped; nothing cached is overwritten; repeat for several); \`./envsmith tables\` imports ${
+      `first import this results bundle into the cache: a file, or an http(s) URL (a release asset, a results branch's raw file; downloaded once into the cache) (a missing file is skipped; nothing cached is overwritten; repeat for several); \`./envsmith tables\` imports ${
         SHIPPED_BUNDLES.join(" and ")
       }`,
       (v: string, prev: string[] | undefined) => [...(prev ?? []), v],
@@ -657,6 +657,14 @@ function _addCacheCommands(program: Command, { ctxOf, setCode }: _Env): void {
       "--blobs-of <pattern...>",
       "with --only json: still carry the blobs of these nodes of the --experiment files (ids, * globs; at most 16 MiB), e.g. the first seed's last-stage rollouts, so the report can draw failure cases",
     )
+    .option(
+      "--omit <kind:field...>",
+      "leave these fields out of those kinds' entries (e.g. train:value.level_scores, which tables and report never read); such entries are exported marked imported, so no import uses them as cached results",
+    )
+    .option(
+      "--compact",
+      "write the compact format (outcomes as columns, brotli): a fraction of the gzip size, the same entries byte for byte; import recognises it",
+    )
     .addHelpText(
       "after",
       "\nExample:\n  ./envsmith cache export results.esb --only json --experiment experiments/ablate-context.yaml",
@@ -669,6 +677,8 @@ function _addCacheCommands(program: Command, { ctxOf, setCode }: _Env): void {
           ...(o.filter ? { filter: o.filter } : {}),
           ...(o.experiment ? { experiments: o.experiment } : {}),
           ...(o.blobsOf ? { blobsOf: o.blobsOf } : {}),
+          ...(o.compact ? { compact: true } : {}),
+          ...(o.omit ? { omit: o.omit } : {}),
         }),
       );
     });

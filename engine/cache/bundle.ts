@@ -40,10 +40,16 @@ import { hashJson, sha256Hex } from "../canonical.ts";
 import { CorruptEntryError, UserError } from "../errors.ts";
 import { asFileSystemError, FileSystemError, onDisk } from "../fs_errors.ts";
 import { processAlive } from "./lock.ts";
+import {
+  decodeCompact,
+  encodeCompact,
+  isCompactBundle,
+} from "./compact_bundle.ts";
 import { writeAtomic } from "./atomic_write.ts";
 import { NotRegularFileError, openRegularFile } from "../regular_file.ts";
 import {
   type Entry,
+  ENTRY_HEADER,
   EXPORT_NOTE,
   MAX_BLOB_BYTES,
   MAX_ENTRY_BYTES,
@@ -83,6 +89,78 @@ export interface ExportOptions {
    * {@linkcode selectBlobKeys}.
    */
   readonly blobsOf?: ReadonlySet<string>;
+  /**
+   * Write the compact format (columns, brotli; see
+   * {@link ./compact_bundle.ts}) instead of the plain one, whatever the
+   * file's name. The same records give the same bytes.
+   * @default false
+   */
+  readonly compact?: boolean;
+  /**
+   * Fields left out of the entries of a kind, each `KIND:field.path`
+   * (e.g. `train:value.level_scores`, which only engineers read while
+   * running, never `tables` or `report`). Such an entry is rewritten
+   * without the field (a new header hash over the new JSON; its key still
+   * matches its components) and exported marked imported, so no import,
+   * trusted or not, uses it as a cached result.
+   */
+  readonly omit?: readonly string[];
+}
+
+/** `omit` patterns by kind: the field paths to delete. */
+function _omissions(omit: readonly string[]): Map<string, string[][]> {
+  const out = new Map<string, string[][]>();
+  for (const o of omit) {
+    const m = /^([^:]+):([A-Za-z0-9_]+(?:\.[A-Za-z0-9_]+)*)$/.exec(o);
+    if (!m) {
+      throw new UserError(
+        `--omit ${o}: give KIND:field.path, e.g. train:value.level_scores`,
+      );
+    }
+    const list = out.get(m[1]!) ?? [];
+    list.push(m[2]!.split("."));
+    out.set(m[1]!, list);
+  }
+  return out;
+}
+
+/** The entry file of `entry` without the omitted fields of its kind, or null when none is present. */
+function _omitFields(
+  entry: Entry,
+  omit: Map<string, string[][]>,
+): Uint8Array | null {
+  const paths = omit.get(entry.kind);
+  if (!paths) return null;
+  const copy = structuredClone(entry) as unknown as Record<string, unknown>;
+  let cut = false;
+  for (const path of paths) {
+    let at: unknown = copy;
+    for (const k of path.slice(0, -1)) {
+      at = at !== null && typeof at === "object" && !Array.isArray(at)
+        ? (at as Record<string, unknown>)[k]
+        : undefined;
+    }
+    const last = path[path.length - 1]!;
+    if (
+      at !== null && typeof at === "object" && !Array.isArray(at) &&
+      Object.hasOwn(at, last)
+    ) {
+      delete (at as Record<string, unknown>)[last];
+      cut = true;
+    }
+  }
+  if (!cut) return null;
+  const enc = new TextEncoder();
+  const body = enc.encode(JSON.stringify(copy));
+  const head = enc.encode(
+    `${ENTRY_HEADER} ${sha256Hex(body)}${
+      entry.blobs.length ? " " + entry.blobs.join(" ") : ""
+    }\n`,
+  );
+  const out = new Uint8Array(head.length + body.length);
+  out.set(head);
+  out.set(body, head.length);
+  return out;
 }
 
 /** At most this many bytes of blobs go along with a JSON-only bundle (`--blobs-of`). @default 16 MiB */
@@ -140,6 +218,8 @@ export interface ExportResult {
   readonly resultsOnly: number;
   /** Entries computed here whose blobs are missing (exported results-only; `cache verify` finds them). */
   readonly missingBlobs: readonly string[];
+  /** Entries exported without the fields of `omit` (marked imported). */
+  readonly omitted?: number;
 }
 
 // ---------------------------------------------------------------------------
@@ -335,6 +415,7 @@ export async function exportBundle(
   file: string,
   options: ExportOptions = {},
 ): Promise<ExportResult> {
+  if (options.compact) return await _exportCompact(store, file, options);
   const enc = new TextEncoder();
   const where = (problem: string) =>
     problem === "full"
@@ -371,21 +452,25 @@ export async function exportBundle(
       ),
     );
   const nl = enc.encode("\n");
-  let entries = 0, blobs = 0, aux = 0, resultsOnly = 0;
+  let entries = 0, blobs = 0, aux = 0, resultsOnly = 0, omitted = 0;
   const missingBlobs: string[] = [];
   const blobSet = new Set<string>();
   let ok = false;
   try {
     await sink.write(enc.encode(BUNDLE_HEADER + "\n"));
+    const omit = _omissions(options.omit ?? []);
     for (const sel of selectEntries(store, options)) {
+      const cut = _omitFields(sel.entry, omit);
+      const bytes = cut ?? sel.bytes;
       await header(
         "entry",
         sel.key,
-        sel.bytes.length,
-        sha256Hex(sel.bytes),
-        sel.imported ? { imported: true } : {},
+        bytes.length,
+        sha256Hex(bytes),
+        sel.imported || cut ? { imported: true } : {},
       );
-      await sink.write(sel.bytes);
+      if (cut) omitted++;
+      await sink.write(bytes);
       await sink.write(nl);
       entries++;
       if (options.jsonOnly && !options.blobsOf?.has(sel.key)) continue;
@@ -460,7 +545,29 @@ export async function exportBundle(
       throw e;
     }
   }, where);
-  return { entries, blobs, aux, bytes, resultsOnly, missingBlobs };
+  return { entries, blobs, aux, bytes, resultsOnly, missingBlobs, omitted };
+}
+
+/** {@linkcode exportBundle} in the compact format: a plain bundle in the cache's tmp/, encoded. */
+async function _exportCompact(
+  store: Store,
+  file: string,
+  options: ExportOptions,
+): Promise<ExportResult> {
+  const plain = store.tmpPath("compact-export");
+  try {
+    const r = await exportBundle(store, plain, { ...options, compact: false });
+    const bytes = encodeCompact(Deno.readFileSync(plain));
+    writeAtomic(
+      file,
+      join(dirname(resolve(file)), tmpName(_exportTmpPrefix(file))),
+      bytes,
+      "write the bundle",
+    );
+    return { ...r, bytes: bytes.length };
+  } finally {
+    _rmQuiet(plain);
+  }
 }
 
 function _rmQuiet(p: string): void {
@@ -688,10 +795,42 @@ async function _open(
     opened.file.close();
     throw _tooLarge(file, "holds", maxBytes);
   }
-  const magic = new Uint8Array(2);
-  const n = await opened.file.read(magic);
+  const magic = new Uint8Array(32);
+  let n = await opened.file.read(magic);
   await opened.file.seek(0, Deno.SeekMode.Start);
-  const gz = n === 2 && magic[0] === 0x1f && magic[1] === 0x8b;
+  if (n !== null && isCompactBundle(magic.subarray(0, n))) {
+    // Decoded once per import into a plain bundle in a temporary file,
+    // which the checking and writing passes read (bounded memory).
+    const stamp = `${resolve(file)}\0${opened.size}\0${
+      Deno.statSync(file).mtime?.getTime()
+    }`;
+    if (_decoded?.stamp !== stamp) {
+      const bytes = _readAll(opened.file, opened.size);
+      opened.file.close();
+      _dropDecoded();
+      const plain = Deno.makeTempFileSync({ prefix: "envsmith-bundle-" });
+      _decoded = { stamp, plain };
+      const out = Deno.openSync(plain, { write: true, truncate: true });
+      try {
+        for (const c of decodeCompact(bytes, maxBytes)) {
+          let off = 0;
+          while (off < c.length) off += out.writeSync(c.subarray(off));
+        }
+      } catch (e) {
+        _dropDecoded();
+        if (
+          e instanceof UserError || e instanceof SyntaxError ||
+          e instanceof RangeError
+        ) throw _bad(file, e.message);
+        throw e;
+      } finally {
+        out.close();
+      }
+    } else opened.file.close();
+    opened = openRegularFile(_decoded!.plain);
+    n = 0;
+  }
+  const gz = n !== null && n >= 2 && magic[0] === 0x1f && magic[1] === 0x8b;
   // node:zlib's gunzip gives bounded chunks (DecompressionStream hands out
   // all a compressed chunk expands to at once: 64 MB for 64 KB of a bomb).
   let gunzip: ReturnType<typeof createGunzip> | undefined;
@@ -715,6 +854,27 @@ async function _open(
       } catch { /* closed by the stream */ }
     },
   };
+}
+
+/** The compact bundle being imported, decoded into a plain one (see `_open`). */
+let _decoded: { stamp: string; plain: string } | null = null;
+
+/** Removes the decoded copy of a compact bundle. */
+function _dropDecoded(): void {
+  if (_decoded) _rmQuiet(_decoded.plain);
+  _decoded = null;
+}
+
+/** The rest of an open file (`size` bytes at most). */
+function _readAll(file: Deno.FsFile, size: number): Uint8Array {
+  const out = new Uint8Array(size);
+  let o = 0;
+  while (o < size) {
+    const n = file.readSync(out.subarray(o));
+    if (n === null) break;
+    o += n;
+  }
+  return out.subarray(0, o);
 }
 
 /** An aux name that is a plain relative path (no NUL, no control characters, no `..`). */
@@ -974,7 +1134,13 @@ export async function importBundle(
       } MB) before anything is written…`,
     );
   }
-  const checked = await _check(store, file, maxBytes);
+  let checked: Awaited<ReturnType<typeof _check>>;
+  try {
+    checked = await _check(store, file, maxBytes);
+  } catch (e) {
+    _dropDecoded();
+    throw e;
+  }
   if (size > 1e6) {
     options.onProgress?.(
       `writing ${checked.entries.size} entries and ${checked.blobs.size} blobs into ${store.root}…`,
@@ -988,6 +1154,7 @@ export async function importBundle(
     result = await _importChecked(store, file, options, maxBytes, checked);
   } finally {
     inProgress.release();
+    _dropDecoded();
   }
   if (sha !== null) {
     const record: _ImportRecord = {
@@ -1211,7 +1378,8 @@ async function _importChecked(
                 resultsOnly: !complete,
               });
             }
-            if (store.importEntryBytes(head.name, body)) {
+            // Parsed and checked by _check: the same bytes (sha256 above).
+            if (store.importEntryBytes(head.name, body, true)) {
               nEntries++;
               if (!trusted) marked++;
               if (!complete) resultsOnly++;

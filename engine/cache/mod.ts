@@ -53,6 +53,13 @@ export {
   SELECTED_BLOB_BYTES,
 } from "./bundle.ts";
 export {
+  COMPACT_HEADER,
+  type CompactOptions,
+  decodeCompact,
+  encodeCompact,
+  isCompactBundle,
+} from "./compact_bundle.ts";
+export {
   gc,
   GcRefusedError,
   type GcResult,

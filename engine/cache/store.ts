@@ -677,9 +677,14 @@ export class Store {
     return bytes;
   }
 
-  /** Stores an entry file's bytes as exported (verified first). */
-  importEntryBytes(key: string, bytes: Uint8Array): boolean {
-    this.parseEntry(key, `(bundle entry ${key})`, bytes);
+  /**
+   * Stores an entry file's bytes as exported (verified first). `parsed`:
+   * these very bytes (by sha256) were parsed and checked already, so only
+   * the header hash is checked again, not the JSON.
+   */
+  importEntryBytes(key: string, bytes: Uint8Array, parsed = false): boolean {
+    if (parsed) this.verifyEntryBytes(key, `(bundle entry ${key})`, bytes);
+    else this.parseEntry(key, `(bundle entry ${key})`, bytes);
     return this.#writeOnce(this.entryPath(key), bytes, [
       "entries",
       key.slice(0, 2),

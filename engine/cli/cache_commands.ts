@@ -30,6 +30,10 @@ export async function cacheExportCommand(
     experiments?: readonly string[];
     /** With `jsonOnly`: node id patterns (of `experiments`) whose entries' blobs go along, within {@linkcode SELECTED_BLOB_BYTES}. */
     blobsOf?: readonly string[];
+    /** Write the compact format (columns, brotli). */
+    compact?: boolean;
+    /** `KIND:field.path` left out of those entries (exported marked imported). */
+    omit?: readonly string[];
   },
 ): Promise<number> {
   const store = new Store(ctx.cache);
@@ -82,6 +86,8 @@ export async function cacheExportCommand(
       : {}),
     ...(keys ? { keys } : {}),
     ...(blobsOf ? { blobsOf } : {}),
+    ...(options.compact ? { compact: true } : {}),
+    ...(options.omit?.length ? { omit: options.omit } : {}),
   });
   for (const m of r.missingBlobs) {
     ctx.output.err(
@@ -92,6 +98,12 @@ export async function cacheExportCommand(
     `wrote ${file}: ${r.entries} entries, ${r.blobs} blobs, ${r.aux} aux files (${r.bytes} bytes)${
       r.resultsOnly && !options.jsonOnly
         ? `; ${r.resultsOnly} entries without their blobs (imported results only), exported as results only`
+        : ""
+    }${
+      r.omitted
+        ? `; ${r.omitted} entries without ${
+          options.omit!.join(", ")
+        } (marked imported: never used as cached results)`
         : ""
     }`,
   );

@@ -4,6 +4,11 @@
  * @module
  */
 export {
+  fetchBundle,
+  type FetchBundleOptions,
+  isBundleUrl,
+} from "./bundle_url.ts";
+export {
   type CommandContext,
   consoleOutput,
   load,

@@ -7,6 +7,7 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { cacheImportCommand } from "./cache_commands.ts";
+import { fetchBundle, isBundleUrl } from "./bundle_url.ts";
 import { type CommandContext, load, resumeCommand } from "./commands.ts";
 import { CorruptEntryError, UserError } from "../errors.ts";
 import { computeKeys } from "../cache/keys.ts";
@@ -39,11 +40,20 @@ import { experimentWarningLines } from "../tables/result_warnings.ts";
  * built from it (`--import`): its entries are verified and added, nothing
  * cached is overwritten. A file that does not exist is skipped with a note,
  * so a checkout without shipped results still prints what its cache holds.
+ * An `http(s)://` URL is downloaded once into the cache
+ * ({@linkcode fetchBundle}) and imported from there.
  */
 export async function importResultsBundle(
   ctx: CommandContext,
   bundle: string,
 ): Promise<void> {
+  if (isBundleUrl(bundle)) {
+    const file = await fetchBundle(bundle, ctx.cache, {
+      onProgress: (l) => ctx.output.err(l),
+    });
+    await cacheImportCommand(ctx, file);
+    return;
+  }
   if (existsSync(bundle)) await cacheImportCommand(ctx, bundle);
   else ctx.output.err(`no results bundle at ${bundle}; using the cache only`);
   // The comparisons shipped beside the bundle (computed from its entries),
