@@ -635,6 +635,16 @@ Deno.test("cli: every subcommand has --help with an example, and the files its h
       /\nExamples?:\n {2}\S/,
       `${sub.join(" ")} --help has no example`,
     );
+    // One invocation form: the launcher's (`deno task cli` fails without
+    // Deno on PATH). serve-llm's text waits: its file is started by the
+    // served engineer, so it is in the code digest of every redesign.
+    if (sub[0] !== "serve-llm") {
+      assert.doesNotMatch(
+        r.out,
+        /deno task cli/,
+        `${sub.join(" ")} --help names \`deno task cli\`, not ./envsmith`,
+      );
+    }
     // Shipped files a help text names are real (results/tables.esb.gz, not .esb).
     for (
       const m of r.out.matchAll(

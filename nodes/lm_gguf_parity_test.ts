@@ -35,19 +35,20 @@ const EXPORTS: readonly [string, string, number][] = [
   ["qwen3", "model-q8_0.gguf", TOLERANCE_Q8],
 ];
 
-function _python(): string | null {
+/** The environment's python, or why the tests that need it are ignored. */
+function _python(): { python: string | null; ignored: string } {
   try {
-    return lmPython();
-  } catch {
-    return null;
+    return { python: lmPython(), ignored: "" };
+  } catch (e) {
+    return { python: null, ignored: ` [ignored: ${(e as Error).message}]` };
   }
 }
-const python = _python();
+const { python, ignored: IGNORED } = _python();
 
 Deno.test({
   name:
-    "gguf export: same token ids and next-token distributions in torch and node-llama-cpp (llama, qwen2, qwen3)",
-  ignore: python === null, // the environment is missing: `deno task setup:lm`
+    `gguf export: same token ids and next-token distributions in torch and node-llama-cpp (llama, qwen2, qwen3)${IGNORED}`,
+  ignore: python === null,
   sanitizeResources: false,
   sanitizeOps: false,
   fn: async () => {
@@ -177,7 +178,7 @@ Deno.test({
 
 Deno.test({
   name:
-    "gguf export: a directory that is not a checkpoint, or an unsupported architecture, is one line and exit 2",
+    `gguf export: a directory that is not a checkpoint, or an unsupported architecture, is one line and exit 2${IGNORED}`,
   ignore: python === null,
   fn: async () => {
     const dir = await Deno.makeTempDir();

@@ -123,19 +123,20 @@ Deno.test("train.lm options: vLLM sampling asks for a GPU and vLLM, in one line"
   }
 });
 
-function _python(): string | null {
+/** The environment's python, or why the tests that need it are ignored. */
+function _python(): { python: string | null; ignored: string } {
   try {
-    return lmPython();
-  } catch {
-    return null;
+    return { python: lmPython(), ignored: "" };
+  } catch (e) {
+    return { python: null, ignored: ` [ignored: ${(e as Error).message}]` };
   }
 }
-const python = _python();
+const { python, ignored: IGNORED } = _python();
 
 Deno.test({
   name:
-    "train.lm options on a micro model: micro-batches give the same gradient, LoRA trains without a copy of the model and merges exactly, bf16 halves the checkpoint",
-  ignore: python === null, // the environment is missing: `deno task setup:lm`
+    `train.lm options on a micro model: micro-batches give the same gradient, LoRA trains without a copy of the model and merges exactly, bf16 halves the checkpoint${IGNORED}`,
+  ignore: python === null,
   fn: async () => {
     const dir = await Deno.makeTempDir();
     try {
