@@ -1,8 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import type { Command } from "@commander-js/extra-typings";
-import { createProgram, main } from "./cli.ts";
-import { commands as domainCommands } from "./nodes/mod.ts";
+import { createProgram, main, subcommands } from "./cli.ts";
 import { readManifest, Store } from "@envsmith/engine/cache";
 import { SilentReporter } from "@envsmith/engine/run";
 import { sha256Hex } from "@envsmith/engine/hash";
@@ -582,13 +581,13 @@ Deno.test("cli: ablate fails clearly when its experiment file is missing", async
   }
 });
 
-/** Every subcommand path of the CLI (engine and domain commands), leaves only. */
+/** Every subcommand path of the CLI (engine, domain commands and serve-llm), leaves only. */
 function commandPaths(): string[][] {
   const program = createProgram(
     () => Promise.reject(new Error("unused")),
     () => {},
   );
-  for (const make of domainCommands) {
+  for (const make of subcommands) {
     program.addCommand(make() as unknown as Command);
   }
   const out: string[][] = [];
@@ -617,6 +616,7 @@ Deno.test("cli: every subcommand has --help with an example, and the files its h
       "diagnose",
       "redesign",
       "engineers",
+      "serve-llm",
     ]
   ) {
     assert.ok(paths.some((p) => p[0] === name), name);
@@ -636,15 +636,12 @@ Deno.test("cli: every subcommand has --help with an example, and the files its h
       `${sub.join(" ")} --help has no example`,
     );
     // One invocation form: the launcher's (`deno task cli` fails without
-    // Deno on PATH). serve-llm's text waits: its file is started by the
-    // served engineer, so it is in the code digest of every redesign.
-    if (sub[0] !== "serve-llm") {
-      assert.doesNotMatch(
-        r.out,
-        /deno task cli/,
-        `${sub.join(" ")} --help names \`deno task cli\`, not ./envsmith`,
-      );
-    }
+    // Deno on PATH).
+    assert.doesNotMatch(
+      r.out,
+      /deno task cli/,
+      `${sub.join(" ")} --help names \`deno task cli\`, not ./envsmith`,
+    );
     // Shipped files a help text names are real (results/tables.esb.gz, not .esb).
     for (
       const m of r.out.matchAll(
