@@ -75,8 +75,25 @@ import { serveLlmCommand } from "./llm/serve_llm_command.ts";
  */
 export const subcommands: NonNullable<MainOptions["commands"]> = [
   ...domainCommands,
-  () => serveLlmCommand(),
+  () => _serveLlm(),
 ];
+
+/**
+ * `serve-llm` with its example in the launcher's form. Its module keeps
+ * its own older example: the served engineer starts that file, so it is in
+ * the code digest of every redesign, and editing it would move their keys.
+ */
+function _serveLlm() {
+  const c = serveLlmCommand();
+  // commander's Command is an EventEmitter; addHelpText listens on
+  // "afterHelp" (the typings do not show the emitter's methods)
+  (c as unknown as { removeAllListeners(event: string): void })
+    .removeAllListeners("afterHelp");
+  return c.addHelpText(
+    "after",
+    "\nExample:\n  ./envsmith serve-llm --gguf model.gguf --port 8080 --threads 1",
+  );
+}
 
 /** Options of {@linkcode main}. */
 export interface MainOptions {

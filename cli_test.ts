@@ -2,8 +2,7 @@ import { scaledMs } from "./engine/testdata/load.ts";
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import type { Command } from "@commander-js/extra-typings";
-import { createProgram, main } from "./cli.ts";
-import { commands as domainCommands } from "./nodes/mod.ts";
+import { createProgram, main, subcommands } from "./cli.ts";
 import { readManifest, Store } from "@envsmith/engine/cache";
 import { sha256Hex } from "@envsmith/engine/hash";
 import { kinds as testKinds } from "./engine/testdata/kinds.ts";
@@ -575,13 +574,13 @@ Deno.test("cli: ablate fails clearly when its experiment file is missing", async
   }
 });
 
-/** Every subcommand path of the CLI (engine and domain commands), leaves only. */
+/** Every subcommand path of the CLI (engine, domain commands and serve-llm), leaves only. */
 function commandPaths(): string[][] {
   const program = createProgram(
     () => Promise.reject(new Error("unused")),
     () => {},
   );
-  for (const make of domainCommands) {
+  for (const make of subcommands) {
     program.addCommand(make() as unknown as Command);
   }
   const out: string[][] = [];
@@ -610,6 +609,7 @@ Deno.test("cli: every subcommand has --help with an example, and the files its h
       "diagnose",
       "redesign",
       "engineers",
+      "serve-llm",
     ]
   ) {
     assert.ok(paths.some((p) => p[0] === name), name);
@@ -627,6 +627,13 @@ Deno.test("cli: every subcommand has --help with an example, and the files its h
       r.out,
       /\nExamples?:\n {2}\S/,
       `${sub.join(" ")} --help has no example`,
+    );
+    // One invocation form: the launcher's (`deno task cli` fails without
+    // Deno on PATH).
+    assert.doesNotMatch(
+      r.out,
+      /deno task cli/,
+      `${sub.join(" ")} --help names \`deno task cli\`, not ./envsmith`,
     );
     // Shipped files a help text names are real (results/tables.esb.gz, not .esb).
     for (

@@ -24,7 +24,7 @@ if [ -z "${NO_RUN:-}" ]; then
   deno task run "$EXPERIMENT"
 fi
 page=.envsmith/report/$(basename "$EXPERIMENT" .yaml).html
-deno task cli report "$EXPERIMENT" --out "$page"
+./envsmith report "$EXPERIMENT" --out "$page"
 
 profile=$(mktemp -d)
 trap 'rm -rf "$profile"' EXIT

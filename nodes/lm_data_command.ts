@@ -1,12 +1,12 @@
 /**
- * `deno task cli lm-data`: instances as language-model training data, in
+ * `./envsmith lm-data`: instances as language-model training data, in
  * the exact messages the LLM policy sends, with solver plans as reference
  * answers (for supervised fine-tuning) and the instance ids the reward
  * process answers to (for RL).
  *
  * ```sh
- * deno task cli generate --config lm/configs/micro.yaml --count 4000 --seed 1 > train.jsonl
- * deno task cli lm-data train.jsonl --prompt bare > sft.jsonl
+ * ./envsmith generate --config lm/configs/micro.yaml --count 4000 --seed 1 > train.jsonl
+ * ./envsmith lm-data train.jsonl --prompt bare > sft.jsonl
  * ```
  *
  * One JSON object per instance:
@@ -49,7 +49,7 @@ export function lmDataCommand(io: MapfCliIo = mapfIo) {
     )
     .addHelpText(
       "after",
-      "\nExample:\n  deno task cli generate --config lm/configs/micro.yaml --count 100 --seed 1 | deno task cli lm-data --prompt bare > sft.jsonl",
+      "\nExample:\n  ./envsmith generate --config lm/configs/micro.yaml --count 100 --seed 1 | ./envsmith lm-data --prompt bare > sft.jsonl",
     )
     .action(async (file, o) => {
       const instances = await readInstanceInput(io, file);

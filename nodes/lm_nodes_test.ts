@@ -21,10 +21,10 @@ const VENV_READY = (() => {
     return false;
   }
 })();
-/** Why the test below is ignored, in its name (empty when it runs). */
+/** Why the end-to-end test is ignored, in its name (empty when it runs). */
 const IGNORED = VENV_READY
   ? ""
-  : " [ignored: .envsmith/lm-venv is missing; create it with `deno task setup:lm`]";
+  : ` [ignored: the Python environment ${lmVenvDir()} is missing; create it with \`./envsmith setup:lm\`]`;
 
 async function cli(
   args: string[],
@@ -295,10 +295,8 @@ Deno.test("train.lm's key follows the base checkpoint's content, and the model f
 
 Deno.test({
   name:
-    "micro LM loop end to end: lm.init, train.lm, the policy from its GGUF file; a crashed trainer keeps its log and loses no earlier node" +
-    IGNORED,
+    `micro LM loop end to end: lm.init, train.lm, the policy from its GGUF file; a crashed trainer keeps its log and loses no earlier node${IGNORED}`,
   ignore: !VENV_READY,
-  // (ignored without .envsmith/lm-venv: create it with `deno task setup:lm`)
   async fn() {
     const dir = await Deno.makeTempDir({ prefix: "envsmith-lm-e2e-" });
     try {

@@ -76,3 +76,55 @@ Deno.test("mean curves: runs that end a little apart keep their last values, so 
   const at = short.points.find((p) => p[0] === 750)!;
   assert.ok(Math.abs(at[1]! - 0.3) < 1e-9, `at 750: ${at[1]}, run 1 alone`);
 });
+
+Deno.test("mean curves on recorded runs: the last point of 8 seeds' mean moves no more than the steps before it, and the x axis ends at the furthest run", () => {
+  // Training curves of the dr method's 8 first seeds (5 stages each),
+  // recorded in the shipped bundle: the runs end 1,250,0xx-1,250,7xx
+  // agent-steps apart by their last updates' sizes. The mean that averaged
+  // only the runs reaching each x jumped by +0.129 at its last point.
+  const rec = JSON.parse(
+    Deno.readTextFileSync(
+      new URL("./testdata/dr_curves.json", import.meta.url),
+    ),
+  ) as { runs: { seed: number; points: [number, number, number | null][] }[] };
+  assert.equal(rec.runs.length, 8);
+  const members = rec.runs.map((r) => ({
+    variant: { seed: String(r.seed) },
+    label: `seed=${r.seed}`,
+    series: "dr",
+    stageStarts: [0],
+    nodes: ["p"],
+    missing: [],
+    heldout: [],
+    points: r.points.map(([stage, samples, success]) => ({
+      stage,
+      update: 0,
+      samples,
+      success,
+    })),
+  }));
+  const { points } = meanSeries(members);
+  const ys = points.map((p) => p[1]!);
+  const steps = ys.slice(1).map((y, i) => y - ys[i]!);
+  const last = Math.abs(steps.at(-1)!);
+  const before = Math.max(...steps.slice(-11, -1).map(Math.abs));
+  assert.ok(
+    last <= before,
+    `last step ${last}, the 10 before at most ${before}`,
+  );
+  assert.ok(last < 0.03, `last step ${last}`);
+  const furthest = Math.max(...rec.runs.map((r) => r.points.at(-1)![1]));
+  assert.equal(points.at(-1)![0], furthest);
+  const svg = lineChart([{
+    group: "dr",
+    label: "dr",
+    color: PALETTE[0]!,
+    points: points.map(([x, y]) => [x, y!] as [number, number]),
+  }], { title: "t", xLabel: "x", yLabel: "y", width: 760 });
+  const pts = /<polyline points="([^"]*)"/.exec(svg)![1]!.split(" ");
+  assert.equal(
+    pts.at(-1)!.split(",")[0],
+    "742",
+    "the last point on the right edge",
+  );
+});
