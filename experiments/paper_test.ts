@@ -1,5 +1,8 @@
 import assert from "node:assert/strict";
 import { parse } from "yaml";
+import { compileExperiment } from "@envsmith/engine/compile";
+import { computeKeys } from "@envsmith/engine/cache";
+import { allKinds } from "../mod.ts";
 import type { DrBox } from "../mapf/box.ts";
 import { initCheckpoint } from "../policy/checkpoint.ts";
 import { type Batch, LevelSampler } from "../policy/level_sampler.ts";
@@ -118,4 +121,23 @@ Deno.test("paper.yaml's accel row edits after every replay batch: M replay batch
   order.forEach((b, i) => {
     if (b.branch === "edit") assert.equal(order[i - 1]!.branch, "replay");
   });
+});
+
+Deno.test("paper.yaml's rules row and ablate-context.yaml's full row are the same runs (same keys)", () => {
+  const key = (file: string, id: string) => {
+    const path = new URL(file, import.meta.url).pathname;
+    const exp = compileExperiment(path, Deno.readTextFileSync(path), {
+      kinds: allKinds,
+    });
+    return computeKeys(exp)[exp.byId.get(id)!]!.key;
+  };
+  assert.equal(
+    key("./paper.yaml", "score[method=rules,seed=3]"),
+    key("./ablate-context.yaml", "score[variant=full,seed=3]"),
+  );
+  // and shaping.yaml's outcome rows train the paper's policies
+  assert.equal(
+    key("./paper.yaml", "last[method=plr,seed=3]"),
+    key("./shaping.yaml", "last[reward=outcome,method=plr,seed=3]"),
+  );
 });
