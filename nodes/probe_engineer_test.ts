@@ -1,6 +1,5 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { parse } from "yaml";
 import type { BlobRef } from "@envsmith/engine/kind";
 import { initCheckpoint } from "../policy/checkpoint.ts";
 import { PRESETS } from "../schemas/env_config.ts";
@@ -72,49 +71,4 @@ Deno.test("probe-base scores candidates with the stage-0 policy it is given, pro
     "3 candidates x 6 instances x 2 episodes",
   );
   assert.ok(cost.agent_steps > 0);
-});
-
-Deno.test("paper.yaml: the baseline rows are wired as documented, on the same seeds and training budget as every row", () => {
-  const doc = parse(
-    Deno.readTextFileSync(
-      new URL("../experiments/paper.yaml", import.meta.url),
-    ),
-  );
-  const rows = new Map<
-    string,
-    { start: unknown; engineer: Record<string, unknown> }
-  >(
-    doc.matrix.method.map((m: { name: string }) => [m.name, m]),
-  );
-  // the rows dr, plr and accel run the per-stage engineer forms
-  const stage: Record<string, string> = {
-    dr: "dr-stage",
-    plr: "plr-stage",
-    accel: "accel-stage",
-  };
-  for (const n of ["dr", "plr", "accel", "band", "probe", "probe-base"]) {
-    assert.ok(rows.has(n), n);
-    assert.equal(rows.get(n)!.engineer.name, stage[n] ?? n);
-  }
-  assert.equal(doc.nodes.start.kind, "policy.init");
-  assert.equal(rows.get("probe-base")!.engineer.policy, "$start");
-  assert.equal(rows.get("probe")!.engineer.policy, "$policy");
-  for (const n of ["plr", "accel"]) {
-    assert.equal(rows.get(n)!.engineer.policy, "$policy");
-    assert.equal(rows.get(n)!.engineer.envs, "$envs");
-  }
-  for (const n of ["dr", "plr", "accel"]) {
-    assert.equal(rows.get(n)!.start, "$dr_start");
-    assert.deepEqual(
-      rows.get(n)!.engineer.box ?? null,
-      rows.get("dr")!.engineer.box,
-    );
-  }
-  // one train node for all rows: equal agent-step budgets, paired seeds
-  assert.equal(doc.nodes.curriculum.each.policy.with.samples, 250000);
-  assert.equal(doc.nodes.last.with.samples, 250000);
-  assert.deepEqual(
-    doc.matrix.seed,
-    Array.from({ length: 20 }, (_, i) => i + 1),
-  );
 });

@@ -101,3 +101,31 @@ Deno.test("sampled axes: a bad range or two ranges is one clear error at its pla
     assert.throws(() => compile(m), (e) => why.test((e as Error).message), m);
   }
 });
+
+Deno.test("a table over sampled axes: one axis of a jointly drawn group as rows fixes the others; a crossed axis must still be named", () => {
+  const file = (tableExtra: string) =>
+    `experiment: s
+seed: 7
+matrix:
+  lr: { log_uniform: [1e-4, 1e-2], samples: 4, method: lhs }
+  clip: { uniform: [0.1, 0.3], samples: 4, method: lhs }
+  width: [1, 2]
+  seed: [1, 2]
+nodes:
+  a: { kind: test.add, with: { a: $matrix.lr, b: $matrix.clip, more: [$matrix.width, $seed] } }
+tables:
+  - { name: t, node: a, rows: lr, columns: [{ label: v, path: value }], over: seed${tableExtra} }
+`;
+  const ok = compileExperiment("s.yaml", file(", where: { width: 1 }"), {
+    kinds,
+    env: () => undefined,
+  });
+  assert.equal(ok.tables.length, 1);
+  assert.throws(
+    () =>
+      compileExperiment("s.yaml", file(""), { kinds, env: () => undefined }),
+    (e: Error) =>
+      /node a also varies with width; fix it with where/.test(e.message) &&
+      !/varies with clip/.test(e.message),
+  );
+});

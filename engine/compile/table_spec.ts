@@ -394,6 +394,21 @@ function _checkWhere(t: _Table): void {
   }
 }
 
+/**
+ * Whether `axis` is drawn jointly (a sampled axis of a `lhs`/`random`
+ * group) with an axis the table already uses: one value of a group's axis
+ * picks a point, so the group's other axes are fixed with it.
+ */
+function _zippedWithUsed(
+  c: Compilation,
+  axis: string,
+  used: ReadonlySet<string | undefined>,
+): boolean {
+  const zip = c.axes.find((a) => a.name === axis)?.zip;
+  return zip !== undefined &&
+    c.axes.some((a) => a.zip === zip && a.name !== axis && used.has(a.name));
+}
+
 /** Every axis of the node must be rows, columns, over or fixed by where (reported only when the entry is otherwise valid). */
 function _checkFreeAxes(t: _Table, errorsBefore: number): void {
   const { c, spec } = t;
@@ -403,7 +418,9 @@ function _checkFreeAxes(t: _Table, errorsBefore: number): void {
     typeof spec.columns === "string" ? spec.columns : "",
     ...Object.keys(spec.where ?? {}),
   ]);
-  const free = t.axes.filter((a) => !used.has(a));
+  const free = t.axes.filter((a) =>
+    !used.has(a) && !_zippedWithUsed(c, a, used)
+  );
   if (free.length > 0 && c.diags.list.length === errorsBefore) {
     c.diags.report(
       "table",
