@@ -28,6 +28,7 @@ import { engineer as blind } from "./blind.ts";
 import { engineer as exec } from "./exec.ts";
 import { engineer as dr } from "./dr.ts";
 import { engineer as band } from "./band.ts";
+import { engineer as learned, explore } from "./learned.ts";
 import { mapfFrozenLake } from "../families/mapf_frozenlake/family.ts";
 
 /** Every built-in engineer kind, in the order `--help` lists them. */
@@ -43,6 +44,8 @@ export const builtinEngineers: readonly EngineerKind[] = [
   dr,
   band,
   exec,
+  learned,
+  explore,
 ];
 
 /** A new registry holding the built-in engineers. */

@@ -28,6 +28,7 @@ import { redesignSizesKind } from "./redesign_sizes.ts";
 import { kind as programGenerate } from "./program_generate.ts";
 import { kind as programTrain } from "./program_train.ts";
 import { kind as programEvaluate } from "./program_evaluate.ts";
+import { learnedKinds } from "./transitions.ts";
 import { sizeEngineers } from "./size_engineers.ts";
 import { engineers } from "./engineers.ts";
 import type { EngineerRegistry } from "../engineer/registry.ts";
@@ -74,6 +75,7 @@ export function domainKinds(
     programGenerate,
     programTrain,
     programEvaluate,
+    ...learnedKinds,
   ];
 }
 
