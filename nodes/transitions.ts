@@ -124,6 +124,14 @@ export const transitions: NodeKind<TransitionsParams, Json> = {
       v.description("name of the curriculum (default: the node's id)"),
     )),
   }),
+  paramDocs: {
+    findings: "stage i's findings, K of them ($xcur.0.findings, ...)",
+    configs: "configs trained on, K+1: the start and every redesign's output",
+    heldout:
+      "held-out evaluate values on the validation split, K+1 (the last after training on the last config)",
+    group:
+      "name of the curriculum (default: the node's id); a held-out split never cuts one",
+  },
   module: import.meta.url,
   async run(p, ctx) {
     await Promise.resolve();
@@ -176,6 +184,11 @@ export const candidate: NodeKind<{ config: unknown; index: number }, Json> = {
       v.description("which candidate (0 = keep)"),
     ),
   }),
+  paramDocs: {
+    config: "the current configuration whose candidate changes are listed",
+    index:
+      "which candidate: 0 keep, then one step of one dimension up/down; past the last: keep",
+  },
   module: import.meta.url,
   async run(p, ctx) {
     await Promise.resolve();
@@ -230,6 +243,15 @@ export const hindsight: NodeKind<HindsightParams, Json> = {
     ),
     group: v.optional(v.string()),
   }),
+  paramDocs: {
+    findings: "the state's findings (the stage branched from)",
+    history: "earlier stages' findings, oldest first (read by context full)",
+    config: "the configuration trained on in the state's stage",
+    stage: "the stage index of the state",
+    heldout: "the state's held-out evaluation (validation split only)",
+    branches: "per tried candidate: { config, heldout } after one stage on it",
+    group: "name of the curriculum (default: the node's id)",
+  },
   module: import.meta.url,
   async run(p, ctx) {
     await Promise.resolve();
@@ -313,6 +335,13 @@ export const fit: NodeKind<FitParams, Json> = {
     seed: v.optional(v.pipe(v.number(), v.integer())),
     rounds: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1))),
   }),
+  paramDocs: {
+    transitions:
+      "transitions nodes' values (every row a candidate step is fitted on)",
+    contexts: "context types to fit, one model each (default all five)",
+    seed: "seed of the held-out split that chooses the model class",
+    rounds: "boosting rounds of the depth-2 trees (default 60)",
+  },
   module: import.meta.url,
   async run(p, ctx) {
     await Promise.resolve();
@@ -386,6 +415,13 @@ export const bench: NodeKind<BenchParams, Json> = {
     )),
     seed: v.optional(v.pipe(v.number(), v.integer())),
   }),
+  paramDocs: {
+    hindsight: "hindsight nodes' values: the held-out states",
+    engineer:
+      "the engineer to score: NAME or { name, context?, ...parameters }",
+    context: "its context type (default full; the block's context wins)",
+    seed: "seed of engineers that draw random numbers",
+  },
   module: import.meta.url,
   async run(p, ctx) {
     const states: HindsightState[] = p.hindsight.map((h, i) => {
