@@ -186,9 +186,9 @@ export interface GbtOptions {
  * import assert from "node:assert/strict";
  * import { fitGbt, predict } from "./learned_model.ts";
  * const xs = Array.from({ length: 40 }, (_, i) => [i % 2, Math.floor(i / 2) % 2]);
- * const ys = xs.map(([a, b]) => (a === b ? 1 : -1)); // an interaction, no main effect
+ * const ys = xs.map(([a, b]) => (a === 1 && b === 1 ? 1 : 0)); // an interaction
  * const m = fitGbt(xs, ys, { rounds: 80, minLeaf: 2 });
- * assert.ok(predict(m, [1, 1]) > 0.5 && predict(m, [0, 1]) < -0.5);
+ * assert.ok(predict(m, [1, 1]) > 0.8 && predict(m, [0, 1]) < 0.2);
  * ```
  */
 export function fitGbt(
