@@ -8,13 +8,12 @@
  * model: $learned_model }`), one model per context type; the engineer
  * reads the one of its context type.
  *
- * The `explore` engineer makes the exploratory curricula the models learn
- * from: a uniformly random candidate change each stage (seeded).
+ * The exploratory curricula the models learn from are made by the
+ * `explore` engineer (`explore.ts`).
  *
  * @module
  */
 import * as v from "valibot";
-import { hashString, Rng } from "../mapf/rng.ts";
 import type { Engineer, Proposal, ProposeInput } from "./engineer.ts";
 import { EngineerConfigError, type EngineerKind } from "./engineer_kind.ts";
 import type { EnvironmentFamily } from "../families/family.ts";
@@ -110,29 +109,6 @@ export function learnedEngineer(
   };
 }
 
-/** The `explore` engineer: a uniformly random candidate change each stage. */
-export function exploreEngineer(family: EnvironmentFamily): Engineer {
-  return {
-    name: "explore",
-    propose(input: ProposeInput): Promise<Proposal> {
-      const rng = new Rng(
-        input.seed,
-        hashString("explore-engineer"),
-        input.context.json.stage ?? 0,
-      );
-      const cs = candidateChanges(family, input.config);
-      const c = cs[rng.int(cs.length)]!;
-      return Promise.resolve({
-        config: c.config as ProposeInput["config"],
-        rationale:
-          `explore engineer: ${c.label} (one of ${cs.length} candidates, uniformly).`,
-        events: [{ type: "choice", detail: c.label }],
-        reads: [],
-      });
-    },
-  };
-}
-
 const _needFamily = (name: string) =>
   new EngineerConfigError(
     `engineer ${name}: no environment family given (a redesign node gives its family)`,
@@ -154,19 +130,5 @@ export const engineer: EngineerKind<{ model: unknown }> = {
   create: (params, env) => {
     if (env.family === undefined) throw _needFamily("learned");
     return learnedEngineer(params.model as LearnedModels, env.family);
-  },
-};
-
-/** The `explore` engineer kind (exploratory curricula, reads nothing). */
-export const explore: EngineerKind<Record<string, never>> = {
-  name: "explore",
-  description:
-    "a uniformly random candidate change each stage (keep, or one step of one dimension), seeded: exploratory curricula for the learned engineer; reads nothing",
-  families: "any",
-  params: v.strictObject({}),
-  module: import.meta.url,
-  create: (_params, env) => {
-    if (env.family === undefined) throw _needFamily("explore");
-    return exploreEngineer(env.family);
   },
 };

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { benchEngineers, projectChange } from "./learned_bench.ts";
 import { candidateChanges } from "./learned_features.ts";
-import { exploreEngineer } from "./learned.ts";
+import { exploreEngineer } from "./explore.ts";
 import { mapfFrozenLake } from "../families/mapf_frozenlake/family.ts";
 import { stepConfig } from "../families/family.ts";
 import { PRESETS } from "../schemas/env_config.ts";

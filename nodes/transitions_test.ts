@@ -1,7 +1,10 @@
 import assert from "node:assert/strict";
 import type { BlobRef, NodeContext } from "@envsmith/engine/kind";
 import { UserError } from "@envsmith/engine/errors";
-import { candidate, fit, hindsight, transitions } from "./transitions.ts";
+import { transitions } from "./transitions.ts";
+import { candidate } from "./learned_candidate.ts";
+import { hindsight } from "./hindsight.ts";
+import { fit } from "./learned_fit.ts";
 import { generateSuite } from "../mapf/suites.ts";
 import { diagnose } from "../engineer/diagnose.ts";
 import { PRESETS } from "../schemas/env_config.ts";
