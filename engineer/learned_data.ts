@@ -15,7 +15,11 @@
 import { canonicalJson } from "@envsmith/engine/hash";
 import { type AnyEnvConfig, parseEnvConfig } from "../schemas/env_config.ts";
 import { type Findings, parseFindings } from "../schemas/findings.ts";
-import { buildContext, type ContextType } from "./context.ts";
+import {
+  buildContext,
+  type BuiltContext,
+  type ContextType,
+} from "./context.ts";
 import type { EnvironmentFamily } from "../families/family.ts";
 import {
   candidateChanges,
@@ -171,7 +175,7 @@ export function curriculumTransitions(
 }
 
 /** The context an engineer of type `type` saw in `state`. */
-export function stateContext(type: ContextType, state: State) {
+export function stateContext(type: ContextType, state: State): BuiltContext {
   return buildContext(type, state.findings, state.config, {
     history: state.history.map((f) => ({ findings: f })),
     stage: state.stage,
@@ -215,6 +219,8 @@ export function trainingRows(
 }
 
 /** A JSON form of a change, for node values. */
-export function changeJson(c: Change | null) {
+export function changeJson(
+  c: Change | null,
+): { dim: string | null; dir: number; label: string } | null {
   return c === null ? null : { dim: c.dim, dir: c.dir, label: changeLabel(c) };
 }
