@@ -404,13 +404,14 @@ function _addEngineerBenchCommand(
     )
     .option("--out <dir>", "where CSV/JSON go (default: .envsmith/tables)")
     .addOption(_executorOption(executors))
+    .addOption(_setOption())
     .addHelpText(
       "after",
       "\nExamples:\n  ./envsmith engineer-bench bench/learned_micro.yaml --jobs 2\n  ./envsmith engineer-bench   # experiments/ablate-learned.yaml",
     )
     .action(async (file, o, cmd) => {
       const f = file ?? LEARNED_FILE;
-      const ctx = await ctxOf(cmd as unknown as Command);
+      const ctx = _withSets(await ctxOf(cmd as unknown as Command), o.set);
       const r = await runCommand(ctx, f, {
         only: ["engineer_bench*"],
         ...(o.jobs ? { jobs: o.jobs } : {}),
