@@ -68,6 +68,7 @@ import {
   SHIPPED_BUNDLES,
 } from "./nodes/project_paths.ts";
 import { serveLlmCommand } from "./llm/serve_llm_command.ts";
+import { engineerBenchRank } from "./nodes/engineer_bench_rank.ts";
 
 /**
  * The subcommands besides the engine's: the node kinds' (`nodes/mod.ts`)
@@ -287,6 +288,7 @@ Examples:
     executors,
   };
   _addRunCommands(program, env);
+  _addEngineerBenchCommand(program, env);
   _addInspectCommands(program, env);
   _addTableCommands(program, env);
   _addCacheCommands(program, env);
@@ -392,6 +394,51 @@ function _addRunCommands(
         code = code || await tablesCommand(ctx, [ABLATE_FILE], {});
       }
       setCode(code);
+    });
+}
+
+/** The experiment `engineer-bench` reads by default. */
+const LEARNED_FILE = "experiments/ablate-learned.yaml";
+
+/**
+ * `engineer-bench`: runs an experiment's `engineer_bench` nodes (and what
+ * they need), prints its tables and the rank correlation of the
+ * benchmark with the ablation's ranking where both have rows.
+ */
+function _addEngineerBenchCommand(
+  program: Command,
+  { ctxOf, setCode, executors }: _Env,
+): void {
+  program.command("engineer-bench")
+    .description(
+      "the cheap engineer benchmark: regret of each engineer's choice against the best change in hindsight, its table, and its rank correlation with the full ablation",
+    )
+    .argument("[file]", `experiment file (default ${LEARNED_FILE})`)
+    .option(
+      "-j, --jobs <n>",
+      "nodes in parallel (default: number of cores)",
+      _int("--jobs"),
+    )
+    .option("--out <dir>", "where CSV/JSON go (default: .envsmith/tables)")
+    .addOption(_executorOption(executors))
+    .addOption(_setOption())
+    .addHelpText(
+      "after",
+      "\nExamples:\n  ./envsmith engineer-bench bench/learned_micro.yaml --jobs 2\n  ./envsmith engineer-bench   # experiments/ablate-learned.yaml",
+    )
+    .action(async (file, o, cmd) => {
+      const f = file ?? LEARNED_FILE;
+      const ctx = _withSets(await ctxOf(cmd as unknown as Command), o.set);
+      const r = await runCommand(ctx, f, {
+        only: ["engineer_bench*"],
+        ...(o.jobs ? { jobs: o.jobs } : {}),
+        ...(o.executor ? { executor: o.executor } : {}),
+      });
+      let code = r.code;
+      if (code === 130) return setCode(code);
+      const out = o.out ?? ".envsmith/tables";
+      code = code || await tablesCommand(ctx, [f], { out });
+      setCode(code || engineerBenchRank(f, out, (l) => console.log(l)));
     });
 }
 

@@ -134,14 +134,14 @@ Deno.test("plugins: a TypeScript engineer, kind and executor from a file outside
       schemaFile,
     ]);
     assert.equal(schema.code, 0, schema.err);
-    // the 18 built-in node kinds (10, generate.sizes and redesign.sizes
+    // the 23 built-in node kinds (10, generate.sizes and redesign.sizes
     // of the per-size form, the maze's and the program family's three
-    // each) and the plugin's one; the
+    // each, the learned engineer's five) and the plugin's one; the
     // built-in engineers and the plugin's one
     assert.match(
       schema.err,
       new RegExp(
-        `19 node kinds, ${builtinEngineers.names().length + 1} engineers`,
+        `24 node kinds, ${builtinEngineers.names().length + 1} engineers`,
       ),
     );
     const text = await Deno.readTextFile(schemaFile);

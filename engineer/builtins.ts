@@ -28,6 +28,8 @@ import { engineer as blind } from "./blind.ts";
 import { engineer as exec } from "./exec.ts";
 import { engineer as dr } from "./dr.ts";
 import { engineer as band } from "./band.ts";
+import { engineer as learned } from "./learned.ts";
+import { engineer as explore } from "./explore.ts";
 import { mapfFrozenLake } from "../families/mapf_frozenlake/family.ts";
 
 /** Every built-in engineer kind, in the order `--help` lists them. */
@@ -42,6 +44,8 @@ export const builtinEngineers: readonly EngineerKind[] = [
   blind,
   dr,
   band,
+  learned,
+  explore,
   exec,
 ];
 

@@ -116,6 +116,28 @@ export {
   sampleBox,
 } from "./dr.ts";
 export { bandEngineer, bandMove, DEFAULT_BAND_ORDER } from "./band.ts";
+export { learnedEngineer, modelsProblem } from "./learned.ts";
+export { exploreEngineer } from "./explore.ts";
+export {
+  type Candidate,
+  candidateChanges,
+  type Change,
+  contextFeatures,
+} from "./learned_features.ts";
+export { fitLearned, type LearnedModels } from "./learned_fit.ts";
+export { fitModel, type Model, predict } from "./learned_model.ts";
+export {
+  benchEngineers,
+  type BenchRow,
+  projectChange,
+  spearman,
+} from "./learned_bench.ts";
+export {
+  curriculumTransitions,
+  heldoutSuccess,
+  TestSplitError,
+  type Transition,
+} from "./learned_data.ts";
 export {
   type ProbeCriterion,
   probeEngineer,

@@ -35,6 +35,8 @@ Deno.test("engineer registry: the built-ins, in order, each with the parameters 
     "blind",
     "dr-stage",
     "band",
+    "learned",
+    "explore",
     "exec",
   ]);
   const params = Object.fromEntries(
@@ -51,9 +53,11 @@ Deno.test("engineer registry: the built-ins, in order, each with the parameters 
     exec: ["command", "timeout", "reasks", "inputs", "env"],
     "dr-stage": ["box", "draws"],
     band: ["lo", "hi", "order"],
+    learned: ["model"],
+    explore: [],
   });
   // every built-in module is its own file
-  assert.equal(new Set(r.list().map((e) => e.module)).size, 10);
+  assert.equal(new Set(r.list().map((e) => e.module)).size, 12);
 });
 
 Deno.test("engineer registry: refuses a taken name, no parameter schema, no create, no module, a reserved name; the same kind twice is a no-op", () => {

@@ -28,6 +28,11 @@ import { redesignSizesKind } from "./redesign_sizes.ts";
 import { kind as programGenerate } from "./program_generate.ts";
 import { kind as programTrain } from "./program_train.ts";
 import { kind as programEvaluate } from "./program_evaluate.ts";
+import { transitions } from "./transitions.ts";
+import { candidate as learnedCandidate } from "./learned_candidate.ts";
+import { hindsight } from "./hindsight.ts";
+import { fit as learnedFit } from "./learned_fit.ts";
+import { engineerBenchKind } from "./engineer_bench.ts";
 import { sizeEngineers } from "./size_engineers.ts";
 import { engineers } from "./engineers.ts";
 import type { EngineerRegistry } from "../engineer/registry.ts";
@@ -74,6 +79,11 @@ export function domainKinds(
     programGenerate,
     programTrain,
     programEvaluate,
+    transitions,
+    learnedCandidate,
+    hindsight,
+    learnedFit,
+    engineerBenchKind(registry),
   ];
 }
 
