@@ -701,7 +701,7 @@ Deno.test("cli: usage errors exit 2 with the error and a short usage last; a mis
   assert.equal(tables.code, 2);
   assert.match(
     tables.err,
-    /did you mean ".*experiments\/ablate-context\.yaml"\?/,
+    /did you mean ".*experiments\/ablate-context\.yaml"/,
   );
   const help = await cli(["--help"]);
   assert.equal(help.code, 0);

@@ -144,6 +144,8 @@ export class MapfTrainingEnv implements TrainingEnv {
  * MAPF-FrozenLake's source for the trainer: environments over `pool`, with
  * the checkpoint's observation layout and the trainer's rewards.
  *
+ * Not run: it needs a checkpoint and instances.
+ *
  * @example
  * ```ts ignore
  * const trainer = new Trainer(ck, mapfTrainingSource(InstancePool.from(instances)), { seed: 1 });

@@ -32,6 +32,8 @@ export interface FetchBundleOptions {
  * broken download leaves nothing). Fails with one line naming the URL and
  * the fix: unreachable, an HTTP error, or too large.
  *
+ * Not run: it downloads from the network.
+ *
  * @example
  * ```ts ignore
  * const file = await fetchBundle("https://example.org/r/tables.esb", ".envsmith/cache");
