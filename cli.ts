@@ -64,6 +64,7 @@ import {
 import { fsProblem } from "@envsmith/engine";
 import { fileURLToPath as fromFileUrl, pathToFileURL } from "node:url";
 import {
+  EXPERIMENT_EXTENSIONS,
   EXPERIMENTS_DIR,
   SHIPPED_BUNDLE,
   SHIPPED_BUNDLES,
@@ -185,7 +186,9 @@ function existsSyncFile(path: string): boolean {
 
 /** An experiment file argument: it must exist (else a did-you-mean error). */
 function _file(v: string): string {
-  const problem = missingFileMessage(v, "experiment file");
+  const problem = missingFileMessage(v, "experiment file", {
+    extensions: EXPERIMENT_EXTENSIONS,
+  });
   if (problem !== null) throw new UserError(problem);
   return v;
 }

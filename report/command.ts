@@ -35,7 +35,11 @@ import {
   engineerPluginHandlers,
   projectEngineers,
 } from "../nodes/engineers.ts";
-import { EXPERIMENTS_DIR, SHIPPED_BUNDLES } from "../nodes/project_paths.ts";
+import {
+  EXPERIMENT_EXTENSIONS,
+  EXPERIMENTS_DIR,
+  SHIPPED_BUNDLES,
+} from "../nodes/project_paths.ts";
 import type { EngineerRegistry } from "../engineer/registry.ts";
 
 /** Options of {@linkcode runReport}. */
@@ -135,7 +139,9 @@ export function reportCommand(
       "[files...]",
       "experiment files (default: every experiments/*.yaml with tables)",
       (v: string, prev: string[] | undefined) => {
-        const problem = missingFileMessage(v, "experiment file");
+        const problem = missingFileMessage(v, "experiment file", {
+          extensions: EXPERIMENT_EXTENSIONS,
+        });
         if (problem !== null) throw new UserError(problem);
         return [...(prev ?? []), v];
       },
