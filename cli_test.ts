@@ -705,6 +705,17 @@ Deno.test("cli: usage errors exit 2 with the error and a short usage last; a mis
     tables.err,
     `No experiment file ${ROOT}experiments/ablate.yaml; did you mean "${ROOT}experiments/ablate-context.yaml" or "${ROOT}experiments/ablate-learned.yaml"?`,
   );
+  const cases = await cli([
+    "report",
+    join(ROOT, "experiments/quick.yaml"),
+    "--cases",
+    "-1",
+  ]);
+  assert.equal(cases.code, 2);
+  assert.match(
+    cases.err,
+    /^--cases must be an integer >= 0, got "-1"$/m,
+  );
   const smoke = await cli(["plan", join(ROOT, "experiments/smoke")]);
   assert.equal(smoke.code, 2);
   assert.equal(
