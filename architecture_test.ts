@@ -2,8 +2,10 @@
  * The architecture the code keeps, checked: the engine is a package reached
  * only through its doors (the subpath exports of engine/deno.json), that
  * imports nothing outside engine/, and whose folders form layers without an
- * import cycle; no import cycle among any of the repository's .ts files; each kind's code digest covers exactly the files
- * the kind runs (leaf imports, no barrels, no renderers in training kinds);
+ * import cycle; no import cycle among any of the repository's .ts files;
+ * the report (report/) and the command line (cli/) sit on top, imported by
+ * no node kind, engine file or library; each kind's code digest covers
+ * exactly the files the kind runs (leaf imports, no barrels, no renderers in training kinds);
  * and editing a file no kind runs leaves every cached entry valid.
  *
  * @module
@@ -42,6 +44,21 @@ function specifiers(text: string): string[] {
   return importSpecifiers(text, { types: true });
 }
 
+let _scan: ReadonlyMap<string, readonly string[]> | undefined;
+
+/**
+ * Every .ts file of the project (relative path) -> its module specifiers:
+ * the tree is walked and each file read once, then shared by every check.
+ */
+function projectImports(): ReadonlyMap<string, readonly string[]> {
+  _scan ??= new Map(
+    sourceFiles().map((
+      f,
+    ) => [f, specifiers(Deno.readTextFileSync(join(ROOT, f)))]),
+  );
+  return _scan;
+}
+
 /** The engine's doors: `@envsmith/engine` and its subpath exports. */
 const ENGINE_DOORS: readonly string[] = Object.keys(
   (JSON.parse(Deno.readTextFileSync(join(ROOT, "engine/deno.json"))) as {
@@ -51,10 +68,10 @@ const ENGINE_DOORS: readonly string[] = Object.keys(
 
 Deno.test("architecture: nothing outside engine/ imports an engine file but through its doors", () => {
   const bad: string[] = [];
-  for (const file of sourceFiles()) {
+  for (const [file, specs] of projectImports()) {
     if (file.startsWith("engine/")) continue;
     const fixturesOk = file.endsWith("_test.ts") || file.startsWith("bench/");
-    for (const spec of specifiers(Deno.readTextFileSync(join(ROOT, file)))) {
+    for (const spec of specs) {
       if (spec.startsWith("@envsmith/engine") && !ENGINE_DOORS.includes(spec)) {
         bad.push(`${file}: ${spec} (not a door: ${ENGINE_DOORS.join(", ")})`);
       }
@@ -84,9 +101,10 @@ Deno.test("architecture: the engine imports nothing outside engine/ and only the
   assert.equal(config.name, "@envsmith/engine");
   assert.equal(config.exports["."], "./mod.ts");
   const bad: string[] = [];
-  for (const file of sourceFiles(join(ROOT, "engine"))) {
+  for (const [file, specs] of projectImports()) {
+    if (!file.startsWith("engine/")) continue;
     const path = join(ROOT, file);
-    for (const spec of specifiers(Deno.readTextFileSync(path))) {
+    for (const spec of specs) {
       if (spec.startsWith(".")) {
         const target = relative(
           join(ROOT, "engine"),
@@ -128,18 +146,15 @@ function _layerOf(path: string): string {
 Deno.test("architecture: engine folders form layers with no import cycle between them", () => {
   const up: string[] = [];
   const edges = new Map<string, Set<string>>();
-  for (const path of sourceFiles(join(ROOT, "engine"))) {
+  for (const [path, specs] of projectImports()) {
+    if (!path.startsWith("engine/")) continue;
     const file = path.slice("engine/".length);
     // Doors re-export every layer; tests and fixtures may reach anywhere.
     if (/(^|\/)mod\.ts$|_test\.ts$|(^|\/)_test_util\.ts$/.test(file)) continue;
     if (file.startsWith("testdata/")) continue;
     const from = _layerOf(file);
     assert.ok(ENGINE_LAYERS.includes(from), `engine/${file}: unknown folder`);
-    for (
-      const spec of specifiers(
-        Deno.readTextFileSync(join(ROOT, "engine", file)),
-      )
-    ) {
+    for (const spec of specs) {
       if (!spec.startsWith(".")) continue;
       const target = relative(
         join(ROOT, "engine"),
@@ -185,25 +200,28 @@ const DOOR_FILES: ReadonlyMap<string, string> = new Map(
   ]),
 );
 
+let _graph: ReadonlyMap<string, readonly string[]> | undefined;
+
 /**
  * The import graph of the project's .ts files: file -> the project files
  * it imports (relative imports, type-only ones included, and the engine's
- * doors).
+ * doors). Built once from {@linkcode projectImports}.
  */
-function importGraph(): Map<string, string[]> {
-  const files = sourceFiles();
-  const known = new Set(files);
+function importGraph(): ReadonlyMap<string, readonly string[]> {
+  if (_graph !== undefined) return _graph;
+  const scan = projectImports();
   const edges = new Map<string, string[]>();
-  for (const file of files) {
+  for (const [file, specs] of scan) {
     const to: string[] = [];
-    for (const spec of specifiers(Deno.readTextFileSync(join(ROOT, file)))) {
+    for (const spec of specs) {
       const target = spec.startsWith(".")
         ? relative(ROOT, resolve(ROOT, dirname(file), spec))
         : DOOR_FILES.get(spec);
-      if (target !== undefined && known.has(target)) to.push(target);
+      if (target !== undefined && scan.has(target)) to.push(target);
     }
     edges.set(file, to);
   }
+  _graph = edges;
   return edges;
 }
 
@@ -266,6 +284,89 @@ Deno.test("architecture: no import cycle among the repository's .ts files", () =
       cycle?.join(" -> ")
     }; move what both sides need into a file of its own`,
   );
+});
+
+/** The rooms on top: the HTML report and the command line's subcommands. */
+const TOP_ROOMS: readonly string[] = ["report/", "cli/"];
+
+/** The rooms below them: the engine, the node kinds and the plain libraries. */
+const LOWER_ROOMS: readonly string[] = [
+  "engine/",
+  "nodes/",
+  "families/",
+  "engineer/",
+  "policy/",
+  "mapf/",
+  "llm/",
+  "schemas/",
+];
+
+/**
+ * The broken room rules of an import graph: a lower room importing report/
+ * or cli/, report/ importing cli/ (the command line wires the report, not
+ * the other way round), or another room reaching past a top room's door
+ * (its `mod.ts`; tests and bench/ may use its leaf files).
+ */
+function roomProblems(
+  edges: ReadonlyMap<string, readonly string[]>,
+): string[] {
+  const bad: string[] = [];
+  const roomOf = (f: string) => TOP_ROOMS.find((r) => f.startsWith(r));
+  for (const [file, to] of edges) {
+    const lower = LOWER_ROOMS.some((r) => file.startsWith(r));
+    const fixturesOk = file.endsWith("_test.ts") || file.startsWith("bench/");
+    for (const target of to) {
+      const room = roomOf(target);
+      if (room === undefined || roomOf(file) === room) continue;
+      if (lower) {
+        bad.push(`${file} -> ${target}: ${room} sits on top of ${file}`);
+      } else if (file.startsWith("report/") && room === "cli/") {
+        bad.push(`${file} -> ${target}: cli/ wires report/, not the reverse`);
+      } else if (target !== `${room}mod.ts` && !fixturesOk) {
+        bad.push(`${file} -> ${target}: use ${room}mod.ts`);
+      }
+    }
+  }
+  return bad;
+}
+
+Deno.test("architecture: the room rules name each breach and pass a graph that keeps them", () => {
+  const g = new Map<string, string[]>([
+    ["cli.ts", ["cli/mod.ts"]],
+    ["cli/mod.ts", ["report/mod.ts", "nodes/mod.ts"]],
+    ["report/mod.ts", ["report/command.ts"]],
+    ["report/command.ts", ["nodes/engineers.ts"]],
+    ["nodes/mod.ts", []],
+  ]);
+  assert.deepEqual(roomProblems(g), []);
+  g.set("nodes/mod.ts", ["cli/mod.ts"]);
+  g.set("engine/run/job.ts", ["report/html.ts"]);
+  g.set("report/command.ts", ["cli/_io.ts"]);
+  g.set("mod.ts", ["report/html.ts"]);
+  assert.deepEqual(roomProblems(g), [
+    "report/command.ts -> cli/_io.ts: cli/ wires report/, not the reverse",
+    "nodes/mod.ts -> cli/mod.ts: cli/ sits on top of nodes/mod.ts",
+    "engine/run/job.ts -> report/html.ts: report/ sits on top of engine/run/job.ts",
+    "mod.ts -> report/html.ts: use report/mod.ts",
+  ]);
+});
+
+Deno.test("architecture: report/ and cli/ sit on top: no node kind, engine file or library imports them, and report/ imports nothing of cli/", () => {
+  const edges = importGraph();
+  // the graph is real: the command line wires the report through its door
+  assert.ok(
+    edges.get("cli.ts")!.includes("cli/mod.ts"),
+    "cli.ts -> cli/mod.ts",
+  );
+  assert.ok(
+    edges.get("cli/mod.ts")!.includes("report/mod.ts"),
+    "cli/mod.ts -> report/mod.ts",
+  );
+  assert.ok(
+    edges.get("cli/train_command.ts")!.includes("nodes/train.ts"),
+    "cli/train_command.ts -> nodes/train.ts",
+  );
+  assert.deepEqual(roomProblems(edges), []);
 });
 
 Deno.test("architecture: engine/ passes deno publish --dry-run but for its license", async () => {
@@ -1095,7 +1196,7 @@ Deno.test("digest coverage: no barrel, renderer or command module in a kind's di
         !f.endsWith("/mod.ts"),
         `${k.name}: barrel ${f} (import the leaf files)`,
       );
-      assert.ok(!/_command\.ts$|^nodes\/report/.test(f), `${k.name}: ${f}`);
+      assert.ok(!/_command\.ts$|^(report|cli)\//.test(f), `${k.name}: ${f}`);
       if (TRAINING_KINDS.includes(k.name)) {
         assert.ok(
           !/render_(svg|state)\.ts$/.test(f),
@@ -1222,6 +1323,8 @@ async function projectCopy(prefix: string): Promise<string> {
       "llm",
       "schemas",
       "nodes",
+      "cli",
+      "report",
     ]
   ) {
     cpSync(join(ROOT, f), join(dir, f), { recursive: true });

@@ -7,15 +7,16 @@
  */
 import { Command, CommanderError, Option } from "@commander-js/extra-typings";
 import { resolve } from "node:path";
+import { domainKinds, kinds as defaultDomainKinds } from "./nodes/mod.ts";
 import {
   commands as domainCommands,
-  domainKinds,
-  kinds as defaultDomainKinds,
-} from "./nodes/mod.ts";
+  engineerBenchRank,
+  familyListing,
+  familySchemas,
+} from "./cli/mod.ts";
 import { engineerPluginHandlers, projectEngineers } from "./nodes/engineers.ts";
 import { familyPluginHandlers, projectFamilies } from "./nodes/families.ts";
 import type { FamilyRegistry } from "./families/registry.ts";
-import { familyListing, familySchemas } from "./nodes/families_command.ts";
 import { paramDescription } from "./engineer/engineer_kind.ts";
 import { engineerFamilies, requiredParams } from "./engineer/registry.ts";
 import type { EngineerRegistry } from "./engineer/registry.ts";
@@ -63,15 +64,15 @@ import {
 import { fsProblem } from "@envsmith/engine";
 import { fileURLToPath as fromFileUrl, pathToFileURL } from "node:url";
 import {
+  EXPERIMENT_EXTENSIONS,
   EXPERIMENTS_DIR,
   SHIPPED_BUNDLE,
   SHIPPED_BUNDLES,
 } from "./nodes/project_paths.ts";
 import { serveLlmCommand } from "./llm/serve_llm_command.ts";
-import { engineerBenchRank } from "./nodes/engineer_bench_rank.ts";
 
 /**
- * The subcommands besides the engine's: the node kinds' (`nodes/mod.ts`)
+ * The subcommands besides the engine's: the domain ones (`cli/mod.ts`)
  * and `serve-llm` (an OpenAI-compatible server over a GGUF file).
  */
 export const subcommands: NonNullable<MainOptions["commands"]> = [
@@ -185,7 +186,9 @@ function existsSyncFile(path: string): boolean {
 
 /** An experiment file argument: it must exist (else a did-you-mean error). */
 function _file(v: string): string {
-  const problem = missingFileMessage(v, "experiment file");
+  const problem = missingFileMessage(v, "experiment file", {
+    extensions: EXPERIMENT_EXTENSIONS,
+  });
   if (problem !== null) throw new UserError(problem);
   return v;
 }
@@ -1025,7 +1028,7 @@ export async function main(
   _configure(program, output);
   try {
     await program.parseAsync([...args], { from: "user" });
-    // domain subcommands (nodes/*_command.ts) report their exit code via Deno.exitCode
+    // domain subcommands (cli/*_command.ts) report their exit code via Deno.exitCode
     if (code === 0 && Deno.exitCode !== 0) code = Deno.exitCode;
   } catch (e) {
     // Exit codes: 0 ok (and --help), 1 failures (nodes, incomplete tables),

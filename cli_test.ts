@@ -699,9 +699,28 @@ Deno.test("cli: usage errors exit 2 with the error and a short usage last; a mis
   );
   const tables = await cli(["tables", join(ROOT, "experiments/ablate.yaml")]);
   assert.equal(tables.code, 2);
-  assert.match(
+  // only experiment files are offered: experiments/ also holds
+  // ablate_learned_test.ts, smoke.ts and smoke_test.ts
+  assert.equal(
     tables.err,
-    /did you mean ".*experiments\/ablate-context\.yaml"/,
+    `No experiment file ${ROOT}experiments/ablate.yaml; did you mean "${ROOT}experiments/ablate-context.yaml" or "${ROOT}experiments/ablate-learned.yaml"?`,
+  );
+  const cases = await cli([
+    "report",
+    join(ROOT, "experiments/quick.yaml"),
+    "--cases",
+    "-1",
+  ]);
+  assert.equal(cases.code, 2);
+  assert.match(
+    cases.err,
+    /^--cases must be an integer >= 0, got "-1"$/m,
+  );
+  const smoke = await cli(["plan", join(ROOT, "experiments/smoke")]);
+  assert.equal(smoke.code, 2);
+  assert.equal(
+    smoke.err,
+    `No experiment file ${ROOT}experiments/smoke; did you mean "${ROOT}experiments/smoke.yaml"?`,
   );
   const help = await cli(["--help"]);
   assert.equal(help.code, 0);

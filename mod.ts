@@ -19,7 +19,8 @@ import { builtinKinds } from "@envsmith/engine/run";
 import { kinds as domainKinds } from "./nodes/mod.ts";
 
 export * from "@envsmith/engine";
-export { commands, kinds } from "./nodes/mod.ts";
+export { kinds } from "./nodes/mod.ts";
+export { commands } from "./cli/mod.ts";
 
 /** The built-in kinds (`exec`) and every domain kind: what `cli.ts` registers. */
 // deno-lint-ignore no-explicit-any

@@ -20,7 +20,7 @@ import { pathsToPlan } from "../mapf/replay.ts";
 import { solve } from "../mapf/solve.ts";
 import { ACTION_LETTERS } from "../mapf/grid.ts";
 import { scoringInstance } from "../policy/plan_reward.ts";
-import { serveRewards } from "../nodes/reward_command.ts";
+import { serveRewards } from "../cli/reward_command.ts";
 
 const LINES = Number(Deno.args[0] ?? "30000");
 const config = parseYaml(

@@ -97,7 +97,12 @@ export {
   sha256Hex,
   UnhashableError,
 } from "./canonical.ts";
-export { didYouMean, missingFileMessage, suggest } from "./suggest.ts";
+export {
+  didYouMean,
+  missingFileMessage,
+  type MissingFileOptions,
+  suggest,
+} from "./suggest.ts";
 export {
   asFileSystemError,
   cacheAdvice,

@@ -65,6 +65,16 @@ export function didYouMean(word: string, candidates: Iterable<string>): string {
   return `; did you mean ${s.map((x) => `"${x}"`).join(" or ")}?`;
 }
 
+/** Options of {@linkcode missingFileMessage}. */
+export interface MissingFileOptions {
+  /**
+   * Offer only files with one of these extensions (e.g. `[".yaml", ".yml"]`
+   * for experiment files: a test file beside them is never what was meant).
+   * @default every file
+   */
+  readonly extensions?: readonly string[];
+}
+
 /**
  * Why `path` cannot be opened as an input file, with the nearest existing
  * file of its directory ("did you mean") or, failing that, what the
@@ -81,11 +91,20 @@ export function didYouMean(word: string, candidates: Iterable<string>): string {
  *   `No experiment file ${dir}/quik.yaml; did you mean "${dir}/quick.yaml"?`,
  * );
  * assert.equal(missingFileMessage(`${dir}/quick.yaml`), null);
+ * // only the extensions asked for are offered
+ * Deno.writeTextFileSync(`${dir}/quick_test.ts`, "");
+ * assert.equal(
+ *   missingFileMessage(`${dir}/quick`, "experiment file", {
+ *     extensions: [".yaml", ".yml"],
+ *   }),
+ *   `No experiment file ${dir}/quick; did you mean "${dir}/quick.yaml"?`,
+ * );
  * ```
  */
 export function missingFileMessage(
   path: string,
   what = "file",
+  options: MissingFileOptions = {},
 ): string | null {
   try {
     const st = Deno.statSync(path);
@@ -99,7 +118,9 @@ export function missingFileMessage(
   try {
     names = [...Deno.readDirSync(dir || ".")].filter((e) =>
       e.isFile || e.isSymlink
-    ).map((e) => e.name);
+    ).map((e) => e.name).filter((n) =>
+      options.extensions?.some((x) => n.endsWith(x)) ?? true
+    );
   } catch {
     return `No ${what} ${path}: the directory ${dir} does not exist`;
   }

@@ -24,6 +24,42 @@ const EASY = {
   max_steps: 60,
 };
 
+/** A maze-family setup: 12 easy mazes and a small policy trained on them. */
+interface MazeFixture {
+  ctx: ReturnType<typeof memoryContext>;
+  // deno-lint-ignore no-explicit-any
+  envs: any;
+  // deno-lint-ignore no-explicit-any
+  policy: any;
+  opts: Parameters<typeof redesign>[2];
+}
+
+let _fixture: Promise<MazeFixture> | undefined;
+
+/** The maze-family setup the engineer tests share, built once (training is the slow part). */
+function mazeFixture(): Promise<MazeFixture> {
+  _fixture ??= (async () => {
+    const ctx = memoryContext("/tmp", { seed: 5 });
+    const envs = await run(generate, { config: EASY, count: 12, seed: 1 }, ctx);
+    const policy = await run(train, {
+      envs: envs.value,
+      samples: 1500,
+      parallel: 8,
+      steps: 32,
+      hidden: [16],
+      seed: 2,
+    }, ctx);
+    const opts = {
+      engineers,
+      families: builtinFamilyRegistry(),
+      readBlob: ctx.readBlob,
+      writeBlob: ctx.writeBlob,
+    };
+    return { ctx, envs, policy, opts };
+  })();
+  return _fixture;
+}
+
 type LevelSet = {
   level_set: {
     family: string;
@@ -33,26 +69,10 @@ type LevelSet = {
 };
 
 Deno.test("plr-stage and accel-stage on the maze family: a buffer of mazes scored through the family's environment, replayed by maze.generate; accel edits by the family's mutation", async () => {
-  const ctx = memoryContext("/tmp", { seed: 5 });
-  const families = builtinFamilyRegistry();
-  const envs = await run(generate, { config: EASY, count: 12, seed: 1 }, ctx);
-  const policy = await run(train, {
-    envs: envs.value,
-    samples: 1500,
-    parallel: 8,
-    steps: 32,
-    hidden: [16],
-    seed: 2,
-  }, ctx);
+  const { ctx, envs, policy, opts } = await mazeFixture();
   const ls = policy.value.level_scores;
   assert.equal(ls.pvl.length, 12);
   assert.equal(ls.gamma, 0.995);
-  const opts = {
-    engineers,
-    families,
-    readBlob: ctx.readBlob,
-    writeBlob: ctx.writeBlob,
-  };
   const plr = await redesign(
     {
       family: "maze",
@@ -178,23 +198,7 @@ Deno.test("plr-stage and accel-stage on a family without a batched environment, 
 });
 
 Deno.test("probe and probe-base on the maze family: candidates are one-step moves of the family's dimensions, each rolled out through the family's environment; a family without one is refused", async () => {
-  const ctx = memoryContext("/tmp", { seed: 6 });
-  const families = builtinFamilyRegistry();
-  const envs = await run(generate, { config: EASY, count: 8, seed: 1 }, ctx);
-  const policy = await run(train, {
-    envs: envs.value,
-    samples: 1000,
-    parallel: 8,
-    steps: 32,
-    hidden: [16],
-    seed: 2,
-  }, ctx);
-  const opts = {
-    engineers,
-    families,
-    readBlob: ctx.readBlob,
-    writeBlob: ctx.writeBlob,
-  };
+  const { policy, opts } = await mazeFixture();
   const params = {
     family: "maze",
     engineer: {

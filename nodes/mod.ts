@@ -1,16 +1,14 @@
 /**
- * The domain node kinds and command-line subcommands of envsmith.
+ * The domain node kinds of envsmith.
  *
  * Node kinds bind the plain libraries (mapf/, policy/, engineer/, llm/) to the
  * generic engine. Each kind lives in its own file and exports `kind`; this
- * module lists them for the engine and lists the domain subcommands for
- * `cli.ts`.
+ * module lists them for the engine. The subcommands that are not node kinds
+ * live in `cli/`, the HTML report in `report/`.
  *
  * @module
  */
-import type { Command } from "@commander-js/extra-typings";
 import type { NodeKind } from "@envsmith/engine/kind";
-import type { Output } from "@envsmith/engine/cli";
 import { generateKind } from "./generate.ts";
 import { kind as policyInit } from "./policy_init.ts";
 import { kind as train } from "./train.ts";
@@ -38,17 +36,6 @@ import { engineers } from "./engineers.ts";
 import type { EngineerRegistry } from "../engineer/registry.ts";
 import type { FamilyRegistry } from "../families/registry.ts";
 import { families as builtinFamilies } from "./families.ts";
-import { redesignCommand } from "./redesign_command.ts";
-import { diagnoseCommand } from "./diagnose_command.ts";
-import { generateCommand } from "./generate_command.ts";
-import { importCommand } from "./import_command.ts";
-import { renderCommand } from "./render_command.ts";
-import { solveCommand } from "./solve_command.ts";
-import { rewardCommand } from "./reward_command.ts";
-import { lmDataCommand } from "./lm_data_command.ts";
-import { trainCommand } from "./train_command.ts";
-import { evaluateCommand } from "./evaluate_command.ts";
-import { reportCommand } from "./report_command.ts";
 
 /**
  * Every domain node kind, in the order `--help` lists them, with the
@@ -90,25 +77,3 @@ export function domainKinds(
 /** Every domain node kind, the `redesign` kind over the built-in engineers. */
 // deno-lint-ignore no-explicit-any
 export const kinds: readonly NodeKind<any>[] = domainKinds(engineers);
-
-// deno-lint-ignore no-explicit-any
-type _AnyCommand = Command<any, any, any>;
-
-/**
- * Factories of the domain subcommands (`./envsmith generate ...`); the
- * CLI passes its output (stdout/stderr, or a test's capture).
- */
-export const commands: readonly ((output?: Output) => _AnyCommand)[] = [
-  // one line per subcommand factory, e.g. `generateCommand,` from "./generate_command.ts"
-  () => generateCommand(),
-  () => renderCommand(),
-  () => solveCommand(),
-  () => rewardCommand(),
-  () => lmDataCommand(),
-  () => trainCommand(),
-  () => evaluateCommand(),
-  () => importCommand(),
-  () => diagnoseCommand(),
-  () => redesignCommand(),
-  (output) => reportCommand(domainKinds, output),
-];

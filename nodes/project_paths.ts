@@ -9,6 +9,9 @@
 /** The folder of the shipped experiment files (`./envsmith tables` and `report` list it). */
 export const EXPERIMENTS_DIR = "experiments";
 
+/** What an experiment file's name ends with: the did-you-mean of a missing one offers only these. */
+export const EXPERIMENT_EXTENSIONS: readonly string[] = [".yaml", ".yml"];
+
 /** The results bundle shipped with the project (`./envsmith tables` and `./envsmith report` import it). */
 export const SHIPPED_BUNDLE = "results/tables.esb.gz";
 
