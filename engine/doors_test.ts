@@ -35,8 +35,14 @@ const KEPT: Readonly<Record<string, readonly string[]>> = {
   // docs/engine.md "Writing a node kind": the interface, its context, JSON.
   "@envsmith/engine/kind": ["NodeKind", "NodeContext", "Json", "NodeResult"],
   // docs/engine.md "An executor": what an executor that is not a cluster
-  // implements (`ExecutorKind.create(spec, run)` returns an `Executor`).
-  "@envsmith/engine/executor": ["Executor", "ExecutorRun"],
+  // implements (`ExecutorKind.create(spec, run)` returns an `Executor`), and
+  // the views of the experiment and the cache `run` gives it.
+  "@envsmith/engine/executor": [
+    "Executor",
+    "ExecutorRun",
+    "ExecutorExperiment",
+    "ExecutorStore",
+  ],
 };
 
 /** The doors: specifier -> project-relative file. */

@@ -93,8 +93,7 @@ export interface CommandContext {
    * replace the Slurm commands here.
    * @default builtinExecutors
    */
-  // deno-lint-ignore no-explicit-any
-  readonly executors?: readonly ExecutorKind<any>[];
+  readonly executors?: readonly ExecutorKind[];
   /**
    * Resource limits of experiment files (`--limit NAME=N`), over the
    * defaults of `limits.ts`.
@@ -472,8 +471,7 @@ async function _runAnnounced(
     const executor = createExecutor([
       ...(ctx.executors ?? builtinExecutors),
       // loadPlugins checked that each has `create`: they are executor kinds.
-      // deno-lint-ignore no-explicit-any
-      ...(exp.plugins?.executors ?? []) as readonly ExecutorKind<any>[],
+      ...(exp.plugins?.executors ?? []) as readonly ExecutorKind[],
     ], {
       exp,
       store,

@@ -90,8 +90,7 @@ export interface LoadOptions {
    * `builtinExecutors` of `@envsmith/engine/executor` and any plugins').
    * @default {[]}
    */
-  // deno-lint-ignore no-explicit-any
-  readonly executors?: readonly ExecutorDeclaration<any>[];
+  readonly executors?: readonly ExecutorDeclaration[];
   /**
    * Reads environment variables (only to decide `requires_env` skips; values are never stored).
    * @default Deno.env.get

@@ -163,8 +163,7 @@ function _nodeSchema(kind: NodeKind, definitions: _Js): _Js {
 }
 
 /** The `executor:` block: one of the executors' blocks, by `type`. */
-// deno-lint-ignore no-explicit-any
-function _executorSchema(executors: readonly ExecutorDeclaration<any>[]): _Js {
+function _executorSchema(executors: readonly ExecutorDeclaration[]): _Js {
   const variant = v.variant(
     "type",
     executors.map((e) => e.spec) as unknown as v.VariantOptions<"type">,
@@ -207,8 +206,7 @@ function _dispatch(names: readonly string[], description: string): _Js {
  */
 export function experimentJsonSchema(
   kinds: readonly NodeKind[],
-  // deno-lint-ignore no-explicit-any
-  executors: readonly ExecutorDeclaration<any>[] = [],
+  executors: readonly ExecutorDeclaration[] = [],
 ): _Js {
   const definitions: _Js = {
     reference: {
@@ -292,8 +290,7 @@ export function experimentJsonSchema(
 export function writeExperimentSchema(
   kinds: readonly NodeKind[],
   path: string,
-  // deno-lint-ignore no-explicit-any
-  executors: readonly ExecutorDeclaration<any>[] = [],
+  executors: readonly ExecutorDeclaration[] = [],
 ): number {
   Deno.writeTextFileSync(
     path,

@@ -57,8 +57,7 @@ export interface LoadPluginsOptions {
   /** Node kinds already registered (a plugin may not take their names). */
   readonly kinds: readonly NodeKind[];
   /** Executors already registered. */
-  // deno-lint-ignore no-explicit-any
-  readonly executors: readonly ExecutorDeclaration<any>[];
+  readonly executors: readonly ExecutorDeclaration[];
   /** Named exports the project registers, by export name. */
   readonly handlers?: Readonly<Record<string, PluginHandler>>;
   /** How long a module may take to load (checked in a worker first). @default PLUGIN_LOAD_MS (30 s) */
@@ -80,8 +79,7 @@ export interface PluginSet {
   /** Node kinds the modules export. */
   readonly kinds: readonly NodeKind[];
   /** Executors the modules export. */
-  // deno-lint-ignore no-explicit-any
-  readonly executors: readonly ExecutorDeclaration<any>[];
+  readonly executors: readonly ExecutorDeclaration[];
   /** Per module, in order. */
   readonly modules: readonly LoadedPlugin[];
 }
@@ -116,8 +114,7 @@ export async function loadPlugins(
   options: LoadPluginsOptions,
 ): Promise<PluginSet> {
   const kinds: NodeKind[] = [];
-  // deno-lint-ignore no-explicit-any
-  const executors: ExecutorDeclaration<any>[] = [];
+  const executors: ExecutorDeclaration[] = [];
   const loaded: LoadedPlugin[] = [];
   const kindOwner = new Map<string, string>(
     options.kinds.map((k) => [k.name, k.module]),
@@ -207,8 +204,7 @@ export async function loadPlugins(
           `${at}: "executors" must be an array of executor kinds`,
         );
       }
-      // deno-lint-ignore no-explicit-any
-      for (const e of mod.executors as ExecutorDeclaration<any>[]) {
+      for (const e of mod.executors as ExecutorDeclaration[]) {
         if (
           typeof e?.name !== "string" || !_isSchema(e.spec) ||
           typeof (e as { create?: unknown }).create !== "function"

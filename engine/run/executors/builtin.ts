@@ -9,5 +9,4 @@ import { local } from "./local.ts";
 import { slurm } from "./slurm.ts";
 
 /** The built-in executors: `local` (the default) and `slurm`. */
-// deno-lint-ignore no-explicit-any
-export const executors: readonly ExecutorKind<any>[] = [local, slurm];
+export const executors: readonly ExecutorKind[] = [local, slurm];

@@ -8,8 +8,10 @@
  */
 export {
   type Executor,
+  type ExecutorExperiment,
   type ExecutorKind,
   type ExecutorRun,
+  type ExecutorStore,
   registerExecutors,
 } from "../executor.ts";
 export { executors as builtinExecutors } from "./builtin.ts";

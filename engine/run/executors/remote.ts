@@ -882,9 +882,9 @@ export interface RemoteExecutorDefinition<
 export function remoteExecutorKind<S extends RemoteExecutorSpec, R = unknown>(
   def: RemoteExecutorDefinition<S, R>,
 ): ExecutorKind<S> {
-  const capabilities: ExecutorCapabilities = {
+  const capabilities: ExecutorCapabilities<S> = {
     sharedCache: true,
-    programs: def.programs as ExecutorCapabilities["programs"],
+    programs: def.programs,
     ...(def.programsFix ? { programsFix: def.programsFix } : {}),
   };
   return {
