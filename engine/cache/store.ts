@@ -240,7 +240,21 @@ export function blobsIn(
   return out;
 }
 
-/** A cache directory. */
+/**
+ * A cache directory.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { Store } from "./store.ts";
+ * const dir = await Deno.makeTempDir();
+ * const store = new Store(dir);
+ * const ref = store.writeBlob(new Uint8Array([1, 2, 3]), "application/octet-stream");
+ * assert.deepEqual(store.readBlob(ref), new Uint8Array([1, 2, 3]));
+ * assert.equal(store.hasEntry("0".repeat(64)), false);
+ * await Deno.remove(dir, { recursive: true });
+ * ```
+ */
 export class Store {
   /** The cache directory. */
   readonly root: string;

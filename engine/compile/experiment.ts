@@ -121,6 +121,26 @@ export interface LoadOptions {
  *
  * @throws {UserError} when the file cannot be read.
  * @throws {ExperimentError} listing every problem of the file.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import * as v from "valibot";
+ * import type { NodeKind } from "../types.ts";
+ * import { loadExperiment } from "./experiment.ts";
+ * import { ExperimentError } from "../errors.ts";
+ * const one: NodeKind<{ x: number }> = {
+ *   name: "one", description: "x back", params: v.strictObject({ x: v.number() }),
+ *   module: import.meta.url, run: (p) => Promise.resolve({ value: p.x }),
+ * };
+ * const dir = await Deno.makeTempDir();
+ * Deno.writeTextFileSync(`${dir}/e.yaml`, "experiment: e\nseed: 1\nnodes:\n  a: { kind: one, with: { x: 4 } }\n");
+ * const exp = await loadExperiment(`${dir}/e.yaml`, { kinds: [one as NodeKind] });
+ * assert.deepEqual(exp.nodes.map((n) => n.id), ["a"]);
+ * Deno.writeTextFileSync(`${dir}/bad.yaml`, "experiment: e\nseed: 1\nnodes:\n  a: { kind: onee }\n");
+ * await assert.rejects(loadExperiment(`${dir}/bad.yaml`, { kinds: [one as NodeKind] }), ExperimentError);
+ * await Deno.remove(dir, { recursive: true });
+ * ```
  */
 export async function loadExperiment(
   file: string,
