@@ -24,7 +24,38 @@ import { didYouMean } from "../suggest.ts";
 
 export type { BlockIssues, ExecutorDeclaration };
 
-/** Runs ready nodes somewhere. */
+/**
+ * Runs ready nodes somewhere.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import * as v from "valibot";
+ * import type { ExecutorKind } from "./executor.ts";
+ * import { executeJob } from "./job.ts";
+ * // An executor that is not a cluster: each node in this process.
+ * const inline: ExecutorKind = {
+ *   name: "inline",
+ *   description: "runs each node in this process",
+ *   spec: v.strictObject({ type: v.literal("inline") }),
+ *   create: () => ({
+ *     name: "inline",
+ *     run: (job, store, options) => executeJob(job, store, options),
+ *     describe: () => "executor inline",
+ *     close: () => Promise.resolve(),
+ *   }),
+ * };
+ * import type { ExecutorRun } from "./executor.ts";
+ * const run: ExecutorRun = {
+ *   exp: { name: "e", nodes: [] },
+ *   store: { runDir: (exp, id) => `/cache/runs/${exp}/${id}` },
+ *   runId: "r1",
+ * };
+ * const executor = inline.create(undefined, run);
+ * assert.equal(executor.describe(), "executor inline");
+ * await executor.close();
+ * ```
+ */
 export interface Executor {
   /** `local`, `slurm`, ... (recorded in the manifest). */
   readonly name: string;
@@ -88,7 +119,24 @@ export interface ExecutorStore {
   runDir(experiment: string, run: string): string;
 }
 
-/** What an executor of one run is created with. */
+/**
+ * What an executor of one run is created with.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { local } from "./executors/local.ts";
+ * import type { ExecutorRun } from "./executor.ts";
+ * const run: ExecutorRun = {
+ *   exp: { name: "e", nodes: [] },
+ *   store: { runDir: (exp, id) => `/cache/runs/${exp}/${id}` },
+ *   runId: "r1",
+ * };
+ * const executor = local.create({ type: "local", jobs: 2 }, run);
+ * assert.equal(executor.jobs, 2);
+ * await executor.close();
+ * ```
+ */
 export interface ExecutorRun {
   /** The experiment (what an executor reads of it). */
   readonly exp: ExecutorExperiment;
@@ -138,6 +186,37 @@ export interface ExecutorCapabilities<S extends ExecutorSpec = ExecutorSpec> {
  * A kind of executor: what `executor: {type: NAME}` and `--executor NAME`
  * name. The compiler reads its {@linkcode ExecutorDeclaration} (name, block
  * schema, checks); a run creates the executor.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import * as v from "valibot";
+ * import type { ExecutorKind } from "./executor.ts";
+ * import { executeJob } from "./job.ts";
+ * // An executor that is not a cluster: each node in this process.
+ * const inline: ExecutorKind = {
+ *   name: "inline",
+ *   description: "runs each node in this process",
+ *   spec: v.strictObject({ type: v.literal("inline") }),
+ *   create: () => ({
+ *     name: "inline",
+ *     run: (job, store, options) => executeJob(job, store, options),
+ *     describe: () => "executor inline",
+ *     close: () => Promise.resolve(),
+ *   }),
+ * };
+ * import { createExecutor } from "./executor.ts";
+ * import { local } from "./executors/local.ts";
+ * const run = {
+ *   exp: { name: "e", nodes: [], executor: { type: "inline" } },
+ *   store: { runDir: () => "/tmp" },
+ *   runId: "r1",
+ * };
+ * // The experiment's `executor: { type: inline }` chooses it.
+ * const executor = createExecutor([local, inline], run);
+ * assert.equal(executor.name, "inline");
+ * await executor.close();
+ * ```
  */
 export interface ExecutorKind<S extends ExecutorSpec = ExecutorSpec>
   extends ExecutorDeclaration<S> {
@@ -303,6 +382,21 @@ function _checkKind(e: unknown, at: string): ExecutorKind {
  * module's path): each checked, and no name registered twice.
  *
  * @throws {UserError} naming `source` and the module that already has the name.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { registerExecutors } from "./executor.ts";
+ * import { executors as builtin } from "./executors/builtin.ts";
+ * import { local } from "./executors/local.ts";
+ * const registry = registerExecutors(builtin, [], "my_plugin.ts");
+ * assert.deepEqual(registry.map((k) => k.name), ["local", "slurm"]);
+ * assert.throws(
+ *   () => registerExecutors(registry, [{ ...local }], "my_plugin.ts"),
+ *   /my_plugin\.ts: an executor named "local" is already registered/,
+ * );
+ * assert.throws(() => registerExecutors([], [{ name: "x" }], "p.ts"), /has no description/);
+ * ```
  */
 export function registerExecutors(
   registry: readonly ExecutorKind[],
