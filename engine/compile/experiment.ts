@@ -45,7 +45,32 @@ import {
 
 export type { Axis, AxisValue, GraphNode } from "./graph.ts";
 
-/** A loaded, validated and expanded experiment. */
+/**
+ * A loaded, validated and expanded experiment.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import * as v from "valibot";
+ * import type { NodeKind } from "../types.ts";
+ * import { compileExperiment } from "./experiment.ts";
+ * const one: NodeKind<{ x: number }> = {
+ *   name: "one", description: "x back", params: v.strictObject({ x: v.number() }),
+ *   module: import.meta.url, run: (p) => Promise.resolve({ value: p.x }),
+ * };
+ * import type { Experiment } from "./experiment.ts";
+ * const exp: Experiment = compileExperiment("e.yaml", `experiment: e
+ * seed: 7
+ * matrix: { x: [1, 2] }
+ * nodes:
+ *   a: { kind: one, with: { x: $matrix.x } }
+ * `, { kinds: [one as NodeKind] });
+ * assert.equal(exp.name, "e");
+ * assert.equal(exp.seed, 7);
+ * assert.deepEqual(exp.nodes.map((n) => n.id), ["a[x=1]", "a[x=2]"]);
+ * assert.equal(exp.byId.get("a[x=2]"), 1);
+ * ```
+ */
 export interface Experiment {
   /** `experiment:` name. */
   readonly name: string;

@@ -45,6 +45,21 @@ import { PLUGIN_LOAD_MS, probePluginImport } from "./plugin_probe.ts";
  * Registers one named export of a plugin module (e.g. `engineers`) and
  * returns the names it registered (shown by `plan`). Throwing refuses the
  * module: the message is prefixed with where the module was named.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { loadPlugins } from "./plugins.ts";
+ * const dir = await Deno.makeTempDir();
+ * Deno.writeTextFileSync(`${dir}/mine.ts`, 'export const engineers = ["crowd"];\n');
+ * const names: string[] = [];
+ * const set = await loadPlugins(["./mine.ts"], {
+ *   from: "--plugins", baseDir: dir, kinds: [], executors: [],
+ *   handlers: { engineers: (value) => { names.push(...(value as string[])); return value as string[]; } },
+ * });
+ * assert.deepEqual(names, ["crowd"]);
+ * await Deno.remove(dir, { recursive: true });
+ * ```
  */
 export type PluginHandler = (value: unknown, module: string) => string[];
 
@@ -64,7 +79,26 @@ export interface LoadPluginsOptions {
   readonly loadTimeoutMs?: number;
 }
 
-/** What one module registered. */
+/**
+ * What one module registered.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { loadPlugins } from "./plugins.ts";
+ * const dir = await Deno.makeTempDir();
+ * Deno.writeTextFileSync(`${dir}/mine.ts`, 'export const engineers = ["crowd"];\n');
+ * const names: string[] = [];
+ * const set = await loadPlugins(["./mine.ts"], {
+ *   from: "--plugins", baseDir: dir, kinds: [], executors: [],
+ *   handlers: { engineers: (value) => { names.push(...(value as string[])); return value as string[]; } },
+ * });
+ * const [mod] = set.modules;
+ * assert.equal(mod?.module, "./mine.ts");
+ * assert.deepEqual(mod?.registered, { engineers: ["crowd"] });
+ * await Deno.remove(dir, { recursive: true });
+ * ```
+ */
 export interface LoadedPlugin {
   /** The module as written. */
   readonly module: string;
@@ -108,6 +142,25 @@ function _isSchema(x: unknown): boolean {
  * exports nothing to register, or registers a name already taken.
  *
  * Long by design: one loop over the modules; each kind of export is checked inline so every error names its module in one place.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { loadPlugins } from "./plugins.ts";
+ * const dir = await Deno.makeTempDir();
+ * Deno.writeTextFileSync(`${dir}/mine.ts`, 'export const engineers = ["crowd"];\n');
+ * const names: string[] = [];
+ * const set = await loadPlugins(["./mine.ts"], {
+ *   from: "--plugins", baseDir: dir, kinds: [], executors: [],
+ *   handlers: { engineers: (value) => { names.push(...(value as string[])); return value as string[]; } },
+ * });
+ * assert.deepEqual(set.kinds, []);
+ * await assert.rejects(
+ *   loadPlugins(["./missing.ts"], { from: "--plugins", baseDir: dir, kinds: [], executors: [] }),
+ *   /missing\.ts/,
+ * );
+ * await Deno.remove(dir, { recursive: true });
+ * ```
  */
 export async function loadPlugins(
   modules: readonly string[],
