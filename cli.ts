@@ -112,8 +112,7 @@ export interface MainOptions {
    * Executors besides the built-in ones, registered as a plugin module's
    * `executors` export is (names must be new).
    */
-  // deno-lint-ignore no-explicit-any
-  readonly executors?: readonly ExecutorKind<any>[];
+  readonly executors?: readonly ExecutorKind[];
   /**
    * Environment lookup of the commands (`requires_env`, and the PATH the
    * executor's programs are looked up on). @default Deno.env.get
@@ -149,8 +148,7 @@ function _cliCommand(
 }
 
 /** `--executor`: its help lists the registered executors (built-in and registered ones). */
-// deno-lint-ignore no-explicit-any
-function _executorOption(executors: readonly ExecutorKind<any>[]) {
+function _executorOption(executors: readonly ExecutorKind[]) {
   return new Option(
     "--executor <name>",
     `where nodes run (default: the experiment's executor block, else ${
@@ -228,8 +226,7 @@ export interface ProjectContext extends CommandContext {
 export function createProgram(
   makeContext: (globals: _Globals) => Promise<ProjectContext>,
   setCode: (code: number) => void,
-  // deno-lint-ignore no-explicit-any
-  executors: readonly ExecutorKind<any>[] = builtinExecutors,
+  executors: readonly ExecutorKind[] = builtinExecutors,
 ): Command {
   const program = new Command()
     .name("envsmith")
@@ -305,8 +302,7 @@ interface _Env {
   /** Sets the exit code. */
   readonly setCode: (code: number) => void;
   /** The registered executors (for `--executor`'s help). */
-  // deno-lint-ignore no-explicit-any
-  readonly executors: readonly ExecutorKind<any>[];
+  readonly executors: readonly ExecutorKind[];
 }
 
 /** `run`, `run-node`, `ablate`. */
@@ -849,8 +845,7 @@ function _listenForInterrupts(
 /** What an invocation registered: kinds, executors, engineers and the plugin modules loaded. */
 interface _Registries {
   readonly kinds: NodeKind[];
-  // deno-lint-ignore no-explicit-any
-  readonly executors: ExecutorKind<any>[];
+  readonly executors: ExecutorKind[];
   readonly engineers: EngineerRegistry;
   readonly families: FamilyRegistry;
   readonly handlers: Readonly<Record<string, PluginHandler>>;
@@ -865,8 +860,7 @@ interface _Registries {
 async function _registries(
   options: MainOptions,
   g: _Globals,
-  // deno-lint-ignore no-explicit-any
-  registered: readonly ExecutorKind<any>[],
+  registered: readonly ExecutorKind[],
 ): Promise<_Registries> {
   const engineers = projectEngineers();
   const families = projectFamilies();
@@ -894,8 +888,7 @@ async function _registries(
     ...engineerPluginHandlers(engineers),
     ...familyPluginHandlers(families),
   };
-  // deno-lint-ignore no-explicit-any
-  const executors: ExecutorKind<any>[] = [...registered];
+  const executors: ExecutorKind[] = [...registered];
   const plugins: LoadedPlugin[] = [];
   for (
     const [from, modules] of [
@@ -912,8 +905,7 @@ async function _registries(
     });
     kinds.push(...set.kinds);
     // loadPlugins checked that each has `create`: they are executor kinds.
-    // deno-lint-ignore no-explicit-any
-    executors.push(...set.executors as readonly ExecutorKind<any>[]);
+    executors.push(...set.executors as readonly ExecutorKind[]);
     plugins.push(...set.modules);
   }
   return { kinds, executors, engineers, families, handlers, plugins };
@@ -974,8 +966,7 @@ export async function main(
   const output = options.output ?? consoleOutput;
   let code = 0;
   const controller = new AbortController();
-  // deno-lint-ignore no-explicit-any
-  let executors: ExecutorKind<any>[];
+  let executors: ExecutorKind[];
   try {
     // The built-in executors go through the same registration as a
     // plugin module's.

@@ -86,12 +86,37 @@ function _write(value: unknown, path: string, seen: Set<object>): string {
   }
 }
 
-/** sha256 of a string (UTF-8) or bytes, as lowercase hex. */
+/**
+ * sha256 of a string (UTF-8) or bytes, as lowercase hex.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { sha256Hex } from "./canonical.ts";
+ * assert.equal(
+ *   sha256Hex("abc"),
+ *   "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
+ * );
+ * assert.equal(sha256Hex(new TextEncoder().encode("abc")), sha256Hex("abc"));
+ * ```
+ */
 export function sha256Hex(data: string | Uint8Array): string {
   return createHash("sha256").update(data).digest("hex");
 }
 
-/** sha256 of the canonical JSON of `value`. */
+/**
+ * sha256 of the canonical JSON of `value`: equal for values equal as JSON,
+ * whatever the order of their keys.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { hashJson, sha256Hex } from "./canonical.ts";
+ * assert.equal(hashJson({ b: 1, a: [2, 3] }), hashJson({ a: [2, 3], b: 1 }));
+ * assert.equal(hashJson({ a: 1 }), sha256Hex('{"a":1}'));
+ * assert.notEqual(hashJson({ a: 1 }), hashJson({ a: 2 }));
+ * ```
+ */
 export function hashJson(value: unknown): string {
   return sha256Hex(canonicalJson(value));
 }

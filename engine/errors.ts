@@ -53,6 +53,19 @@ export function formatDiagnostic(d: Diagnostic): string {
  * Every problem of an experiment file, found in one pass. A `SyntaxError`
  * when the YAML itself is malformed, otherwise thrown as this class (a
  * `TypeError`: the document is well-formed but does not type-check).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { ExperimentError } from "./errors.ts";
+ * const e = new ExperimentError([
+ *   { code: "unknown-kind", file: "x.yaml", line: 7, col: 9, path: "nodes.b.kind", message: "unknown kind" },
+ *   { code: "unknown-kind", file: "x.yaml", line: 3, col: 9, path: "nodes.a.kind", message: "unknown kind" },
+ * ]);
+ * assert.ok(e instanceof TypeError);
+ * assert.deepEqual(e.diagnostics.map((d) => d.line), [3, 7]); // document order
+ * assert.match(e.message, /^2 errors in x\.yaml:/);
+ * ```
  */
 export class ExperimentError extends TypeError {
   /** All problems, in document order. */
@@ -78,7 +91,22 @@ export class ExperimentError extends TypeError {
   }
 }
 
-/** A malformed YAML document (syntax), with its diagnostics. */
+/**
+ * A malformed YAML document (syntax), with its diagnostics.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { ExperimentSyntaxError } from "./errors.ts";
+ * const e = new ExperimentSyntaxError([{
+ *   code: "yaml", file: "x.yaml", line: 2, col: 5, path: "",
+ *   message: "unexpected end of flow mapping",
+ * }]);
+ * assert.ok(e instanceof SyntaxError);
+ * assert.equal(e.diagnostics.length, 1);
+ * assert.match(e.message, /x\.yaml:2:5/);
+ * ```
+ */
 export class ExperimentSyntaxError extends SyntaxError {
   /** All syntax problems. */
   readonly diagnostics: readonly Diagnostic[];
@@ -93,7 +121,19 @@ export class ExperimentSyntaxError extends SyntaxError {
   }
 }
 
-/** A user mistake at the command line or in the cache: printed without a stack trace. */
+/**
+ * A user mistake at the command line or in the cache: printed without a stack trace.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { UserError } from "./errors.ts";
+ * const e = new UserError("--jobs must be a positive integer, got 0");
+ * assert.ok(e instanceof Error);
+ * assert.equal(e.name, "UserError");
+ * assert.equal(e.message, "--jobs must be a positive integer, got 0");
+ * ```
+ */
 export class UserError extends Error {
   /** Creates the error. */
   constructor(message: string) {
@@ -102,7 +142,19 @@ export class UserError extends Error {
   }
 }
 
-/** A cache entry or blob whose bytes do not match its hash (or cannot be parsed). */
+/**
+ * A cache entry or blob whose bytes do not match its hash (or cannot be parsed).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { CorruptEntryError } from "./errors.ts";
+ * const e = new CorruptEntryError("ab12", "/cache/entries/ab12.json", "hash mismatch");
+ * assert.ok(e instanceof RangeError);
+ * assert.equal(e.key, "ab12");
+ * assert.equal(e.file, "/cache/entries/ab12.json");
+ * ```
+ */
 export class CorruptEntryError extends RangeError {
   /** The entry key or blob hash. */
   readonly key: string;

@@ -51,7 +51,18 @@ export class FileSystemError extends UserError {
   }
 }
 
-/** The problem behind an error thrown by a file-system call, or null for any other error. */
+/**
+ * The problem behind an error thrown by a file-system call, or null for any other error.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { fsProblem } from "./fs_errors.ts";
+ * assert.equal(fsProblem(Object.assign(new Error("write"), { code: "ENOSPC" })), "full");
+ * assert.equal(fsProblem(Object.assign(new Error("open"), { code: "EROFS" })), "read-only");
+ * assert.equal(fsProblem(new Error("something else")), null);
+ * ```
+ */
 export function fsProblem(e: unknown): FsProblem | null {
   const code = (e as { code?: unknown } | null)?.code;
   if (code === "ENOSPC" || code === "EDQUOT") return "full";

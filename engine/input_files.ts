@@ -28,7 +28,24 @@ import { createHash } from "node:crypto";
 import { join, resolve } from "node:path";
 import { UserError } from "./errors.ts";
 
-/** A declared input that cannot be hashed: not a regular file, too large, or missing. */
+/**
+ * A declared input that cannot be hashed: not a regular file, too large, or missing.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { hashInputs, InputFileError } from "./input_files.ts";
+ * const dir = await Deno.makeTempDir();
+ * try {
+ *   hashInputs(dir, ["no_such_file.csv"], 1 << 20);
+ *   assert.fail("a missing input is refused");
+ * } catch (e) {
+ *   assert.ok(e instanceof InputFileError);
+ *   assert.equal(e.input, "no_such_file.csv");
+ * }
+ * await Deno.remove(dir, { recursive: true });
+ * ```
+ */
 export class InputFileError extends UserError {
   /** The input as declared (relative to the experiment file). */
   readonly input: string;

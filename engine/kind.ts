@@ -1,5 +1,5 @@
 /**
- * What a node kind's author needs (`@envsmith/engine/kind`): the kind interface, its context, JSON values, blob and input references, the hashing of declared input files.
+ * What a node kind's author needs (`@envsmith/engine/kind`): the kind interface, its context, its result, JSON values, blob references, the error of a declared input file, and the check of a program a kind runs.
  *
  * @module
  */
@@ -11,11 +11,5 @@ export type {
   NodeKind,
   NodeResult,
 } from "./types.ts";
-export { hashInputs, InputFileError } from "./input_files.ts";
-export { type FieldPath, getField, InputRef, type Resolvable } from "./refs.ts";
-export {
-  checkProgramCommand,
-  findOnPath,
-  ProgramCommandError,
-  type ProgramCommandOptions,
-} from "./program_command.ts";
+export { InputFileError } from "./input_files.ts";
+export { checkProgramCommand, ProgramCommandError } from "./program_command.ts";

@@ -58,7 +58,18 @@ export interface LimitInfo {
   readonly default: number;
 }
 
-/** Every limit, in the order the docs list them. */
+/**
+ * Every limit, in the order the docs list them.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { LIMITS } from "./limits.ts";
+ * const file = LIMITS.find((l) => l.name === "file-bytes");
+ * assert.equal(file?.field, "fileBytes");
+ * assert.equal(file?.default, 1024 * 1024);
+ * ```
+ */
 export const LIMITS: readonly LimitInfo[] = [
   {
     field: "fileBytes",
@@ -123,7 +134,18 @@ export const LIMITS: readonly LimitInfo[] = [
   },
 ];
 
-/** The default limits. */
+/**
+ * The default limits.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { DEFAULT_LIMITS, LIMITS } from "./limits.ts";
+ * assert.equal(DEFAULT_LIMITS.fileBytes, 1024 * 1024);
+ * for (const l of LIMITS) assert.equal(DEFAULT_LIMITS[l.field], l.default);
+ * assert.ok(Object.isFrozen(DEFAULT_LIMITS));
+ * ```
+ */
 export const DEFAULT_LIMITS: Limits = Object.freeze(
   Object.fromEntries(LIMITS.map((l) => [l.field, l.default])),
 ) as unknown as Limits;

@@ -8,8 +8,8 @@
  *
  * | door | what |
  * | --- | --- |
- * | `@envsmith/engine` | this surface: types, errors, load/compile, keys, plan, run, store |
- * | `@envsmith/engine/kind` | writing a node kind: {@linkcode NodeKind}, its context, references |
+ * | `@envsmith/engine` | this surface: JSON and blob types, `UserError`, load/compile, plan, run, store |
+ * | `@envsmith/engine/kind` | writing a node kind: `NodeKind`, its context, references |
  * | `@envsmith/engine/hash` | canonical JSON and sha256 |
  * | `@envsmith/engine/suggest` | "did you mean" and edit distance |
  * | `@envsmith/engine/errors` | the typed errors |
@@ -26,7 +26,7 @@
  * the root files (types, errors, hashing, limits) at the bottom, then
  * `compile/`, `cache/`, `run/`, `tables/` and `cli/`.
  *
- * Node kinds implement {@linkcode NodeKind}; the engine never imports domain
+ * Node kinds implement `NodeKind` (`@envsmith/engine/kind`); the engine never imports domain
  * code: `cli.ts` passes the registered kinds in.
  *
  * For kind authors:
@@ -50,13 +50,13 @@
  *   parameters do not show (e.g. files the node reads).
  *
  * The parts, along the seams pipeline engines use: the compiler
- * ({@linkcode compileExperiment}), keys ({@linkcode computeKeys},
- * {@linkcode codeDigest}), the plan ({@linkcode makePlan}), the scheduler
+ * ({@linkcode compileExperiment}), keys (`computeKeys`,
+ * `codeDigest`), the plan ({@linkcode makePlan}), the scheduler
  * ({@linkcode runPlan}: ready queue, manifest, input resolution), jobs
- * ({@linkcode executeJob}: one node, one lock-and-cache wait), executors
- * registered like kinds ({@linkcode ExecutorKind}; {@linkcode builtinExecutors}
+ * (`executeJob`: one node, one lock-and-cache wait), executors
+ * registered like kinds (`ExecutorKind`; `builtinExecutors`
  * are `local` and `slurm`), the store ({@linkcode Store}) and tables
- * ({@linkcode buildTable}). The job spec of every cacheable job is in
+ * (`buildTable`). The job spec of every cacheable job is in
  * `CACHE/jobs/KEY.json` before an executor runs it, so an executor can start
  * `deno run -A cli.ts --cache DIR run-node KEY` anywhere the cache directory
  * is shared and resolve once {@linkcode Store.loadVerified} finds the entry.
@@ -72,56 +72,11 @@
  *
  * @module
  */
-export type {
-  BlobRef,
-  FingerprintInfo,
-  Json,
-  NodeContext,
-  NodeKind,
-  NodeResult,
-  ResultWarning,
-} from "./types.ts";
-export { hashInputs, InputFileError } from "./input_files.ts";
-export {
-  CorruptEntryError,
-  type Diagnostic,
-  type DiagnosticCode,
-  ExperimentError,
-  ExperimentSyntaxError,
-  formatDiagnostic,
-  UserError,
-} from "./errors.ts";
-export {
-  canonicalJson,
-  hashJson,
-  sha256Hex,
-  UnhashableError,
-} from "./canonical.ts";
-export {
-  didYouMean,
-  missingFileMessage,
-  type MissingFileOptions,
-  suggest,
-} from "./suggest.ts";
-export {
-  asFileSystemError,
-  cacheAdvice,
-  FileSystemError,
-  type FsProblem,
-  fsProblem,
-  onDisk,
-} from "./fs_errors.ts";
-export {
-  compileExperiment,
-  type Experiment,
-  type GraphNode,
-  loadExperiment,
-  type LoadOptions,
-} from "./compile/experiment.ts";
-export { computeKeys, type NodeKey } from "./cache/keys.ts";
-export { type CodeDigest, codeDigest } from "./cache/digest.ts";
-export { cacheDir, DEFAULT_CACHE, type Entry, Store } from "./cache/store.ts";
-export { makePlan, type Plan } from "./run/plan.ts";
-export { checkReadiness, NotReadyError } from "./run/readiness.ts";
-export { runPlan, type RunResult } from "./run/scheduler.ts";
-export { type Reporter, SilentReporter } from "./run/progress.ts";
+export type { BlobRef, Json, ResultWarning } from "./types.ts";
+export { UserError } from "./errors.ts";
+export { sha256Hex } from "./canonical.ts";
+export { fsProblem } from "./fs_errors.ts";
+export { compileExperiment, loadExperiment } from "./compile/experiment.ts";
+export { Store } from "./cache/store.ts";
+export { makePlan } from "./run/plan.ts";
+export { runPlan } from "./run/scheduler.ts";

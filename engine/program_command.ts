@@ -29,7 +29,19 @@ import { UserError } from "./errors.ts";
 import { hashInputs } from "./input_files.ts";
 import { DEFAULT_LIMITS } from "./limits.ts";
 
-/** A command that cannot run as given: one line naming the fix. */
+/**
+ * A command that cannot run as given: one line naming the fix.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { checkProgramCommand, ProgramCommandError } from "./program_command.ts";
+ * assert.throws(
+ *   () => checkProgramCommand(["./no_such_program"], [], "/tmp"),
+ *   ProgramCommandError,
+ * );
+ * ```
+ */
 export class ProgramCommandError extends UserError {
   /** Creates the error. */
   constructor(message: string) {
@@ -81,6 +93,18 @@ export function findOnPath(
  * executable, a script argument or an input that does not exist.
  * @throws {InputFileError} for a file that is not a regular file or files
  * over the input-bytes limit (from {@linkcode hashInputs}).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { checkProgramCommand } from "./program_command.ts";
+ * import { sha256Hex } from "./canonical.ts";
+ * const dir = await Deno.makeTempDir();
+ * Deno.writeTextFileSync(`${dir}/fit.py`, "print(1)\n");
+ * const digests = checkProgramCommand(["python3", "fit.py"], [], dir);
+ * assert.deepEqual(digests, { "fit.py": sha256Hex("print(1)\n") });
+ * await Deno.remove(dir, { recursive: true });
+ * ```
  */
 export function checkProgramCommand(
   command: unknown,

@@ -58,7 +58,19 @@ export function suggest(word: string, candidates: Iterable<string>): string[] {
   return scored.slice(0, 3).map((s) => s[1]);
 }
 
-/** `; did you mean "x"?` (or `"x" or "y"`), or the empty string. */
+/**
+ * `; did you mean "x"?` (or `"x" or "y"`), or the empty string.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { didYouMean } from "./suggest.ts";
+ * const kinds = ["train", "rollout", "evaluate"];
+ * assert.equal(`unknown kind "trian"${didYouMean("trian", kinds)}`,
+ *   'unknown kind "trian"; did you mean "train"?');
+ * assert.equal(didYouMean("zzzzzzzz", kinds), "");
+ * ```
+ */
 export function didYouMean(word: string, candidates: Iterable<string>): string {
   const s = suggest(word, candidates);
   if (s.length === 0) return "";

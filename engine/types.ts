@@ -11,7 +11,17 @@
  */
 import type * as v from "valibot";
 
-/** A JSON value: what node values, reports and parameters are made of. */
+/**
+ * A JSON value: what node values, reports and parameters are made of.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import type { Json } from "./types.ts";
+ * const value: Json = { success: 0.82, curve: [0.1, 0.5, 0.82], note: null };
+ * assert.equal(JSON.stringify(JSON.parse(JSON.stringify(value))), JSON.stringify(value));
+ * ```
+ */
 export type Json =
   | null
   | boolean
@@ -26,6 +36,20 @@ export type Json =
  * Node values that carry large binary data (ONNX policies, trajectory blobs)
  * hold a `BlobRef` and keep the bytes in the store; dependents read them with
  * {@linkcode NodeContext.readBlob}.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { Store } from "./cache/store.ts";
+ * import type { BlobRef } from "./types.ts";
+ * const dir = await Deno.makeTempDir();
+ * const store = new Store(dir);
+ * const bytes = new TextEncoder().encode("weights");
+ * const ref: BlobRef = store.writeBlob(bytes, "application/octet-stream");
+ * assert.equal(ref.size, 7);
+ * assert.deepEqual(store.readBlob(ref), bytes);
+ * await Deno.remove(dir, { recursive: true });
+ * ```
  */
 export interface BlobRef {
   /** sha256 (hex) of the bytes. */
@@ -36,7 +60,20 @@ export interface BlobRef {
   readonly media: string;
 }
 
-/** What a node produces. */
+/**
+ * What a node produces.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import type { NodeResult } from "./types.ts";
+ * const result: NodeResult<{ success: number }> = {
+ *   value: { success: 0.82 }, // what `$node.success` gives a dependent
+ *   report: { curve: [0.1, 0.5, 0.82] }, // for tables and reports only
+ * };
+ * assert.equal(result.value.success, 0.82);
+ * ```
+ */
 export interface NodeResult<V extends Json = Json> {
   /** What dependents receive when they reference this node (`$node`). */
   value: V;
@@ -47,7 +84,32 @@ export interface NodeResult<V extends Json = Json> {
   report?: Json;
 }
 
-/** What the engine gives a running node. */
+/**
+ * What the engine gives a running node.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import type { NodeContext } from "./types.ts";
+ * // A kind's run uses ctx for progress, logs and blobs:
+ * async function countTo(n: number, ctx: NodeContext): Promise<number> {
+ *   for (let i = 1; i <= n; i++) {
+ *     if (ctx.signal.aborted) throw new Error("cancelled");
+ *     ctx.progress(i, n);
+ *   }
+ *   ctx.log(`counted to ${n}`);
+ *   return n;
+ * }
+ * const lines: string[] = [];
+ * const ctx = {
+ *   signal: new AbortController().signal,
+ *   progress: () => {},
+ *   log: (line: string) => lines.push(line),
+ * } as unknown as NodeContext; // the engine gives the rest (id, key, blobs, ...)
+ * assert.equal(await countTo(3, ctx), 3);
+ * assert.deepEqual(lines, ["counted to 3"]);
+ * ```
+ */
 export interface NodeContext {
   /** Node id after variant expansion, e.g. `curriculum.2.policy[context=full,seed=1]`. */
   readonly id: string;
@@ -79,7 +141,42 @@ export interface NodeContext {
   readBlob(ref: BlobRef): Promise<Uint8Array>;
 }
 
-/** A kind of node: what `kind:` in an experiment file names. */
+/**
+ * A kind of node: what `kind:` in an experiment file names.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import * as v from "valibot";
+ * import type { NodeKind } from "./types.ts";
+ * import { compileExperiment } from "./compile/experiment.ts";
+ * import { Store } from "./cache/store.ts";
+ * import { makePlan } from "./run/plan.ts";
+ * import { runPlan } from "./run/scheduler.ts";
+ * import { SilentReporter } from "./run/progress.ts";
+ * const double: NodeKind<{ x: number }, number> = {
+ *   name: "double",
+ *   description: "twice x",
+ *   params: v.strictObject({ x: v.number() }),
+ *   module: import.meta.url,
+ *   run: (p) => Promise.resolve({ value: 2 * p.x }),
+ * };
+ * const exp = compileExperiment("twice.yaml", `experiment: twice
+ * seed: 1
+ * nodes:
+ *   a: { kind: double, with: { x: 3 } }
+ *   b: { kind: double, with: { x: $a } }
+ * `, { kinds: [double as NodeKind] });
+ * const dir = await Deno.makeTempDir();
+ * const store = new Store(dir);
+ * const r = await runPlan(makePlan(exp, store), store, {
+ *   reporter: new SilentReporter(),
+ * });
+ * assert.equal(r.failures.length, 0);
+ * assert.equal(r.values.get(exp.byId.get("b")!)?.value, 12);
+ * await Deno.remove(dir, { recursive: true });
+ * ```
+ */
 export interface NodeKind<P = unknown, V extends Json = Json> {
   /** The name used in experiment files, e.g. `train` or `policy.init`. */
   readonly name: string;
@@ -162,7 +259,23 @@ export interface NodeKind<P = unknown, V extends Json = Json> {
   }): ResultWarning | null;
 }
 
-/** What {@linkcode NodeKind.fingerprint} is given besides the literal parameters. */
+/**
+ * What {@linkcode NodeKind.fingerprint} is given besides the literal parameters.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import type { FingerprintInfo, Json } from "./types.ts";
+ * // A fingerprint that keys a node by a file it reads, relative to the experiment file.
+ * function fingerprint(params: unknown, info: FingerprintInfo): Json {
+ *   const file = (params as { map: string }).map;
+ *   return { map: `${info.baseDir}/${file}` };
+ * }
+ * assert.deepEqual(fingerprint({ map: "m.txt" }, { baseDir: "/exp" }), {
+ *   map: "/exp/m.txt",
+ * });
+ * ```
+ */
 export interface FingerprintInfo {
   /** The experiment file's directory: relative paths resolve against it. */
   readonly baseDir: string;
@@ -173,7 +286,25 @@ export interface FingerprintInfo {
   readonly inputBytes?: number;
 }
 
-/** What {@linkcode NodeKind.warning} returns. */
+/**
+ * What {@linkcode NodeKind.warning} returns.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import type { Json, ResultWarning } from "./types.ts";
+ * function warning(r: { value: Json }): ResultWarning | null {
+ *   const success = (r.value as { success: number }).success;
+ *   return success >= 0.1 ? null : {
+ *     summary: "the policy did not learn",
+ *     detail: `final training success ${success} < 0.10`,
+ *     advice: "comparisons built on it measure nothing; train longer",
+ *   };
+ * }
+ * assert.equal(warning({ value: { success: 0.5 } }), null);
+ * assert.equal(warning({ value: { success: 0.03 } })?.summary, "the policy did not learn");
+ * ```
+ */
 export interface ResultWarning {
   /** What is wrong, short: `the policy did not learn`. */
   readonly summary: string;

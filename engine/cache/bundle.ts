@@ -409,6 +409,33 @@ async function _streamFile(
  * imported.
  *
  * Long by design: one streaming pass writes entries, blobs and aux files, with their counts and the leftover note for `cache gc`.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import * as v from "valibot";
+ * import type { NodeKind } from "../types.ts";
+ * import { compileExperiment } from "../compile/experiment.ts";
+ * import { makePlan } from "../run/plan.ts";
+ * import { runPlan } from "../run/scheduler.ts";
+ * import { SilentReporter } from "../run/progress.ts";
+ * import { Store } from "./store.ts";
+ * const one: NodeKind<{ x: number }> = {
+ *   name: "one", description: "x back", params: v.strictObject({ x: v.number() }),
+ *   module: import.meta.url, run: (p) => Promise.resolve({ value: p.x }),
+ * };
+ * const exp = compileExperiment("e.yaml", "experiment: e\nseed: 1\nnodes:\n  a: { kind: one, with: { x: 4 } }\n", {
+ *   kinds: [one as NodeKind],
+ * });
+ * const dir = await Deno.makeTempDir();
+ * const store = new Store(dir);
+ * await runPlan(makePlan(exp, store), store, { reporter: new SilentReporter() });
+ * import { exportBundle } from "./bundle.ts";
+ * const counts = await exportBundle(store, `${dir}/results.bundle.gz`);
+ * assert.equal(counts.entries, 1);
+ * assert.ok(Deno.statSync(`${dir}/results.bundle.gz`).size > 0);
+ * await Deno.remove(dir, { recursive: true });
+ * ```
  */
 export async function exportBundle(
   store: Store,

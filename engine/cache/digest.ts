@@ -208,6 +208,20 @@ function _addPath(
  * Digests the module graph that starts at `moduleUrl` (a `file:` URL). Throws
  * {@linkcode DigestError} when that is impossible; callers then mark the node
  * as not cacheable. Results are memoised per URL for the life of the process.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { toFileUrl } from "../paths.ts";
+ * import { codeDigest } from "./digest.ts";
+ * const dir = await Deno.makeTempDir();
+ * Deno.writeTextFileSync(`${dir}/kind.ts`, 'import { f } from "./f.ts";\nexport const kind = f;\n');
+ * Deno.writeTextFileSync(`${dir}/f.ts`, "export const f = 1;\n");
+ * const d = codeDigest(toFileUrl(`${dir}/kind.ts`));
+ * assert.deepEqual(Object.keys(d.files).sort(), ["f.ts", "kind.ts"]);
+ * assert.match(d.digest, /^[0-9a-f]{64}$/);
+ * await Deno.remove(dir, { recursive: true });
+ * ```
  */
 export function codeDigest(moduleUrl: string): CodeDigest {
   const hit = _digests.get(moduleUrl);
@@ -332,7 +346,31 @@ export function nodeModules(
   return [kind.module, ...(kind.codeModules?.(literal, { baseDir }) ?? [])];
 }
 
-/** The code digest of one node ({@linkcode nodeModules} digested together). */
+/**
+ * The code digest of one node ({@linkcode nodeModules} digested together).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import * as v from "valibot";
+ * import type { NodeKind } from "../types.ts";
+ * import { toFileUrl } from "../paths.ts";
+ * import { codeDigest, nodeCodeDigest } from "./digest.ts";
+ * const dir = await Deno.makeTempDir();
+ * Deno.writeTextFileSync(`${dir}/kind.ts`, "export const kind = 1;\n");
+ * Deno.writeTextFileSync(`${dir}/fast.ts`, "export const fast = 2;\n");
+ * const kind: NodeKind = {
+ *   name: "pick", description: "runs the module its `how` names", params: v.unknown(),
+ *   module: toFileUrl(`${dir}/kind.ts`),
+ *   codeModules: (p) => [toFileUrl(`${dir}/${(p as { how: string }).how}.ts`)],
+ *   run: () => Promise.resolve({ value: null }),
+ * };
+ * const d = nodeCodeDigest(kind, { how: "fast" }, dir);
+ * assert.deepEqual(Object.keys(d.files).sort(), ["fast.ts", "kind.ts"]);
+ * assert.notEqual(d.digest, codeDigest(kind.module).digest);
+ * await Deno.remove(dir, { recursive: true });
+ * ```
+ */
 export function nodeCodeDigest(
   kind: NodeKind,
   literal: unknown,

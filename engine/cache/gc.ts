@@ -478,7 +478,35 @@ export interface VerifyResult {
   readonly imported: number;
 }
 
-/** Verifies every entry and blob of the cache; corrupt ones are moved aside (so they are recomputed). */
+/**
+ * Verifies every entry and blob of the cache; corrupt ones are moved aside (so they are recomputed).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import * as v from "valibot";
+ * import type { NodeKind } from "../types.ts";
+ * import { compileExperiment } from "../compile/experiment.ts";
+ * import { makePlan } from "../run/plan.ts";
+ * import { runPlan } from "../run/scheduler.ts";
+ * import { SilentReporter } from "../run/progress.ts";
+ * import { Store } from "./store.ts";
+ * const one: NodeKind<{ x: number }> = {
+ *   name: "one", description: "x back", params: v.strictObject({ x: v.number() }),
+ *   module: import.meta.url, run: (p) => Promise.resolve({ value: p.x }),
+ * };
+ * const exp = compileExperiment("e.yaml", "experiment: e\nseed: 1\nnodes:\n  a: { kind: one, with: { x: 4 } }\n", {
+ *   kinds: [one as NodeKind],
+ * });
+ * const dir = await Deno.makeTempDir();
+ * const store = new Store(dir);
+ * await runPlan(makePlan(exp, store), store, { reporter: new SilentReporter() });
+ * import { verifyCache } from "./gc.ts";
+ * const r = verifyCache(store);
+ * assert.deepEqual([r.entries, r.corrupt], [1, []]);
+ * await Deno.remove(dir, { recursive: true });
+ * ```
+ */
 export function verifyCache(store: Store): VerifyResult {
   const corrupt: string[] = [];
   const stuck: string[] = [];

@@ -59,6 +59,26 @@ const _keysMemo = new WeakMap<
  * order). Remembered per experiment object for the life of the process
  * (until the code digests are cleared): `tables` and `report` ask for the
  * keys of one experiment several times. Treat the array as read-only.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import * as v from "valibot";
+ * import type { NodeKind } from "../types.ts";
+ * import { compileExperiment } from "../compile/experiment.ts";
+ * import { computeKeys } from "./keys.ts";
+ * const one: NodeKind<{ x: number }> = {
+ *   name: "one", description: "x back", params: v.strictObject({ x: v.number() }),
+ *   module: import.meta.url, run: (p) => Promise.resolve({ value: p.x }),
+ * };
+ * const keysOf = (x: number) =>
+ *   computeKeys(compileExperiment("e.yaml", `experiment: e\nseed: 1\nnodes:\n  a: { kind: one, with: { x: ${x} } }\n`, {
+ *     kinds: [one as NodeKind],
+ *   }));
+ * assert.match(keysOf(4)[0]!.key, /^[0-9a-f]{64}$/);
+ * assert.equal(keysOf(4)[0]!.key, keysOf(4)[0]!.key); // same content, same key
+ * assert.notEqual(keysOf(4)[0]!.key, keysOf(5)[0]!.key);
+ * ```
  */
 export function computeKeys(exp: Experiment): NodeKey[] {
   const generation = digestGeneration();

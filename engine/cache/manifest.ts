@@ -119,7 +119,35 @@ export function writeManifest(store: Store, m: Manifest): string {
   return path;
 }
 
-/** Manifest file paths of an experiment (or of all experiments), oldest first. */
+/**
+ * Manifest file paths of an experiment (or of all experiments), oldest first.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import * as v from "valibot";
+ * import type { NodeKind } from "../types.ts";
+ * import { compileExperiment } from "../compile/experiment.ts";
+ * import { makePlan } from "../run/plan.ts";
+ * import { runPlan } from "../run/scheduler.ts";
+ * import { SilentReporter } from "../run/progress.ts";
+ * import { Store } from "./store.ts";
+ * const one: NodeKind<{ x: number }> = {
+ *   name: "one", description: "x back", params: v.strictObject({ x: v.number() }),
+ *   module: import.meta.url, run: (p) => Promise.resolve({ value: p.x }),
+ * };
+ * const exp = compileExperiment("e.yaml", "experiment: e\nseed: 1\nnodes:\n  a: { kind: one, with: { x: 4 } }\n", {
+ *   kinds: [one as NodeKind],
+ * });
+ * const dir = await Deno.makeTempDir();
+ * const store = new Store(dir);
+ * await runPlan(makePlan(exp, store), store, { reporter: new SilentReporter() });
+ * import { listManifests } from "./manifest.ts";
+ * assert.equal(listManifests(store, "e").length, 1);
+ * assert.deepEqual(listManifests(store, "other"), []);
+ * await Deno.remove(dir, { recursive: true });
+ * ```
+ */
 export function listManifests(store: Store, experiment?: string): string[] {
   const base = join(store.root, "runs");
   const dirs: string[] = [];
@@ -243,6 +271,36 @@ export function readManifestChecked(path: string): ManifestRead {
 /**
  * Reads a manifest; `null` if unreadable (e.g. truncated by a crash) or
  * not of a manifest's shape, after telling `onBad` why in one line.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import * as v from "valibot";
+ * import type { NodeKind } from "../types.ts";
+ * import { compileExperiment } from "../compile/experiment.ts";
+ * import { makePlan } from "../run/plan.ts";
+ * import { runPlan } from "../run/scheduler.ts";
+ * import { SilentReporter } from "../run/progress.ts";
+ * import { Store } from "./store.ts";
+ * const one: NodeKind<{ x: number }> = {
+ *   name: "one", description: "x back", params: v.strictObject({ x: v.number() }),
+ *   module: import.meta.url, run: (p) => Promise.resolve({ value: p.x }),
+ * };
+ * const exp = compileExperiment("e.yaml", "experiment: e\nseed: 1\nnodes:\n  a: { kind: one, with: { x: 4 } }\n", {
+ *   kinds: [one as NodeKind],
+ * });
+ * const dir = await Deno.makeTempDir();
+ * const store = new Store(dir);
+ * await runPlan(makePlan(exp, store), store, { reporter: new SilentReporter() });
+ * import { listManifests, readManifest } from "./manifest.ts";
+ * const m = readManifest(listManifests(store, "e")[0]!);
+ * assert.deepEqual(m?.nodes.map((n) => [n.id, n.status]), [["a", "done"]]);
+ * Deno.writeTextFileSync(`${dir}/bad.json`, "{");
+ * const why: string[] = [];
+ * assert.equal(readManifest(`${dir}/bad.json`, (l) => why.push(l)), null);
+ * assert.equal(why.length, 1);
+ * await Deno.remove(dir, { recursive: true });
+ * ```
  */
 export function readManifest(
   path: string,

@@ -64,7 +64,37 @@ export const MAX_BLOB_BYTES = 4 * 1024 * 1024 * 1024;
 /** Format tag on the first line of an entry file. */
 export const ENTRY_HEADER = "envsmith-entry 1";
 
-/** What the cache holds for one key. */
+/**
+ * What the cache holds for one key.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import * as v from "valibot";
+ * import type { NodeKind } from "../types.ts";
+ * import { compileExperiment } from "../compile/experiment.ts";
+ * import { makePlan } from "../run/plan.ts";
+ * import { runPlan } from "../run/scheduler.ts";
+ * import { SilentReporter } from "../run/progress.ts";
+ * import { Store } from "./store.ts";
+ * const one: NodeKind<{ x: number }> = {
+ *   name: "one", description: "x back", params: v.strictObject({ x: v.number() }),
+ *   module: import.meta.url, run: (p) => Promise.resolve({ value: p.x }),
+ * };
+ * const exp = compileExperiment("e.yaml", "experiment: e\nseed: 1\nnodes:\n  a: { kind: one, with: { x: 4 } }\n", {
+ *   kinds: [one as NodeKind],
+ * });
+ * const dir = await Deno.makeTempDir();
+ * const store = new Store(dir);
+ * await runPlan(makePlan(exp, store), store, { reporter: new SilentReporter() });
+ * import { computeKeys } from "./keys.ts";
+ * import type { Entry } from "./store.ts";
+ * const entry: Entry | null = store.loadVerified(computeKeys(exp)[0]!.key);
+ * assert.equal(entry?.value, 4);
+ * assert.equal(entry?.kind, "one");
+ * await Deno.remove(dir, { recursive: true });
+ * ```
+ */
 export interface Entry {
   /** The key. */
   readonly key: string;
@@ -119,6 +149,17 @@ export const DEFAULT_CACHE = ".envsmith/cache";
  *
  * @throws {UserError} when it is empty, a file, a device, or a path
  * inside a file: one line naming it and the source of the setting.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { cacheDir } from "./store.ts";
+ * const dir = await Deno.makeTempDir();
+ * assert.equal(cacheDir(`${dir}/cache`), `${dir}/cache`);
+ * Deno.writeTextFileSync(`${dir}/file`, "");
+ * assert.throws(() => cacheDir(`${dir}/file`), /--cache/);
+ * await Deno.remove(dir, { recursive: true });
+ * ```
  */
 export function cacheDir(flag?: string): string {
   const env = Deno.env.get("ENVSMITH_CACHE");
@@ -240,7 +281,21 @@ export function blobsIn(
   return out;
 }
 
-/** A cache directory. */
+/**
+ * A cache directory.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { Store } from "./store.ts";
+ * const dir = await Deno.makeTempDir();
+ * const store = new Store(dir);
+ * const ref = store.writeBlob(new Uint8Array([1, 2, 3]), "application/octet-stream");
+ * assert.deepEqual(store.readBlob(ref), new Uint8Array([1, 2, 3]));
+ * assert.equal(store.hasEntry("0".repeat(64)), false);
+ * await Deno.remove(dir, { recursive: true });
+ * ```
+ */
 export class Store {
   /** The cache directory. */
   readonly root: string;

@@ -20,7 +20,36 @@ import { computeKeys } from "../cache/keys.ts";
 import { Store } from "../cache/store.ts";
 import { matchesPattern } from "../compile/node_pattern.ts";
 
-/** `cache export FILE` */
+/**
+ * `cache export FILE`
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import * as v from "valibot";
+ * import type { NodeKind } from "../types.ts";
+ * import type { CommandContext } from "./commands.ts";
+ * import { SilentReporter } from "../run/progress.ts";
+ * const one: NodeKind<{ x: number }> = {
+ *   name: "one", description: "x back", params: v.strictObject({ x: v.number() }),
+ *   module: import.meta.url, run: (p) => Promise.resolve({ value: p.x }),
+ * };
+ * const dir = await Deno.makeTempDir();
+ * const file = `${dir}/e.yaml`;
+ * Deno.writeTextFileSync(file, "experiment: e\nseed: 1\nnodes:\n  a: { kind: one, with: { x: 4 } }\n");
+ * const lines: string[] = [];
+ * const ctx: CommandContext = {
+ *   kinds: [one as NodeKind], cache: `${dir}/cache`, reporter: new SilentReporter(),
+ *   output: { out: (l) => lines.push(l), err: (l) => lines.push(`ERR ${l}`) },
+ * };
+ * import { runCommand } from "./commands.ts";
+ * import { cacheExportCommand } from "./cache_commands.ts";
+ * await runCommand(ctx, file);
+ * assert.equal(await cacheExportCommand(ctx, `${dir}/results.bundle`, {}), 0);
+ * assert.ok(Deno.statSync(`${dir}/results.bundle`).size > 0);
+ * await Deno.remove(dir, { recursive: true });
+ * ```
+ */
 export async function cacheExportCommand(
   ctx: CommandContext,
   file: string,
@@ -110,7 +139,37 @@ export async function cacheExportCommand(
   return 0;
 }
 
-/** `cache import FILE [--trust]` */
+/**
+ * `cache import FILE [--trust]`
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import * as v from "valibot";
+ * import type { NodeKind } from "../types.ts";
+ * import type { CommandContext } from "./commands.ts";
+ * import { SilentReporter } from "../run/progress.ts";
+ * const one: NodeKind<{ x: number }> = {
+ *   name: "one", description: "x back", params: v.strictObject({ x: v.number() }),
+ *   module: import.meta.url, run: (p) => Promise.resolve({ value: p.x }),
+ * };
+ * const dir = await Deno.makeTempDir();
+ * const file = `${dir}/e.yaml`;
+ * Deno.writeTextFileSync(file, "experiment: e\nseed: 1\nnodes:\n  a: { kind: one, with: { x: 4 } }\n");
+ * const lines: string[] = [];
+ * const ctx: CommandContext = {
+ *   kinds: [one as NodeKind], cache: `${dir}/cache`, reporter: new SilentReporter(),
+ *   output: { out: (l) => lines.push(l), err: (l) => lines.push(`ERR ${l}`) },
+ * };
+ * import { runCommand } from "./commands.ts";
+ * import { cacheExportCommand, cacheImportCommand } from "./cache_commands.ts";
+ * await runCommand(ctx, file);
+ * await cacheExportCommand(ctx, `${dir}/results.bundle`, {});
+ * const other: CommandContext = { ...ctx, cache: `${dir}/other` };
+ * assert.equal(await cacheImportCommand(other, `${dir}/results.bundle`), 0);
+ * await Deno.remove(dir, { recursive: true });
+ * ```
+ */
 export async function cacheImportCommand(
   ctx: CommandContext,
   file: string,
@@ -153,6 +212,32 @@ export async function cacheImportCommand(
 /**
  * `cache gc [--dry-run] [--keep-runs N]`. When gc cannot tell which entries
  * are needed it removes nothing and throws its one line (exit 2).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import * as v from "valibot";
+ * import type { NodeKind } from "../types.ts";
+ * import type { CommandContext } from "./commands.ts";
+ * import { SilentReporter } from "../run/progress.ts";
+ * const one: NodeKind<{ x: number }> = {
+ *   name: "one", description: "x back", params: v.strictObject({ x: v.number() }),
+ *   module: import.meta.url, run: (p) => Promise.resolve({ value: p.x }),
+ * };
+ * const dir = await Deno.makeTempDir();
+ * const file = `${dir}/e.yaml`;
+ * Deno.writeTextFileSync(file, "experiment: e\nseed: 1\nnodes:\n  a: { kind: one, with: { x: 4 } }\n");
+ * const lines: string[] = [];
+ * const ctx: CommandContext = {
+ *   kinds: [one as NodeKind], cache: `${dir}/cache`, reporter: new SilentReporter(),
+ *   output: { out: (l) => lines.push(l), err: (l) => lines.push(`ERR ${l}`) },
+ * };
+ * import { runCommand } from "./commands.ts";
+ * import { cacheGcCommand } from "./cache_commands.ts";
+ * await runCommand(ctx, file);
+ * assert.equal(await cacheGcCommand(ctx, { dryRun: true }), 0);
+ * await Deno.remove(dir, { recursive: true });
+ * ```
  */
 export async function cacheGcCommand(
   ctx: CommandContext,
@@ -183,7 +268,35 @@ export async function cacheGcCommand(
   return 0;
 }
 
-/** `cache verify`: exit 1 when anything was corrupt. */
+/**
+ * `cache verify`: exit 1 when anything was corrupt.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import * as v from "valibot";
+ * import type { NodeKind } from "../types.ts";
+ * import type { CommandContext } from "./commands.ts";
+ * import { SilentReporter } from "../run/progress.ts";
+ * const one: NodeKind<{ x: number }> = {
+ *   name: "one", description: "x back", params: v.strictObject({ x: v.number() }),
+ *   module: import.meta.url, run: (p) => Promise.resolve({ value: p.x }),
+ * };
+ * const dir = await Deno.makeTempDir();
+ * const file = `${dir}/e.yaml`;
+ * Deno.writeTextFileSync(file, "experiment: e\nseed: 1\nnodes:\n  a: { kind: one, with: { x: 4 } }\n");
+ * const lines: string[] = [];
+ * const ctx: CommandContext = {
+ *   kinds: [one as NodeKind], cache: `${dir}/cache`, reporter: new SilentReporter(),
+ *   output: { out: (l) => lines.push(l), err: (l) => lines.push(`ERR ${l}`) },
+ * };
+ * import { runCommand } from "./commands.ts";
+ * import { cacheVerifyCommand } from "./cache_commands.ts";
+ * await runCommand(ctx, file);
+ * assert.equal(await cacheVerifyCommand(ctx), 0);
+ * await Deno.remove(dir, { recursive: true });
+ * ```
+ */
 export function cacheVerifyCommand(ctx: CommandContext): Promise<number> {
   const store = new Store(ctx.cache);
   const checked = verifyCache(store);

@@ -52,7 +52,20 @@ import {
   type PluginHandler,
 } from "../compile/plugins.ts";
 
-/** Where command output goes. */
+/**
+ * Where command output goes.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import type { Output } from "./commands.ts";
+ * const lines: string[] = [];
+ * const output: Output = { out: (l) => lines.push(l), err: (l) => lines.push(`ERR ${l}`) };
+ * output.out("plan: 1 to run");
+ * output.err("e.yaml:3:7: unknown kind");
+ * assert.deepEqual(lines, ["plan: 1 to run", "ERR e.yaml:3:7: unknown kind"]);
+ * ```
+ */
 export interface Output {
   /** Results (stdout). */
   out(line: string): void;
@@ -60,13 +73,52 @@ export interface Output {
   err(line: string): void;
 }
 
-/** stdout/stderr output. */
+/**
+ * stdout/stderr output.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { consoleOutput } from "./commands.ts";
+ * import type { CommandContext } from "./commands.ts";
+ * // What a project's command line passes: lines to stdout (out) and stderr (err).
+ * const ctx: CommandContext = { kinds: [], cache: ".envsmith/cache", output: consoleOutput };
+ * assert.equal(ctx.output, consoleOutput);
+ * ```
+ */
 export const consoleOutput: Output = {
   out: (l) => console.log(l),
   err: (l) => console.error(l),
 };
 
-/** What every command needs. */
+/**
+ * What every command needs.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import * as v from "valibot";
+ * import type { NodeKind } from "../types.ts";
+ * import type { CommandContext } from "./commands.ts";
+ * import { SilentReporter } from "../run/progress.ts";
+ * const one: NodeKind<{ x: number }> = {
+ *   name: "one", description: "x back", params: v.strictObject({ x: v.number() }),
+ *   module: import.meta.url, run: (p) => Promise.resolve({ value: p.x }),
+ * };
+ * const dir = await Deno.makeTempDir();
+ * const file = `${dir}/e.yaml`;
+ * Deno.writeTextFileSync(file, "experiment: e\nseed: 1\nnodes:\n  a: { kind: one, with: { x: 4 } }\n");
+ * const lines: string[] = [];
+ * const ctx: CommandContext = {
+ *   kinds: [one as NodeKind], cache: `${dir}/cache`, reporter: new SilentReporter(),
+ *   output: { out: (l) => lines.push(l), err: (l) => lines.push(`ERR ${l}`) },
+ * };
+ * import { runCommand } from "./commands.ts";
+ * const { code } = await runCommand(ctx, file);
+ * assert.equal(code, 0);
+ * await Deno.remove(dir, { recursive: true });
+ * ```
+ */
 export interface CommandContext {
   /** Registered kinds. */
   readonly kinds: readonly NodeKind[];
@@ -93,8 +145,7 @@ export interface CommandContext {
    * replace the Slurm commands here.
    * @default builtinExecutors
    */
-  // deno-lint-ignore no-explicit-any
-  readonly executors?: readonly ExecutorKind<any>[];
+  readonly executors?: readonly ExecutorKind[];
   /**
    * Resource limits of experiment files (`--limit NAME=N`), over the
    * defaults of `limits.ts`.
@@ -124,7 +175,17 @@ export interface CommandContext {
   readonly overrides?: readonly string[];
 }
 
-/** The command that reruns `ids` of `file` (with `extra` flags, e.g. `--executor slurm`). */
+/**
+ * The command that reruns `ids` of `file` (with `extra` flags, e.g. `--executor slurm`).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { resumeCommand } from "./commands.ts";
+ * assert.equal(resumeCommand("experiments/quick.yaml"), "./envsmith run experiments/quick.yaml");
+ * assert.equal(resumeCommand("my exp.yaml", ["a"]), "./envsmith run 'my exp.yaml' --only a");
+ * ```
+ */
 export function resumeCommand(
   file: string,
   ids?: readonly string[],
@@ -143,6 +204,31 @@ const _loaded = new WeakMap<CommandContext, Map<string, Promise<Experiment>>>();
  * Loads an experiment with the context's kinds. The same file (by the hash
  * of its text) with the same overrides and context is loaded once per
  * process: `report` and `tables` read one file several times.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import * as v from "valibot";
+ * import type { NodeKind } from "../types.ts";
+ * import type { CommandContext } from "./commands.ts";
+ * import { SilentReporter } from "../run/progress.ts";
+ * const one: NodeKind<{ x: number }> = {
+ *   name: "one", description: "x back", params: v.strictObject({ x: v.number() }),
+ *   module: import.meta.url, run: (p) => Promise.resolve({ value: p.x }),
+ * };
+ * const dir = await Deno.makeTempDir();
+ * const file = `${dir}/e.yaml`;
+ * Deno.writeTextFileSync(file, "experiment: e\nseed: 1\nnodes:\n  a: { kind: one, with: { x: 4 } }\n");
+ * const lines: string[] = [];
+ * const ctx: CommandContext = {
+ *   kinds: [one as NodeKind], cache: `${dir}/cache`, reporter: new SilentReporter(),
+ *   output: { out: (l) => lines.push(l), err: (l) => lines.push(`ERR ${l}`) },
+ * };
+ * import { load } from "./commands.ts";
+ * const exp = await load(ctx, file);
+ * assert.deepEqual(exp.nodes.map((n) => n.id), ["a"]);
+ * await Deno.remove(dir, { recursive: true });
+ * ```
  */
 export function load(ctx: CommandContext, file: string): Promise<Experiment> {
   let text: string;
@@ -176,7 +262,19 @@ function _load(ctx: CommandContext, file: string): Promise<Experiment> {
   });
 }
 
-/** What a plugin module registered, in one line: `engineers: a, b; kinds: c`. */
+/**
+ * What a plugin module registered, in one line: `engineers: a, b; kinds: c`.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { pluginSummary } from "./commands.ts";
+ * assert.equal(
+ *   pluginSummary({ module: "./mine.ts", url: "file:///x/mine.ts", registered: { kinds: ["a", "b"], engineers: ["crowd"] } }),
+ *   "kinds: a, b; engineers: crowd",
+ * );
+ * ```
+ */
 export function pluginSummary(p: LoadedPlugin): string {
   return Object.entries(p.registered).map(([what, names]) =>
     `${what}: ${names.join(", ")}`
@@ -245,7 +343,34 @@ export interface PlanCommandOptions {
   readonly format?: "text" | "dot" | "mermaid";
 }
 
-/** `plan FILE`: every node as cached / run / blocked / skipped, and why not cached. */
+/**
+ * `plan FILE`: every node as cached / run / blocked / skipped, and why not cached.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import * as v from "valibot";
+ * import type { NodeKind } from "../types.ts";
+ * import type { CommandContext } from "./commands.ts";
+ * import { SilentReporter } from "../run/progress.ts";
+ * const one: NodeKind<{ x: number }> = {
+ *   name: "one", description: "x back", params: v.strictObject({ x: v.number() }),
+ *   module: import.meta.url, run: (p) => Promise.resolve({ value: p.x }),
+ * };
+ * const dir = await Deno.makeTempDir();
+ * const file = `${dir}/e.yaml`;
+ * Deno.writeTextFileSync(file, "experiment: e\nseed: 1\nnodes:\n  a: { kind: one, with: { x: 4 } }\n");
+ * const lines: string[] = [];
+ * const ctx: CommandContext = {
+ *   kinds: [one as NodeKind], cache: `${dir}/cache`, reporter: new SilentReporter(),
+ *   output: { out: (l) => lines.push(l), err: (l) => lines.push(`ERR ${l}`) },
+ * };
+ * import { planCommand } from "./commands.ts";
+ * assert.equal(await planCommand(ctx, file), 0);
+ * assert.ok(lines.some((l) => /\ba\b/.test(l)), lines.join("\n"));
+ * await Deno.remove(dir, { recursive: true });
+ * ```
+ */
 export async function planCommand(
   ctx: CommandContext,
   file: string,
@@ -409,7 +534,37 @@ export interface RunCommandOptions {
   readonly executor?: string;
 }
 
-/** `run FILE`: runs what is not cached; returns 0, 1 (failures) or 130 (interrupted). */
+/**
+ * `run FILE`: runs what is not cached; returns 0, 1 (failures) or 130 (interrupted).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import * as v from "valibot";
+ * import type { NodeKind } from "../types.ts";
+ * import type { CommandContext } from "./commands.ts";
+ * import { SilentReporter } from "../run/progress.ts";
+ * const one: NodeKind<{ x: number }> = {
+ *   name: "one", description: "x back", params: v.strictObject({ x: v.number() }),
+ *   module: import.meta.url, run: (p) => Promise.resolve({ value: p.x }),
+ * };
+ * const dir = await Deno.makeTempDir();
+ * const file = `${dir}/e.yaml`;
+ * Deno.writeTextFileSync(file, "experiment: e\nseed: 1\nnodes:\n  a: { kind: one, with: { x: 4 } }\n");
+ * const lines: string[] = [];
+ * const ctx: CommandContext = {
+ *   kinds: [one as NodeKind], cache: `${dir}/cache`, reporter: new SilentReporter(),
+ *   output: { out: (l) => lines.push(l), err: (l) => lines.push(`ERR ${l}`) },
+ * };
+ * import { runCommand } from "./commands.ts";
+ * const first = await runCommand(ctx, file);
+ * assert.equal(first.code, 0);
+ * assert.deepEqual(first.plan.items.map((i) => i.status), ["run"]);
+ * const again = await runCommand(ctx, file);
+ * assert.deepEqual(again.plan.items.map((i) => i.status), ["cached"]);
+ * await Deno.remove(dir, { recursive: true });
+ * ```
+ */
 export async function runCommand(
   ctx: CommandContext,
   file: string,
@@ -472,8 +627,7 @@ async function _runAnnounced(
     const executor = createExecutor([
       ...(ctx.executors ?? builtinExecutors),
       // loadPlugins checked that each has `create`: they are executor kinds.
-      // deno-lint-ignore no-explicit-any
-      ...(exp.plugins?.executors ?? []) as readonly ExecutorKind<any>[],
+      ...(exp.plugins?.executors ?? []) as readonly ExecutorKind[],
     ], {
       exp,
       store,
@@ -557,7 +711,36 @@ async function _runAnnounced(
   return { code, result, plan };
 }
 
-/** `status FILE`: what the cache holds for each node, and what the last run did. */
+/**
+ * `status FILE`: what the cache holds for each node, and what the last run did.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import * as v from "valibot";
+ * import type { NodeKind } from "../types.ts";
+ * import type { CommandContext } from "./commands.ts";
+ * import { SilentReporter } from "../run/progress.ts";
+ * const one: NodeKind<{ x: number }> = {
+ *   name: "one", description: "x back", params: v.strictObject({ x: v.number() }),
+ *   module: import.meta.url, run: (p) => Promise.resolve({ value: p.x }),
+ * };
+ * const dir = await Deno.makeTempDir();
+ * const file = `${dir}/e.yaml`;
+ * Deno.writeTextFileSync(file, "experiment: e\nseed: 1\nnodes:\n  a: { kind: one, with: { x: 4 } }\n");
+ * const lines: string[] = [];
+ * const ctx: CommandContext = {
+ *   kinds: [one as NodeKind], cache: `${dir}/cache`, reporter: new SilentReporter(),
+ *   output: { out: (l) => lines.push(l), err: (l) => lines.push(`ERR ${l}`) },
+ * };
+ * import { runCommand, statusCommand } from "./commands.ts";
+ * await runCommand(ctx, file);
+ * lines.length = 0;
+ * assert.equal(await statusCommand(ctx, file), 0);
+ * assert.ok(lines.some((l) => l.includes("a")), lines.join("\n"));
+ * await Deno.remove(dir, { recursive: true });
+ * ```
+ */
 export async function statusCommand(
   ctx: CommandContext,
   file: string,
@@ -623,7 +806,34 @@ export async function statusCommand(
   return 0;
 }
 
-/** `run-node KEY` or `run-node FILE NODE_ID`: runs exactly one node whose inputs are cached. */
+/**
+ * `run-node KEY` or `run-node FILE NODE_ID`: runs exactly one node whose inputs are cached.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import * as v from "valibot";
+ * import type { NodeKind } from "../types.ts";
+ * import type { CommandContext } from "./commands.ts";
+ * import { SilentReporter } from "../run/progress.ts";
+ * const one: NodeKind<{ x: number }> = {
+ *   name: "one", description: "x back", params: v.strictObject({ x: v.number() }),
+ *   module: import.meta.url, run: (p) => Promise.resolve({ value: p.x }),
+ * };
+ * const dir = await Deno.makeTempDir();
+ * const file = `${dir}/e.yaml`;
+ * Deno.writeTextFileSync(file, "experiment: e\nseed: 1\nnodes:\n  a: { kind: one, with: { x: 4 } }\n");
+ * const lines: string[] = [];
+ * const ctx: CommandContext = {
+ *   kinds: [one as NodeKind], cache: `${dir}/cache`, reporter: new SilentReporter(),
+ *   output: { out: (l) => lines.push(l), err: (l) => lines.push(`ERR ${l}`) },
+ * };
+ * import { runNodeCommand } from "./commands.ts";
+ * // run-node FILE NODE: one node (and what it needs), here and now.
+ * assert.equal(await runNodeCommand(ctx, file, "a"), 0);
+ * await Deno.remove(dir, { recursive: true });
+ * ```
+ */
 // Long by design: the two argument forms resolved, then the one node run with its checks, in order.
 export async function runNodeCommand(
   ctx: CommandContext,
@@ -747,6 +957,33 @@ export interface ShowOptions {
  * `show FILE NODE [PATH]`: print what the cache holds for one node as JSON
  * (its value by default; `report...` or `value...` paths select parts), e.g.
  * which config a redesign chose and why. Never runs anything.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import * as v from "valibot";
+ * import type { NodeKind } from "../types.ts";
+ * import type { CommandContext } from "./commands.ts";
+ * import { SilentReporter } from "../run/progress.ts";
+ * const one: NodeKind<{ x: number }> = {
+ *   name: "one", description: "x back", params: v.strictObject({ x: v.number() }),
+ *   module: import.meta.url, run: (p) => Promise.resolve({ value: p.x }),
+ * };
+ * const dir = await Deno.makeTempDir();
+ * const file = `${dir}/e.yaml`;
+ * Deno.writeTextFileSync(file, "experiment: e\nseed: 1\nnodes:\n  a: { kind: one, with: { x: 4 } }\n");
+ * const lines: string[] = [];
+ * const ctx: CommandContext = {
+ *   kinds: [one as NodeKind], cache: `${dir}/cache`, reporter: new SilentReporter(),
+ *   output: { out: (l) => lines.push(l), err: (l) => lines.push(`ERR ${l}`) },
+ * };
+ * import { runCommand, showCommand } from "./commands.ts";
+ * await runCommand(ctx, file);
+ * lines.length = 0;
+ * assert.equal(await showCommand(ctx, file, "a"), 0);
+ * assert.ok(lines.some((l) => l.includes("4")), lines.join("\n"));
+ * await Deno.remove(dir, { recursive: true });
+ * ```
  */
 export async function showCommand(
   ctx: CommandContext,

@@ -4,34 +4,23 @@
  * @module
  */
 export {
-  fetchBundle,
-  type FetchBundleOptions,
-  isBundleUrl,
-} from "./bundle_url.ts";
-export {
   type CommandContext,
   consoleOutput,
   load,
   type Output,
   planCommand,
-  type PlanCommandOptions,
   pluginSummary,
-  printFailures,
   resumeCommand,
   runCommand,
-  type RunCommandOptions,
   runNodeCommand,
   showCommand,
-  type ShowOptions,
   statusCommand,
 } from "./commands.ts";
 export {
   buildTables,
-  DEFAULT_TABLES_DIR,
   experimentsWithTables,
   importResultsBundle,
   tablesCommand,
-  UnkeyableExperimentError,
   unkeyableReason,
 } from "./tables_command.ts";
 export {
@@ -40,4 +29,4 @@ export {
   cacheImportCommand,
   cacheVerifyCommand,
 } from "./cache_commands.ts";
-export { changedCells, runsCommand, runsDiffCommand } from "./runs_command.ts";
+export { runsCommand, runsDiffCommand } from "./runs_command.ts";

@@ -59,6 +59,34 @@ function _experimentsWithRuns(store: Store): string[] {
  * time, status, nodes computed / cached / failed, and what changed against
  * the run before it (overrides, parameters, code files, nodes added or
  * removed).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import * as v from "valibot";
+ * import type { NodeKind } from "../types.ts";
+ * import type { CommandContext } from "./commands.ts";
+ * import { SilentReporter } from "../run/progress.ts";
+ * const one: NodeKind<{ x: number }> = {
+ *   name: "one", description: "x back", params: v.strictObject({ x: v.number() }),
+ *   module: import.meta.url, run: (p) => Promise.resolve({ value: p.x }),
+ * };
+ * const dir = await Deno.makeTempDir();
+ * const file = `${dir}/e.yaml`;
+ * Deno.writeTextFileSync(file, "experiment: e\nseed: 1\nnodes:\n  a: { kind: one, with: { x: 4 } }\n");
+ * const lines: string[] = [];
+ * const ctx: CommandContext = {
+ *   kinds: [one as NodeKind], cache: `${dir}/cache`, reporter: new SilentReporter(),
+ *   output: { out: (l) => lines.push(l), err: (l) => lines.push(`ERR ${l}`) },
+ * };
+ * import { runCommand } from "./commands.ts";
+ * import { runsCommand } from "./runs_command.ts";
+ * await runCommand(ctx, file);
+ * lines.length = 0;
+ * assert.equal(await runsCommand(ctx, file), 0);
+ * assert.ok(lines.length > 0);
+ * await Deno.remove(dir, { recursive: true });
+ * ```
  */
 export async function runsCommand(
   ctx: CommandContext,
@@ -201,6 +229,41 @@ export function changedCells(
  * `runs diff A B`: the changes from run A to run B (overrides, parameters,
  * code files, nodes) and the table cells that differ, each table built from
  * the entries each run had (the file is read with each run's overrides).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import * as v from "valibot";
+ * import type { NodeKind } from "../types.ts";
+ * import type { CommandContext } from "./commands.ts";
+ * import { SilentReporter } from "../run/progress.ts";
+ * const one: NodeKind<{ x: number }> = {
+ *   name: "one", description: "x back", params: v.strictObject({ x: v.number() }),
+ *   module: import.meta.url, run: (p) => Promise.resolve({ value: p.x }),
+ * };
+ * const dir = await Deno.makeTempDir();
+ * const file = `${dir}/e.yaml`;
+ * Deno.writeTextFileSync(file, "experiment: e\nseed: 1\nnodes:\n  a: { kind: one, with: { x: 4 } }\n");
+ * const lines: string[] = [];
+ * const ctx: CommandContext = {
+ *   kinds: [one as NodeKind], cache: `${dir}/cache`, reporter: new SilentReporter(),
+ *   output: { out: (l) => lines.push(l), err: (l) => lines.push(`ERR ${l}`) },
+ * };
+ * import { runCommand } from "./commands.ts";
+ * import { runsDiffCommand } from "./runs_command.ts";
+ * import { listManifests } from "../cache/manifest.ts";
+ * import { Store } from "../cache/store.ts";
+ * await runCommand(ctx, file);
+ * Deno.writeTextFileSync(file, "experiment: e\nseed: 1\nnodes:\n  a: { kind: one, with: { x: 5 } }\n");
+ * await runCommand(ctx, file);
+ * lines.length = 0;
+ * const [a, b] = listManifests(new Store(ctx.cache), "e").map((f) =>
+ *   f.replace(/^.*\//, "").replace(/\.json$/, "")
+ * );
+ * assert.equal(await runsDiffCommand(ctx, a!, b!), 0);
+ * assert.ok(lines.some((l) => l.includes("x")), lines.join("\n"));
+ * await Deno.remove(dir, { recursive: true });
+ * ```
  */
 export async function runsDiffCommand(
   ctx: CommandContext,

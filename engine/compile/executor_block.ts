@@ -15,8 +15,7 @@ import type { Compilation } from "./plain_node.ts";
 export function readExecutor(
   c: Compilation,
   raw: unknown,
-  // deno-lint-ignore no-explicit-any
-  executors: readonly ExecutorDeclaration<any>[],
+  executors: readonly ExecutorDeclaration[],
 ): ExecutorSpec | undefined {
   if (raw === undefined) return undefined;
   const at = ["executor"];

@@ -45,7 +45,32 @@ import {
 
 export type { Axis, AxisValue, GraphNode } from "./graph.ts";
 
-/** A loaded, validated and expanded experiment. */
+/**
+ * A loaded, validated and expanded experiment.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import * as v from "valibot";
+ * import type { NodeKind } from "../types.ts";
+ * import { compileExperiment } from "./experiment.ts";
+ * const one: NodeKind<{ x: number }> = {
+ *   name: "one", description: "x back", params: v.strictObject({ x: v.number() }),
+ *   module: import.meta.url, run: (p) => Promise.resolve({ value: p.x }),
+ * };
+ * import type { Experiment } from "./experiment.ts";
+ * const exp: Experiment = compileExperiment("e.yaml", `experiment: e
+ * seed: 7
+ * matrix: { x: [1, 2] }
+ * nodes:
+ *   a: { kind: one, with: { x: $matrix.x } }
+ * `, { kinds: [one as NodeKind] });
+ * assert.equal(exp.name, "e");
+ * assert.equal(exp.seed, 7);
+ * assert.deepEqual(exp.nodes.map((n) => n.id), ["a[x=1]", "a[x=2]"]);
+ * assert.equal(exp.byId.get("a[x=2]"), 1);
+ * ```
+ */
 export interface Experiment {
   /** `experiment:` name. */
   readonly name: string;
@@ -90,8 +115,7 @@ export interface LoadOptions {
    * `builtinExecutors` of `@envsmith/engine/executor` and any plugins').
    * @default {[]}
    */
-  // deno-lint-ignore no-explicit-any
-  readonly executors?: readonly ExecutorDeclaration<any>[];
+  readonly executors?: readonly ExecutorDeclaration[];
   /**
    * Reads environment variables (only to decide `requires_env` skips; values are never stored).
    * @default Deno.env.get
@@ -122,6 +146,26 @@ export interface LoadOptions {
  *
  * @throws {UserError} when the file cannot be read.
  * @throws {ExperimentError} listing every problem of the file.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import * as v from "valibot";
+ * import type { NodeKind } from "../types.ts";
+ * import { loadExperiment } from "./experiment.ts";
+ * import { ExperimentError } from "../errors.ts";
+ * const one: NodeKind<{ x: number }> = {
+ *   name: "one", description: "x back", params: v.strictObject({ x: v.number() }),
+ *   module: import.meta.url, run: (p) => Promise.resolve({ value: p.x }),
+ * };
+ * const dir = await Deno.makeTempDir();
+ * Deno.writeTextFileSync(`${dir}/e.yaml`, "experiment: e\nseed: 1\nnodes:\n  a: { kind: one, with: { x: 4 } }\n");
+ * const exp = await loadExperiment(`${dir}/e.yaml`, { kinds: [one as NodeKind] });
+ * assert.deepEqual(exp.nodes.map((n) => n.id), ["a"]);
+ * Deno.writeTextFileSync(`${dir}/bad.yaml`, "experiment: e\nseed: 1\nnodes:\n  a: { kind: onee }\n");
+ * await assert.rejects(loadExperiment(`${dir}/bad.yaml`, { kinds: [one as NodeKind] }), ExperimentError);
+ * await Deno.remove(dir, { recursive: true });
+ * ```
  */
 export async function loadExperiment(
   file: string,

@@ -346,12 +346,33 @@ export type TableAggregate =
   | "iqm"
   | { readonly label: string; readonly of: "mean" | "iqm" };
 
-/** The top-level keys of an experiment file. */
+/**
+ * The top-level keys of an experiment file.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { EXPERIMENT_KEYS } from "./experiment_schema.ts";
+ * for (const k of ["experiment", "seed", "matrix", "nodes", "tables"]) {
+ *   assert.ok(EXPERIMENT_KEYS.includes(k), k);
+ * }
+ * ```
+ */
 export const EXPERIMENT_KEYS: readonly string[] = Object.keys(
   ExperimentFileSchema.entries,
 );
 
-/** The keys of a `tables:` entry. */
+/**
+ * The keys of a `tables:` entry.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { TABLE_KEYS } from "./experiment_schema.ts";
+ * assert.ok(TABLE_KEYS.includes("rows"));
+ * assert.ok(!TABLE_KEYS.includes("nodes"));
+ * ```
+ */
 export const TABLE_KEYS: readonly string[] = Object.keys(TableSchema.entries);
 /** A parsed `executor:` block: its `type` names a registered executor, which checks the rest. */
 export interface ExecutorSpec {

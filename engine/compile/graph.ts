@@ -27,7 +27,32 @@ export interface Axis {
   readonly values: readonly AxisValue[];
 }
 
-/** A node of the expanded graph. */
+/**
+ * A node of the expanded graph.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import * as v from "valibot";
+ * import type { NodeKind } from "../types.ts";
+ * import { compileExperiment } from "./experiment.ts";
+ * const one: NodeKind<{ x: number }> = {
+ *   name: "one", description: "x back", params: v.strictObject({ x: v.number() }),
+ *   module: import.meta.url, run: (p) => Promise.resolve({ value: p.x }),
+ * };
+ * import type { GraphNode } from "./graph.ts";
+ * const exp = compileExperiment("e.yaml", `experiment: e
+ * seed: 1
+ * nodes:
+ *   a: { kind: one, with: { x: 1 } }
+ *   b: { kind: one, with: { x: $a } }
+ * `, { kinds: [one as NodeKind] });
+ * const b: GraphNode = exp.nodes[exp.byId.get("b")!]!;
+ * assert.equal(b.kind.name, "one");
+ * assert.deepEqual(b.deps, [exp.byId.get("a")]);
+ * assert.deepEqual(b.literal, { x: "$a" });
+ * ```
+ */
 export interface GraphNode {
   /** Position in {@linkcode Experiment.nodes} (a topological order). */
   readonly index: number;

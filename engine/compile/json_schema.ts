@@ -163,8 +163,7 @@ function _nodeSchema(kind: NodeKind, definitions: _Js): _Js {
 }
 
 /** The `executor:` block: one of the executors' blocks, by `type`. */
-// deno-lint-ignore no-explicit-any
-function _executorSchema(executors: readonly ExecutorDeclaration<any>[]): _Js {
+function _executorSchema(executors: readonly ExecutorDeclaration[]): _Js {
   const variant = v.variant(
     "type",
     executors.map((e) => e.spec) as unknown as v.VariantOptions<"type">,
@@ -204,11 +203,25 @@ function _dispatch(names: readonly string[], description: string): _Js {
  * yaml-language-server reads it.
  *
  * Long by design: a declaration of the schema's shape, mostly object literals.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import * as v from "valibot";
+ * import type { NodeKind } from "../types.ts";
+ * import { experimentJsonSchema } from "./json_schema.ts";
+ * const one: NodeKind<{ x: number }> = {
+ *   name: "one", description: "x back", params: v.strictObject({ x: v.number() }),
+ *   module: import.meta.url, run: (p) => Promise.resolve({ value: p.x }),
+ * };
+ * const schema = experimentJsonSchema([one as NodeKind]);
+ * assert.equal(schema.type, "object");
+ * assert.match(JSON.stringify(schema), /"one"/);
+ * ```
  */
 export function experimentJsonSchema(
   kinds: readonly NodeKind[],
-  // deno-lint-ignore no-explicit-any
-  executors: readonly ExecutorDeclaration<any>[] = [],
+  executors: readonly ExecutorDeclaration[] = [],
 ): _Js {
   const definitions: _Js = {
     reference: {
@@ -288,12 +301,29 @@ export function experimentJsonSchema(
   };
 }
 
-/** Writes the schema to `path`; returns the number of kinds. */
+/**
+ * Writes the schema to `path`; returns the number of kinds.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import * as v from "valibot";
+ * import type { NodeKind } from "../types.ts";
+ * import { writeExperimentSchema } from "./json_schema.ts";
+ * const one: NodeKind<{ x: number }> = {
+ *   name: "one", description: "x back", params: v.strictObject({ x: v.number() }),
+ *   module: import.meta.url, run: (p) => Promise.resolve({ value: p.x }),
+ * };
+ * const dir = await Deno.makeTempDir();
+ * assert.equal(writeExperimentSchema([one as NodeKind], `${dir}/experiment.schema.json`), 1);
+ * assert.equal(JSON.parse(Deno.readTextFileSync(`${dir}/experiment.schema.json`)).type, "object");
+ * await Deno.remove(dir, { recursive: true });
+ * ```
+ */
 export function writeExperimentSchema(
   kinds: readonly NodeKind[],
   path: string,
-  // deno-lint-ignore no-explicit-any
-  executors: readonly ExecutorDeclaration<any>[] = [],
+  executors: readonly ExecutorDeclaration[] = [],
 ): number {
   Deno.writeTextFileSync(
     path,

@@ -45,6 +45,21 @@ import { PLUGIN_LOAD_MS, probePluginImport } from "./plugin_probe.ts";
  * Registers one named export of a plugin module (e.g. `engineers`) and
  * returns the names it registered (shown by `plan`). Throwing refuses the
  * module: the message is prefixed with where the module was named.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { loadPlugins } from "./plugins.ts";
+ * const dir = await Deno.makeTempDir();
+ * Deno.writeTextFileSync(`${dir}/mine.ts`, 'export const engineers = ["crowd"];\n');
+ * const names: string[] = [];
+ * const set = await loadPlugins(["./mine.ts"], {
+ *   from: "--plugins", baseDir: dir, kinds: [], executors: [],
+ *   handlers: { engineers: (value) => { names.push(...(value as string[])); return value as string[]; } },
+ * });
+ * assert.deepEqual(names, ["crowd"]);
+ * await Deno.remove(dir, { recursive: true });
+ * ```
  */
 export type PluginHandler = (value: unknown, module: string) => string[];
 
@@ -57,15 +72,33 @@ export interface LoadPluginsOptions {
   /** Node kinds already registered (a plugin may not take their names). */
   readonly kinds: readonly NodeKind[];
   /** Executors already registered. */
-  // deno-lint-ignore no-explicit-any
-  readonly executors: readonly ExecutorDeclaration<any>[];
+  readonly executors: readonly ExecutorDeclaration[];
   /** Named exports the project registers, by export name. */
   readonly handlers?: Readonly<Record<string, PluginHandler>>;
   /** How long a module may take to load (checked in a worker first). @default PLUGIN_LOAD_MS (30 s) */
   readonly loadTimeoutMs?: number;
 }
 
-/** What one module registered. */
+/**
+ * What one module registered.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { loadPlugins } from "./plugins.ts";
+ * const dir = await Deno.makeTempDir();
+ * Deno.writeTextFileSync(`${dir}/mine.ts`, 'export const engineers = ["crowd"];\n');
+ * const names: string[] = [];
+ * const set = await loadPlugins(["./mine.ts"], {
+ *   from: "--plugins", baseDir: dir, kinds: [], executors: [],
+ *   handlers: { engineers: (value) => { names.push(...(value as string[])); return value as string[]; } },
+ * });
+ * const [mod] = set.modules;
+ * assert.equal(mod?.module, "./mine.ts");
+ * assert.deepEqual(mod?.registered, { engineers: ["crowd"] });
+ * await Deno.remove(dir, { recursive: true });
+ * ```
+ */
 export interface LoadedPlugin {
   /** The module as written. */
   readonly module: string;
@@ -80,8 +113,7 @@ export interface PluginSet {
   /** Node kinds the modules export. */
   readonly kinds: readonly NodeKind[];
   /** Executors the modules export. */
-  // deno-lint-ignore no-explicit-any
-  readonly executors: readonly ExecutorDeclaration<any>[];
+  readonly executors: readonly ExecutorDeclaration[];
   /** Per module, in order. */
   readonly modules: readonly LoadedPlugin[];
 }
@@ -110,14 +142,32 @@ function _isSchema(x: unknown): boolean {
  * exports nothing to register, or registers a name already taken.
  *
  * Long by design: one loop over the modules; each kind of export is checked inline so every error names its module in one place.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { loadPlugins } from "./plugins.ts";
+ * const dir = await Deno.makeTempDir();
+ * Deno.writeTextFileSync(`${dir}/mine.ts`, 'export const engineers = ["crowd"];\n');
+ * const names: string[] = [];
+ * const set = await loadPlugins(["./mine.ts"], {
+ *   from: "--plugins", baseDir: dir, kinds: [], executors: [],
+ *   handlers: { engineers: (value) => { names.push(...(value as string[])); return value as string[]; } },
+ * });
+ * assert.deepEqual(set.kinds, []);
+ * await assert.rejects(
+ *   loadPlugins(["./missing.ts"], { from: "--plugins", baseDir: dir, kinds: [], executors: [] }),
+ *   /missing\.ts/,
+ * );
+ * await Deno.remove(dir, { recursive: true });
+ * ```
  */
 export async function loadPlugins(
   modules: readonly string[],
   options: LoadPluginsOptions,
 ): Promise<PluginSet> {
   const kinds: NodeKind[] = [];
-  // deno-lint-ignore no-explicit-any
-  const executors: ExecutorDeclaration<any>[] = [];
+  const executors: ExecutorDeclaration[] = [];
   const loaded: LoadedPlugin[] = [];
   const kindOwner = new Map<string, string>(
     options.kinds.map((k) => [k.name, k.module]),
@@ -207,8 +257,7 @@ export async function loadPlugins(
           `${at}: "executors" must be an array of executor kinds`,
         );
       }
-      // deno-lint-ignore no-explicit-any
-      for (const e of mod.executors as ExecutorDeclaration<any>[]) {
+      for (const e of mod.executors as ExecutorDeclaration[]) {
         if (
           typeof e?.name !== "string" || !_isSchema(e.spec) ||
           typeof (e as { create?: unknown }).create !== "function"

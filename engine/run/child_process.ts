@@ -242,6 +242,14 @@ export async function runChild(
 /**
  * One line saying how a child ended, with the end of its stderr:
  * `python3 timed out after 2000 ms`, `cat exited with code 1; stderr ends: ...`.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { describeExit, runChild } from "./child_process.ts";
+ * const r = await runChild("sh", { args: ["-c", "echo no such file >&2; exit 2"] });
+ * assert.equal(describeExit("sh", r), "sh exited with code 2; stderr ends:\nno such file");
+ * ```
  */
 export function describeExit(
   command: string,

@@ -323,6 +323,15 @@ async function _outputs(
 /** @see exec */
 export const kind = exec;
 
-/** The kinds built into the engine (`exec`). */
+/**
+ * The kinds built into the engine (`exec`).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { builtinKinds } from "./exec_kind.ts";
+ * assert.deepEqual(builtinKinds.map((k) => k.name), ["exec"]);
+ * ```
+ */
 // deno-lint-ignore no-explicit-any
 export const builtinKinds: readonly NodeKind<any>[] = [exec];

@@ -14,19 +14,48 @@
  * @module
  */
 import { UserError } from "../errors.ts";
-import type { Experiment } from "../compile/experiment.ts";
 import type { ExecutorSpec } from "../compile/experiment_schema.ts";
 import type { JobRunner } from "./job.ts";
 import type {
   BlockIssues,
   ExecutorDeclaration,
 } from "../compile/executor_block.ts";
-import type { Store } from "../cache/store.ts";
 import { didYouMean } from "../suggest.ts";
 
 export type { BlockIssues, ExecutorDeclaration };
 
-/** Runs ready nodes somewhere. */
+/**
+ * Runs ready nodes somewhere.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import * as v from "valibot";
+ * import type { ExecutorKind } from "./executor.ts";
+ * import { executeJob } from "./job.ts";
+ * // An executor that is not a cluster: each node in this process.
+ * const inline: ExecutorKind = {
+ *   name: "inline",
+ *   description: "runs each node in this process",
+ *   spec: v.strictObject({ type: v.literal("inline") }),
+ *   create: () => ({
+ *     name: "inline",
+ *     run: (job, store, options) => executeJob(job, store, options),
+ *     describe: () => "executor inline",
+ *     close: () => Promise.resolve(),
+ *   }),
+ * };
+ * import type { ExecutorRun } from "./executor.ts";
+ * const run: ExecutorRun = {
+ *   exp: { name: "e", nodes: [] },
+ *   store: { runDir: (exp, id) => `/cache/runs/${exp}/${id}` },
+ *   runId: "r1",
+ * };
+ * const executor = inline.create(undefined, run);
+ * assert.equal(executor.describe(), "executor inline");
+ * await executor.close();
+ * ```
+ */
 export interface Executor {
   /** `local`, `slurm`, ... (recorded in the manifest). */
   readonly name: string;
@@ -40,12 +69,79 @@ export interface Executor {
   close(): Promise<void>;
 }
 
-/** What an executor of one run is created with. */
+/**
+ * What an executor reads of the experiment it runs: its name, its
+ * `executor:` block and, per node, whether the node's kind is heavy and
+ * which module defines it (the local executor warms its workers with them).
+ * A compiled `Experiment` is one.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import type { ExecutorExperiment } from "./executor.ts";
+ * const exp: ExecutorExperiment = {
+ *   name: "smoke",
+ *   executor: { type: "local" },
+ *   nodes: [{ kind: { module: "file:///kinds/train.ts", heavy: true } }],
+ * };
+ * const heavy = exp.nodes.filter((n) => n.kind.heavy).map((n) => n.kind.module);
+ * assert.deepEqual(heavy, ["file:///kinds/train.ts"]);
+ * ```
+ */
+export interface ExecutorExperiment {
+  /** The experiment's name (the run directory is named by it). */
+  readonly name: string;
+  /** Its `executor:` block, when it has one. */
+  readonly executor?: ExecutorSpec | undefined;
+  /** Its nodes: of each, what its kind runs in. */
+  readonly nodes: readonly {
+    readonly kind: { readonly module: string; readonly heavy?: boolean };
+  }[];
+}
+
+/**
+ * What an executor uses of the cache when it is created: the directory of
+ * a run, where it keeps its files (job scripts, logs, `jobs.tsv`). A
+ * `Store` is one. Jobs reach the whole store through {@linkcode JobRunner}.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import type { ExecutorStore } from "./executor.ts";
+ * const store: ExecutorStore = {
+ *   runDir: (experiment, run) => `/cache/runs/${experiment}/${run}`,
+ * };
+ * assert.equal(store.runDir("smoke", "r1"), "/cache/runs/smoke/r1");
+ * ```
+ */
+export interface ExecutorStore {
+  /** The directory of run `run` of experiment `experiment`. */
+  runDir(experiment: string, run: string): string;
+}
+
+/**
+ * What an executor of one run is created with.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { local } from "./executors/local.ts";
+ * import type { ExecutorRun } from "./executor.ts";
+ * const run: ExecutorRun = {
+ *   exp: { name: "e", nodes: [] },
+ *   store: { runDir: (exp, id) => `/cache/runs/${exp}/${id}` },
+ *   runId: "r1",
+ * };
+ * const executor = local.create({ type: "local", jobs: 2 }, run);
+ * assert.equal(executor.jobs, 2);
+ * await executor.close();
+ * ```
+ */
 export interface ExecutorRun {
-  /** The experiment. */
-  readonly exp: Experiment;
-  /** The cache. */
-  readonly store: Store;
+  /** The experiment (what an executor reads of it). */
+  readonly exp: ExecutorExperiment;
+  /** The cache (what an executor uses of it when created). */
+  readonly store: ExecutorStore;
   /** Run id (an executor may keep its files in the run directory). */
   readonly runId: string;
   /** `--jobs`, when given. */
@@ -58,8 +154,16 @@ export interface ExecutorRun {
   readonly command?: readonly string[];
 }
 
+/**
+ * The programs an executor needs for a block `S`. Declared as a method so
+ * that a kind of a narrower block (`ExecutorKind<SlurmExecutorSpec>`) is
+ * still an `ExecutorKind` of the registry: the registry only ever calls it
+ * with the block of the kind it belongs to.
+ */
+export type ProgramsOf<S> = { of(spec: S): readonly string[] }["of"];
+
 /** What an executor declares about itself (shown by `plan`, checked before a run). */
-export interface ExecutorCapabilities {
+export interface ExecutorCapabilities<S extends ExecutorSpec = ExecutorSpec> {
   /**
    * Nodes run on other machines, which read their inputs from and write
    * their entries into the cache directory itself: it must be on a file
@@ -73,8 +177,7 @@ export interface ExecutorCapabilities {
    */
   readonly programs:
     | readonly string[]
-    // deno-lint-ignore no-explicit-any
-    | ((spec: any) => readonly string[]);
+    | ProgramsOf<S>;
   /** The fix when one is missing (one clause, e.g. `run envsmith on a login node`). */
   readonly programsFix?: string;
 }
@@ -83,13 +186,44 @@ export interface ExecutorCapabilities {
  * A kind of executor: what `executor: {type: NAME}` and `--executor NAME`
  * name. The compiler reads its {@linkcode ExecutorDeclaration} (name, block
  * schema, checks); a run creates the executor.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import * as v from "valibot";
+ * import type { ExecutorKind } from "./executor.ts";
+ * import { executeJob } from "./job.ts";
+ * // An executor that is not a cluster: each node in this process.
+ * const inline: ExecutorKind = {
+ *   name: "inline",
+ *   description: "runs each node in this process",
+ *   spec: v.strictObject({ type: v.literal("inline") }),
+ *   create: () => ({
+ *     name: "inline",
+ *     run: (job, store, options) => executeJob(job, store, options),
+ *     describe: () => "executor inline",
+ *     close: () => Promise.resolve(),
+ *   }),
+ * };
+ * import { createExecutor } from "./executor.ts";
+ * import { local } from "./executors/local.ts";
+ * const run = {
+ *   exp: { name: "e", nodes: [], executor: { type: "inline" } },
+ *   store: { runDir: () => "/tmp" },
+ *   runId: "r1",
+ * };
+ * // The experiment's `executor: { type: inline }` chooses it.
+ * const executor = createExecutor([local, inline], run);
+ * assert.equal(executor.name, "inline");
+ * await executor.close();
+ * ```
  */
 export interface ExecutorKind<S extends ExecutorSpec = ExecutorSpec>
   extends ExecutorDeclaration<S> {
   /** The module that defines it (`import.meta.url`), named when a name is registered twice. */
   readonly module?: string;
   /** What it needs; none declared: nodes run in this process's reach. */
-  readonly capabilities?: ExecutorCapabilities;
+  readonly capabilities?: ExecutorCapabilities<S>;
   /**
    * Creates the executor of a run: `spec` is the experiment's block when it
    * names this executor, else undefined (the executor's defaults).
@@ -106,8 +240,7 @@ export interface ExecutorKind<S extends ExecutorSpec = ExecutorSpec>
  * @throws {UserError} for a name no executor has.
  */
 export function createExecutor(
-  // deno-lint-ignore no-explicit-any
-  executors: readonly ExecutorKind<any>[],
+  executors: readonly ExecutorKind[],
   run: ExecutorRun,
   name?: string,
 ): Executor {
@@ -125,12 +258,10 @@ export function createExecutor(
  * @throws {UserError} for a name no executor has.
  */
 export function chosenExecutor(
-  // deno-lint-ignore no-explicit-any
-  executors: readonly ExecutorKind<any>[],
-  exp: Pick<Experiment, "executor">,
+  executors: readonly ExecutorKind[],
+  exp: Pick<ExecutorExperiment, "executor">,
   name?: string,
-  // deno-lint-ignore no-explicit-any
-): ExecutorKind<any> {
+): ExecutorKind {
   const chosen = name ?? exp.executor?.type ?? executors[0]?.name;
   const kind = executors.find((e) => e.name === chosen);
   if (!kind) {
@@ -171,9 +302,8 @@ export function missingPrograms(
  * what is missing and the fix.
  */
 export function checkExecutor(
-  // deno-lint-ignore no-explicit-any
-  executors: readonly ExecutorKind<any>[],
-  exp: Pick<Experiment, "executor" | "file">,
+  executors: readonly ExecutorKind[],
+  exp: Pick<ExecutorExperiment, "executor"> & { readonly file: string },
   name?: string,
   path: string = Deno.env.get("PATH") ?? "",
 ): void {
@@ -207,8 +337,7 @@ export function checkExecutor(
 export function executorsOfModule(
   mod: Readonly<Record<string, unknown>>,
   source: string,
-  // deno-lint-ignore no-explicit-any
-): ExecutorKind<any>[] {
+): ExecutorKind[] {
   const list = mod.executors;
   if (list === undefined) return [];
   if (!Array.isArray(list)) {
@@ -219,8 +348,7 @@ export function executorsOfModule(
   return list.map((e, i) => _checkKind(e, `${source}: executors[${i}]`));
 }
 
-// deno-lint-ignore no-explicit-any
-function _checkKind(e: unknown, at: string): ExecutorKind<any> {
+function _checkKind(e: unknown, at: string): ExecutorKind {
   const k = e as Partial<ExecutorKind> | null;
   const bad = (what: string) =>
     new UserError(`${at}: ${what} (see docs/engine.md, "An executor")`);
@@ -246,8 +374,7 @@ function _checkKind(e: unknown, at: string): ExecutorKind<any> {
   if (typeof k.create !== "function") {
     throw bad(`executor "${k.name}" has no create function`);
   }
-  // deno-lint-ignore no-explicit-any
-  return k as ExecutorKind<any>;
+  return k as ExecutorKind;
 }
 
 /**
@@ -255,14 +382,27 @@ function _checkKind(e: unknown, at: string): ExecutorKind<any> {
  * module's path): each checked, and no name registered twice.
  *
  * @throws {UserError} naming `source` and the module that already has the name.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { registerExecutors } from "./executor.ts";
+ * import { executors as builtin } from "./executors/builtin.ts";
+ * import { local } from "./executors/local.ts";
+ * const registry = registerExecutors(builtin, [], "my_plugin.ts");
+ * assert.deepEqual(registry.map((k) => k.name), ["local", "slurm"]);
+ * assert.throws(
+ *   () => registerExecutors(registry, [{ ...local }], "my_plugin.ts"),
+ *   /my_plugin\.ts: an executor named "local" is already registered/,
+ * );
+ * assert.throws(() => registerExecutors([], [{ name: "x" }], "p.ts"), /has no description/);
+ * ```
  */
 export function registerExecutors(
-  // deno-lint-ignore no-explicit-any
-  registry: readonly ExecutorKind<any>[],
+  registry: readonly ExecutorKind[],
   added: readonly unknown[],
   source: string,
-  // deno-lint-ignore no-explicit-any
-): ExecutorKind<any>[] {
+): ExecutorKind[] {
   const out = [...registry];
   added.forEach((e, i) => {
     const k = _checkKind(e, `${source}: executors[${i}]`);

@@ -1,96 +1,17 @@
 /**
- * Running a plan (`@envsmith/engine/run`): the plan against the cache, the scheduler, jobs, job specs, progress, and the built-in `exec` kind.
+ * Running a plan (`@envsmith/engine/run`): the plan against the cache, the scheduler, progress reporters, the plan's graph collapsed for drawing, the built-in `exec` kind, and running a child program (a node kind's own program, with its exit described in one line).
  *
  * @module
  */
-export {
-  makePlan,
-  type Plan,
-  type PlanItem,
-  type PlanOptions,
-  type PlanStatus,
-  selectNodes,
-} from "./plan.ts";
-export {
-  checkReadiness,
-  NotReadyError,
-  readinessProblem,
-} from "./readiness.ts";
-export {
-  displayParams,
-  ReadyQueue,
-  resolveJob,
-  runManifest,
-  runPlan,
-  type RunPlanOptions,
-  type RunResult,
-} from "./scheduler.ts";
-export {
-  claimKey,
-  type ClaimOptions,
-  executeJob,
-  type ExecuteOptions,
-  type Job,
-  type JobOutcome,
-  type JobRunner,
-  NodeFailure,
-  type NodeFailureOptions,
-} from "./job.ts";
-export { jobFromSpec, type JobSpec, writeJobSpec } from "./job_spec.ts";
-export {
-  defaultReporter,
-  formatDuration,
-  PlainReporter,
-  ProgressFileReporter,
-  type Reporter,
-  SilentReporter,
-  TtyReporter,
-} from "./progress.ts";
-export {
-  estimateNode,
-  estimateNodeFrom,
-  formatRunSnapshot,
-  type NodeTimes,
-  nodeTimes,
-  type OutlineNode,
-  progressBar,
-  type RunOutline,
-  runOutline,
-  RunProgress,
-  type RunSnapshot,
-} from "./run_progress.ts";
-export { exec, type ExecParams, outputName } from "./exec_kind.ts";
+export { makePlan } from "./plan.ts";
+export { runPlan } from "./scheduler.ts";
+export { type Reporter, SilentReporter } from "./progress.ts";
 export { builtinKinds } from "./exec_kind.ts";
-export {
-  type ChildOptions,
-  type ChildResult,
-  ChildSpawnError,
-  type ChildStream,
-  describeExit,
-  runChild,
-} from "./child_process.ts";
-export {
-  boxDetail,
-  type CollapsedEdge,
-  type CollapsedGraph,
-  collapsedId,
-  type CollapsedNode,
-  collapseGraph,
-  toDot,
-  toMermaid,
-} from "./plan_graph.ts";
-export {
-  DEFAULT_WORKER_MEMORY_BYTES,
-  type WorkerHooks,
-  WorkerPool,
-  type WorkerPoolOptions,
-  type WorkerPoolStats,
-} from "./worker_pool.ts";
+export { describeExit, runChild } from "./child_process.ts";
+export { boxDetail, type CollapsedGraph, collapseGraph } from "./plan_graph.ts";
 export {
   callProgram,
-  PROGRAM_STDOUT_CAP,
   ProgramCallError,
   type ProgramCallOptions,
-  type ProgramFailure,
 } from "./program_call.ts";
 export { callProgramSync } from "./program_call_sync.ts";

@@ -142,7 +142,30 @@ function _history(
   return { previous, byId, code };
 }
 
-/** Makes the plan: verifies the entries of cached nodes (quarantining corrupt ones) and explains misses. */
+/**
+ * Makes the plan: verifies the entries of cached nodes (quarantining corrupt ones) and explains misses.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import * as v from "valibot";
+ * import type { NodeKind } from "../types.ts";
+ * import { compileExperiment } from "../compile/experiment.ts";
+ * const one: NodeKind<{ x: number }> = {
+ *   name: "one", description: "x back", params: v.strictObject({ x: v.number() }),
+ *   module: import.meta.url, run: (p) => Promise.resolve({ value: p.x }),
+ * };
+ * const exp = compileExperiment("e.yaml", "experiment: e\nseed: 1\nnodes:\n  a: { kind: one, with: { x: 4 } }\n", {
+ *   kinds: [one as NodeKind],
+ * });
+ * import { Store } from "../cache/store.ts";
+ * import { makePlan } from "./plan.ts";
+ * const dir = await Deno.makeTempDir();
+ * const plan = makePlan(exp, new Store(dir));
+ * assert.deepEqual(plan.items.map((i) => [i.node.id, i.status]), [["a", "run"]]);
+ * await Deno.remove(dir, { recursive: true });
+ * ```
+ */
 export function makePlan(
   exp: Experiment,
   store: Store,

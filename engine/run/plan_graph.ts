@@ -37,7 +37,25 @@ export interface CollapsedEdge {
   readonly nextStage: boolean;
 }
 
-/** A collapsed graph. */
+/**
+ * A collapsed graph.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { type CollapsedGraph, toMermaid } from "./plan_graph.ts";
+ * const g: CollapsedGraph = {
+ *   experiment: "e",
+ *   nodes: [
+ *     { id: "a", name: "a", kind: "one", count: 1, status: {} },
+ *     { id: "b", name: "b", kind: "one", count: 1, status: {} },
+ *   ],
+ *   edges: [{ from: "a", to: "b", nextStage: false }],
+ *   clusters: new Map(),
+ * };
+ * assert.match(toMermaid(g), /n0 --> n1$/);
+ * ```
+ */
 export interface CollapsedGraph {
   /** Experiment name. */
   readonly experiment: string;
@@ -133,7 +151,19 @@ export function collapseGraph(
   };
 }
 
-/** The second line of a box: kind, count, statuses. */
+/**
+ * The second line of a box: kind, count, statuses.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { boxDetail } from "./plan_graph.ts";
+ * assert.equal(
+ *   boxDetail({ id: "s.*.v", name: "v", kind: "train", count: 4, status: { cached: 1, run: 3 } }),
+ *   "train ×4 · 1 cached, 3 to run",
+ * );
+ * ```
+ */
 export function boxDetail(n: CollapsedNode): string {
   const parts = [`${n.kind} ×${n.count}`];
   const st = Object.entries(n.status).filter(([, c]) => c && c > 0);

@@ -23,7 +23,20 @@ import { ChildSpawnError, runChild } from "./child_process.ts";
 /** Most stdout bytes read from a program by default (16 MiB); more is a flood. */
 export const PROGRAM_STDOUT_CAP: number = 16 << 20;
 
-/** Options of {@linkcode callProgram}. */
+/**
+ * Options of {@linkcode callProgram}.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { callProgram, type ProgramCallOptions } from "./program_call.ts";
+ * const lines: string[] = [];
+ * const options: ProgramCallOptions = { timeoutMs: 5000, log: (l) => lines.push(l), name: "noisy" };
+ * const reply = await callProgram(["sh", "-c", "echo working >&2; echo 7"], null, options);
+ * assert.equal(reply, 7);
+ * assert.deepEqual(lines, ["noisy: working"]);
+ * ```
+ */
 export interface ProgramCallOptions {
   /** Working directory (relative paths in the command resolve against it). */
   readonly cwd?: string;
@@ -52,7 +65,19 @@ export type ProgramFailure =
   | "flood"
   | "garbage";
 
-/** A request that gave no usable reply: one line, no stack. */
+/**
+ * A request that gave no usable reply: one line, no stack.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { callProgram, ProgramCallError } from "./program_call.ts";
+ * await assert.rejects(
+ *   callProgram(["sh", "-c", "echo not json"], {}, { timeoutMs: 5000 }),
+ *   (e) => e instanceof ProgramCallError && e.failure === "garbage",
+ * );
+ * ```
+ */
 export class ProgramCallError extends UserError {
   /** What went wrong. */
   readonly failure: ProgramFailure;
@@ -77,6 +102,14 @@ function _tail(stderr: Uint8Array): string {
  * Long by design: one branch per way a program can fail (missing, aborted, timed out, too much output, failed, no JSON), each its own message.
  *
  * @throws {ProgramCallError} when the program gives no usable reply.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { callProgram } from "./program_call.ts";
+ * const reply = await callProgram(["sh", "-c", "read line; echo \"[$line, 2]\""], 1, { timeoutMs: 5000 });
+ * assert.deepEqual(reply, [1, 2]);
+ * ```
  */
 export async function callProgram(
   command: readonly string[],

@@ -25,6 +25,14 @@ import type { SyncCallMessage } from "./program_call_worker.ts";
  * Sends `request` to `command` and waits for its JSON reply.
  *
  * @throws {ProgramCallError} when the program gives no usable reply.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { callProgramSync } from "./program_call_sync.ts";
+ * const reply = callProgramSync(["sh", "-c", "read line; echo \"[$line, 2]\""], 1, { timeoutMs: 5000 });
+ * assert.deepEqual(reply, [1, 2]);
+ * ```
  */
 export function callProgramSync(
   command: readonly string[],

@@ -18,7 +18,23 @@ import {
 
 export { formatDuration };
 
-/** Receives the events of a run. */
+/**
+ * Receives the events of a run.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import type { Reporter } from "./progress.ts";
+ * // A reporter that keeps each node's end, e.g. for a dashboard.
+ * const ends: string[] = [];
+ * const reporter: Reporter = {
+ *   start() {}, progress() {}, waiting() {}, info() {}, close() {},
+ *   end: (id, status) => void ends.push(`${id} ${status}`),
+ * };
+ * reporter.end("train", "done", 1200);
+ * assert.deepEqual(ends, ["train done"]);
+ * ```
+ */
 export interface Reporter {
   /**
    * The run is about to start: the nodes it will execute and their
@@ -381,7 +397,19 @@ export class TtyReporter implements Reporter {
   }
 }
 
-/** A reporter that prints nothing. */
+/**
+ * A reporter that prints nothing.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { SilentReporter } from "./progress.ts";
+ * import { runPlan } from "./scheduler.ts";
+ * // What the tests and the examples pass so that a run prints nothing.
+ * const options: Parameters<typeof runPlan>[2] = { reporter: new SilentReporter() };
+ * assert.ok(options?.reporter instanceof SilentReporter);
+ * ```
+ */
 export class SilentReporter implements Reporter {
   /** @inheritdoc */
   start(): void {}

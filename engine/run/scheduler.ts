@@ -295,6 +295,33 @@ export function displayParams(
 /**
  * Runs a plan. Finished nodes are stored as they finish, so a run killed at
  * any point resumes from them. Returns failures instead of throwing.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import * as v from "valibot";
+ * import type { NodeKind } from "../types.ts";
+ * import { compileExperiment } from "../compile/experiment.ts";
+ * const one: NodeKind<{ x: number }> = {
+ *   name: "one", description: "x back", params: v.strictObject({ x: v.number() }),
+ *   module: import.meta.url, run: (p) => Promise.resolve({ value: p.x }),
+ * };
+ * const exp = compileExperiment("e.yaml", "experiment: e\nseed: 1\nnodes:\n  a: { kind: one, with: { x: 4 } }\n", {
+ *   kinds: [one as NodeKind],
+ * });
+ * import { Store } from "../cache/store.ts";
+ * import { makePlan } from "./plan.ts";
+ * import { runPlan } from "./scheduler.ts";
+ * import { SilentReporter } from "./progress.ts";
+ * const dir = await Deno.makeTempDir();
+ * const store = new Store(dir);
+ * const reporter = new SilentReporter();
+ * const first = await runPlan(makePlan(exp, store), store, { reporter });
+ * assert.equal(first.failures.length, 0);
+ * // The second run finds the node in the cache.
+ * assert.equal(makePlan(exp, store).items[0]!.status, "cached");
+ * await Deno.remove(dir, { recursive: true });
+ * ```
  */
 export async function runPlan(
   plan: Plan,

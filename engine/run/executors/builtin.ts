@@ -8,6 +8,14 @@ import type { ExecutorKind } from "../executor.ts";
 import { local } from "./local.ts";
 import { slurm } from "./slurm.ts";
 
-/** The built-in executors: `local` (the default) and `slurm`. */
-// deno-lint-ignore no-explicit-any
-export const executors: readonly ExecutorKind<any>[] = [local, slurm];
+/**
+ * The built-in executors: `local` (the default) and `slurm`.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { executors } from "./builtin.ts";
+ * assert.deepEqual(executors.map((k) => k.name), ["local", "slurm"]);
+ * ```
+ */
+export const executors: readonly ExecutorKind[] = [local, slurm];

@@ -88,7 +88,25 @@ function _localExecutor(
   };
 }
 
-/** The `local` executor kind: `--jobs` over the block's `jobs`. */
+/**
+ * The `local` executor kind: `--jobs` over the block's `jobs`.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { local } from "./local.ts";
+ * const run = {
+ *   exp: { name: "e", nodes: [] },
+ *   store: { runDir: () => "/tmp" },
+ *   runId: "r1",
+ *   jobs: 3,
+ * };
+ * const executor = local.create({ type: "local", jobs: 2 }, run);
+ * assert.equal(executor.jobs, 3); // --jobs wins over the block
+ * assert.match(executor.describe(), /^executor local \(3 at once/);
+ * await executor.close();
+ * ```
+ */
 export const local: ExecutorKind<LocalExecutorSpec> = {
   name: "local",
   description: "nodes run on this machine, heavy kinds in workers",

@@ -7,68 +7,30 @@
  * @module
  */
 export {
-  type BlockIssues,
-  checkExecutor,
-  chosenExecutor,
-  createExecutor,
   type Executor,
-  type ExecutorCapabilities,
-  type ExecutorDeclaration,
+  type ExecutorExperiment,
   type ExecutorKind,
   type ExecutorRun,
-  executorsOfModule,
-  missingPrograms,
+  type ExecutorStore,
   registerExecutors,
 } from "../executor.ts";
 export { executors as builtinExecutors } from "./builtin.ts";
 export {
-  errorFromLog,
   type RemoteBackend,
-  RemoteExecutor,
-  type RemoteExecutorDefinition,
   remoteExecutorKind,
-  type RemoteExecutorOptions,
-  type RemoteInfo,
-  type RemotePhase,
-  type RemoteRun,
   type RemoteState,
   type RemoteSubmission,
   type RemoteSubmitted,
-  type RemoteTask,
   SubmitError,
 } from "./remote.ts";
-export {
-  type RemoteExecutorSpec,
-  type RemoteSpecEntries,
-  remoteSpecEntries,
-} from "./remote_spec.ts";
-export {
-  jobScript,
-  type JobScriptOptions,
-  type SchedulerVariables,
-  type ScriptTask,
-  shellQuote,
-} from "./job_script.ts";
-export {
-  local,
-  localExecutor,
-  type LocalExecutorOptions,
-  type LocalExecutorSpec,
-} from "./local.ts";
-export {
-  slurm,
-  SlurmBackend,
-  slurmExecutorKind,
-  type SlurmExecutorKindOptions,
-  type SlurmJobResources,
-} from "./slurm.ts";
-export { type SlurmExecutorSpec, type SlurmResources } from "./slurm_spec.ts";
+export { type RemoteExecutorSpec, remoteSpecEntries } from "./remote_spec.ts";
+export { jobScript } from "./job_script.ts";
+export { local } from "./local.ts";
+export { slurmExecutorKind } from "./slurm.ts";
+export { type SlurmExecutorSpec } from "./slurm_spec.ts";
 export {
   commandSlurmClient,
-  type JobInfo,
-  type QueueState,
   runCommandLine,
   type SlurmClient,
-  SlurmCommandError,
   slurmUnavailable,
 } from "./slurm_client.ts";

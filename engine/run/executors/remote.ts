@@ -66,7 +66,22 @@ import type { RemoteExecutorSpec } from "./remote_spec.ts";
 /** Where a job is, in the base's terms. */
 export type RemotePhase = "queued" | "running" | "completed" | "failed";
 
-/** What the scheduler says about one job (or array task). */
+/**
+ * What the scheduler says about one job (or array task).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import type { RemoteState } from "./remote.ts";
+ * // A backend maps its scheduler's words onto the base's phases:
+ * const of = (word: string): RemoteState =>
+ *   word === "R" ? { phase: "running", state: word }
+ *   : word === "F" ? { phase: "failed", state: word, reason: "exit 1" }
+ *   : word === "C" ? { phase: "completed", state: word }
+ *   : { phase: "queued", state: word };
+ * assert.deepEqual(["Q", "R", "C"].map((w) => of(w).phase), ["queued", "running", "completed"]);
+ * ```
+ */
 export interface RemoteState {
   /** Queued (also: put back in the queue), running, or ended well or badly. */
   readonly phase: RemotePhase;
@@ -112,7 +127,27 @@ export interface RemoteTask {
   readonly progress: string;
 }
 
-/** What a backend submits: one node, or several with equal resources. */
+/**
+ * What a backend submits: one node, or several with equal resources.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import type { RemoteSubmission } from "./remote.ts";
+ * // The qsub arguments a PBS backend derives from a submission of two nodes.
+ * function qsubArgs(s: RemoteSubmission<{ ncpus: number }>): string[] {
+ *   const array = s.tasks.length > 1 ? ["-J", `0-${s.tasks.length - 1}`] : [];
+ *   return ["-N", s.name, "-l", `ncpus=${s.resources.ncpus}`, ...array, `${s.dir}/${s.stem}.pbs`];
+ * }
+ * const task = (id: string) => ({ id, key: id.repeat(4), kind: "train", log: `${id}.log`, status: `${id}.status`, progress: `${id}.progress` });
+ * const s: RemoteSubmission<{ ncpus: number }> = {
+ *   tasks: [task("a"), task("b")], resources: { ncpus: 2 }, name: "envsmith:e:a[*]",
+ *   stem: "s1", dir: "/cache/runs/e/r1/pbs", deno: "deno", args: ["run", "-A", "cli.ts"],
+ *   cwd: "/repo", title: "e: a, b",
+ * };
+ * assert.deepEqual(qsubArgs(s), ["-N", "envsmith:e:a[*]", "-l", "ncpus=2", "-J", "0-1", "/cache/runs/e/r1/pbs/s1.pbs"]);
+ * ```
+ */
 export interface RemoteSubmission<R> {
   /** The nodes, in order (array index = position). */
   readonly tasks: readonly RemoteTask[];
@@ -134,7 +169,19 @@ export interface RemoteSubmission<R> {
   readonly title: string;
 }
 
-/** The scheduler's answer to a submission: one per task, in order. */
+/**
+ * The scheduler's answer to a submission: one per task, in order.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import type { RemoteSubmitted } from "./remote.ts";
+ * // PBS answers "123[].server" for an array of 3: one id per task.
+ * const ids = (answer: string, n: number): RemoteSubmitted[] =>
+ *   Array.from({ length: n }, (_, i) => ({ id: answer.replace("[]", `[${i}]`) }));
+ * assert.deepEqual(ids("123[].server", 2), [{ id: "123[0].server" }, { id: "123[1].server" }]);
+ * ```
+ */
 export interface RemoteSubmitted {
   /** The job (or array task) id. */
   readonly id: string;
@@ -146,6 +193,15 @@ export interface RemoteSubmitted {
  * A submission that failed before the scheduler's command ran (e.g. its
  * script could not be written): its message is reported as it is, not as
  * the command's failure.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { SubmitError } from "./remote.ts";
+ * const e = new SubmitError("cannot write the job script s1.pbs: disk full");
+ * assert.ok(e instanceof Error);
+ * assert.equal(e.name, "SubmitError");
+ * ```
  */
 export class SubmitError extends Error {
   /** Creates the error. */
@@ -160,6 +216,32 @@ export class SubmitError extends Error {
  *
  * @typeParam R The resources of a node (anything JSON can hold: nodes with
  * equal resources may share a submission).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import type { RemoteBackend, RemoteState, RemoteSubmission } from "./remote.ts";
+ * // A backend over a scheduler that finishes every job at once (a stand-in).
+ * class Instant implements RemoteBackend<null> {
+ *   readonly commands = { submit: "submit", poll: "poll", cancel: "cancel" };
+ *   readonly maxBatch = 10;
+ *   #next = 0;
+ *   describe() { return "instant"; }
+ *   resources() { return null; }
+ *   submit(s: RemoteSubmission<null>) {
+ *     return Promise.resolve(s.tasks.map(() => ({ id: String(this.#next++) })));
+ *   }
+ *   poll(ids: readonly string[]) {
+ *     const done: RemoteState = { phase: "completed", state: "DONE" };
+ *     return Promise.resolve(new Map(ids.map((id) => [id, done])));
+ *   }
+ *   cancel() { return Promise.resolve(); }
+ * }
+ * const b = new Instant();
+ * const task = { id: "a", key: "k", kind: "train", log: "a.log", status: "a.status", progress: "a.progress" };
+ * const [sub] = await b.submit({ tasks: [task], resources: null, name: "envsmith:e:a", stem: "s1", dir: "/tmp", deno: "deno", args: [], cwd: "/tmp", title: "e: a" });
+ * assert.equal((await b.poll([sub!.id]))?.get(sub!.id)?.phase, "completed");
+ * ```
  */
 export interface RemoteBackend<R = unknown> {
   /** Names of the scheduler's commands in messages: `sbatch failed: ...`, `squeue did not answer`, `scancel 12 (interrupted)`. */
@@ -882,9 +964,9 @@ export interface RemoteExecutorDefinition<
 export function remoteExecutorKind<S extends RemoteExecutorSpec, R = unknown>(
   def: RemoteExecutorDefinition<S, R>,
 ): ExecutorKind<S> {
-  const capabilities: ExecutorCapabilities = {
+  const capabilities: ExecutorCapabilities<S> = {
     sharedCache: true,
-    programs: def.programs as ExecutorCapabilities["programs"],
+    programs: def.programs,
     ...(def.programsFix ? { programsFix: def.programsFix } : {}),
   };
   return {

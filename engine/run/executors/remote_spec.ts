@@ -8,7 +8,21 @@
  */
 import * as v from "valibot";
 
-/** The fields of {@linkcode remoteSpecEntries}, as parsed. */
+/**
+ * The fields of {@linkcode remoteSpecEntries}, as parsed.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import type { RemoteExecutorSpec } from "./remote_spec.ts";
+ * interface PbsSpec extends RemoteExecutorSpec {
+ *   readonly type: "pbs";
+ *   readonly queue?: string | undefined;
+ * }
+ * const spec: PbsSpec = { type: "pbs", jobs: 20, queue: "workq" };
+ * assert.equal(spec.poll_seconds ?? 2, 2);
+ * ```
+ */
 export interface RemoteExecutorSpec {
   /** The executor's name. */
   readonly type: string;
@@ -43,6 +57,22 @@ export interface RemoteSpecEntries {
  * Valibot entries of the common fields; spread them into a backend's
  * schema: `v.strictObject({ type: v.literal("pbs"), ...remoteSpecEntries,
  * queue: v.optional(v.string()) })`.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import * as v from "valibot";
+ * import { remoteSpecEntries } from "./remote_spec.ts";
+ * const PbsSchema = v.strictObject({
+ *   type: v.literal("pbs"),
+ *   ...remoteSpecEntries,
+ *   queue: v.optional(v.string()),
+ * });
+ * assert.deepEqual(v.parse(PbsSchema, { type: "pbs", jobs: 4, queue: "workq" }), {
+ *   type: "pbs", jobs: 4, queue: "workq",
+ * });
+ * assert.equal(v.safeParse(PbsSchema, { type: "pbs", jobs: 0 }).success, false);
+ * ```
  */
 export const remoteSpecEntries: RemoteSpecEntries = {
   /** Nodes queued or running at once (default 100). */

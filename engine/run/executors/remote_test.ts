@@ -30,8 +30,7 @@ const PLUGIN = fromFileUrl(
 );
 
 /** The registry a `plugins:` entry naming the test module gives. */
-// deno-lint-ignore no-explicit-any
-function registry(): ExecutorKind<any>[] {
+function registry(): ExecutorKind[] {
   return registerExecutors(
     builtinExecutors,
     executorsOfModule(plugin, PLUGIN),

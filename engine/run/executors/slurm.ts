@@ -264,6 +264,18 @@ export interface SlurmExecutorKindOptions {
 /**
  * The `slurm` executor kind; options replace the Slurm commands (tests,
  * benchmarks).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import * as v from "valibot";
+ * import { slurmExecutorKind } from "./slurm.ts";
+ * const slurm = slurmExecutorKind();
+ * assert.equal(slurm.name, "slurm");
+ * assert.deepEqual(slurm.capabilities?.programs, ["sbatch", "squeue", "scontrol", "scancel"]);
+ * assert.equal(v.safeParse(slurm.spec, { type: "slurm", partition: "cpu" }).success, true);
+ * assert.equal(v.safeParse(slurm.spec, { type: "slurm", partitoin: "cpu" }).success, false);
+ * ```
  */
 export function slurmExecutorKind(
   options: SlurmExecutorKindOptions = {},

@@ -30,7 +30,27 @@ export interface JobInfo extends QueueState {
   readonly timeLimit: string;
 }
 
-/** The Slurm operations the executor needs. */
+/**
+ * The Slurm operations the executor needs.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import type { SlurmClient } from "./slurm_client.ts";
+ * import { slurmExecutorKind } from "./slurm.ts";
+ * // A client that keeps jobs in memory (tests and benchmarks pass one).
+ * const submitted: string[] = [];
+ * const client: SlurmClient = {
+ *   submit: (script) => Promise.resolve(String(submitted.push(script))),
+ *   queue: (ids) => Promise.resolve(new Map(ids.map((id) => [id, { id, state: "COMPLETED", reason: "", nodes: "n1" }]))),
+ *   show: () => Promise.resolve(null),
+ *   cancel: () => Promise.resolve(),
+ * };
+ * assert.equal(await client.submit("/tmp/s1.sh", []), "1");
+ * // With its own client, the kind needs no Slurm command on PATH.
+ * assert.deepEqual(slurmExecutorKind({ client }).capabilities?.programs, []);
+ * ```
+ */
 export interface SlurmClient {
   /** Submits a batch script with extra sbatch arguments; returns the job id (for an array, the array's id). */
   submit(scriptPath: string, args: readonly string[]): Promise<string>;
@@ -76,7 +96,18 @@ export interface CommandSlurmClientOptions {
   readonly binDir?: string;
 }
 
-/** Runs a command; returns its exit code and output (code -1 when it could not start or timed out). */
+/**
+ * Runs a command; returns its exit code and output (code -1 when it could not start or timed out).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { runCommandLine } from "./slurm_client.ts";
+ * const r = await runCommandLine("sh", ["-c", "echo queued; exit 3"], 5);
+ * assert.deepEqual([r.code, r.stdout], [3, "queued\n"]);
+ * assert.equal((await runCommandLine("envsmith-no-such-command", [], 5)).code, -1);
+ * ```
+ */
 export async function runCommandLine(
   cmd: string,
   args: readonly string[],
@@ -143,7 +174,19 @@ export function parseShowJob(text: string): JobInfo | null {
   };
 }
 
-/** The Slurm client that runs the real commands. */
+/**
+ * The Slurm client that runs the real commands.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { commandSlurmClient } from "./slurm_client.ts";
+ * // Where no squeue runs, the controller "did not answer": null, not an empty queue.
+ * const client = commandSlurmClient({ binDir: "/envsmith-no-such-dir", timeoutSeconds: 5 });
+ * assert.equal(await client.queue(["12"]), null);
+ * assert.equal(await client.show("12"), null);
+ * ```
+ */
 export function commandSlurmClient(
   options: CommandSlurmClientOptions = {},
 ): SlurmClient {
@@ -205,6 +248,15 @@ export function commandSlurmClient(
 /**
  * Whether a Slurm controller answers: `null` when it does, else why not
  * (e.g. `sbatch is not on PATH`). Used to skip integration tests.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { slurmUnavailable } from "./slurm_client.ts";
+ * // A test on a real cluster skips itself, saying why, where there is none.
+ * const why = await slurmUnavailable(5);
+ * if (why !== null) assert.match(why, /not on PATH|Slurm/);
+ * ```
  */
 export async function slurmUnavailable(
   timeoutSeconds = 10,

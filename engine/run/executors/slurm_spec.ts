@@ -27,7 +27,19 @@ export interface SlurmResources {
   readonly sbatch?: readonly string[] | undefined;
 }
 
-/** A parsed `executor: {type: slurm}` block (see docs/cluster.md). */
+/**
+ * A parsed `executor: {type: slurm}` block (see docs/cluster.md).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import * as v from "valibot";
+ * import type { SlurmExecutorSpec } from "./slurm_spec.ts";
+ * import { SlurmExecutorSchema } from "./slurm_spec.ts";
+ * const spec: SlurmExecutorSpec = v.parse(SlurmExecutorSchema, { type: "slurm", jobs: 50, partition: "cpu" });
+ * assert.equal(spec.partition, "cpu");
+ * ```
+ */
 export interface SlurmExecutorSpec {
   /** `slurm`. */
   readonly type: "slurm";
