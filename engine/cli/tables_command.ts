@@ -464,6 +464,14 @@ async function _tablesCommand(
     for (const b of imports) await importResultsBundle(ctx, b);
   };
   if (shipped === null && !writing) await importAll();
+  else if (shipped !== null) {
+    // a few seconds for many experiments: said before it starts
+    ctx.output.err(
+      `printing the tables from ${shipped.path}: checking the keys of ${list.length} experiment file${
+        list.length > 1 ? "s" : ""
+      } against it (the bundles are imported only if one moved)…`,
+    );
+  }
   let incomplete = false;
   let count = 0;
   for (const file of list) {
