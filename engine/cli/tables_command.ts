@@ -5,7 +5,7 @@
  * @module
  */
 import { existsSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { cacheImportCommand } from "./cache_commands.ts";
 import { fetchBundle, isBundleUrl } from "./bundle_url.ts";
 import { type CommandContext, load, resumeCommand } from "./commands.ts";
@@ -639,11 +639,26 @@ function _shippedTables(
   return { path, memo };
 }
 
+/**
+ * Whether the store has an entry, asking the file system once per shard
+ * directory that does not exist (a fresh clone's cache has none: thousands
+ * of failed lookups otherwise).
+ */
+function _entryProbe(store: Store): (key: string) => boolean {
+  const shards = new Map<string, boolean>();
+  return (key) => {
+    const shard = dirname(store.entryPath(key));
+    let there = shards.get(shard);
+    if (there === undefined) shards.set(shard, there = existsSync(shard));
+    return there && store.hasEntry(key);
+  };
+}
+
 /** A node's state here without the bundles (see {@linkcode depHolds}). */
 function _stateNow(
   exp: Experiment,
   keys: ReturnType<typeof computeKeys>,
-  store: Store,
+  has: (key: string) => boolean,
   importedKeys: () => Set<string>,
   index: number,
 ): string | undefined {
@@ -652,7 +667,7 @@ function _stateNow(
   if (node.skipped) return `skipped: ${node.skipped}`;
   const k = keys[index]!;
   if (!k.cacheable) return `uncacheable: ${k.reason}`;
-  if (!store.hasEntry(k.key)) return `absent ${k.key}`;
+  if (!has(k.key)) return `absent ${k.key}`;
   return `${importedKeys().has(k.key) ? "imported" : "ok"} ${k.key}`;
 }
 
@@ -686,9 +701,10 @@ async function _servedFromShipped(
     return null;
   }
   const store = new Store(ctx.cache);
+  const has = _entryProbe(store);
   let marks: Set<string> | undefined;
   const state = (i: number) =>
-    _stateNow(exp, keys, store, () => marks ??= store.importedKeys(), i);
+    _stateNow(exp, keys, has, () => marks ??= store.importedKeys(), i);
   const tables: Table[] = [];
   for (const [j, spec] of exp.tables.entries()) {
     const t = entry.tables[j]!;
@@ -730,7 +746,7 @@ function _record(
   const store = new Store(ctx.cache);
   const marks = store.importedKeys();
   const state = (i: number): string =>
-    _stateNow(exp, keys, store, () => marks, i)!;
+    _stateNow(exp, keys, (k) => store.hasEntry(k), () => marks, i)!;
   const base = _tableMemoBase(exp, file) ?? {};
   const read = new Set<number>();
   const warnings = resultWarnings(exp, (n) => {
