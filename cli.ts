@@ -49,7 +49,6 @@ import {
   cacheVerifyCommand,
   type CommandContext,
   consoleOutput,
-  importResultsBundle,
   type Output,
   planCommand,
   pluginSummary,
@@ -670,7 +669,7 @@ function _addTableCommands(program: Command, { ctxOf, setCode }: _Env): void {
     )
     .option(
       "--memo-out <file>",
-      "also write the table comparisons these tables used (remembered by their inputs' keys) to this gzip JSON file, to ship beside a results bundle as X.memo.json.gz next to X.esb.gz",
+      "also write the table comparisons these tables used (remembered by their inputs' keys) to this gzip JSON file, to ship beside a results bundle as X.memo.json.gz next to X.esb.gz; with --import, the tables are built in a fresh cache holding only those bundles and also written to X.tables.json.gz, which tables then prints without importing while every key matches",
     )
     .addOption(_setOption())
     .addHelpText(
@@ -684,11 +683,11 @@ function _addTableCommands(program: Command, { ctxOf, setCode }: _Env): void {
           "--set changes one experiment file: name it (./envsmith tables experiments/FILE.yaml --set PATH=VALUE)",
         );
       }
-      for (const b of o.import ?? []) await importResultsBundle(ctx, b);
       files ??= [];
       setCode(
         await tablesCommand(ctx, files, {
           experimentsDir: EXPERIMENTS_DIR,
+          imports: o.import ?? [],
           ...(o.out ? { out: o.out } : {}),
           ...(o.wide ? { wide: true } : {}),
           ...(o.memoOut ? { memoOut: o.memoOut } : {}),

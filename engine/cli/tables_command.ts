@@ -5,7 +5,7 @@
  * @module
  */
 import { existsSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { cacheImportCommand } from "./cache_commands.ts";
 import { fetchBundle, isBundleUrl } from "./bundle_url.ts";
 import { type CommandContext, load, resumeCommand } from "./commands.ts";
@@ -33,7 +33,22 @@ import {
   statisticsCodeDigest,
   writeMemoFile,
 } from "../tables/comparison_memo.ts";
-import { experimentWarningLines } from "../tables/result_warnings.ts";
+import {
+  experimentWarningLines,
+  formatWarning,
+  resultWarnings,
+} from "../tables/result_warnings.ts";
+import {
+  bundleIdentities,
+  firstMoved,
+  readShippedTables,
+  SHIPPED_TABLES_FORMAT,
+  type ShippedDep,
+  type ShippedFile,
+  type ShippedTables,
+  shippedTablesFileOf,
+  writeShippedTables,
+} from "../tables/shipped_tables.ts";
 
 /**
  * Imports a results bundle into the cache before tables or a report are
@@ -174,7 +189,13 @@ async function _buildTablesOf(
   /** Whether whole tables may be served from the cache's table memo (not when the comparisons used are collected). */
   tableMemo = true,
 ): Promise<
-  { exp: Experiment; keys: ReturnType<typeof computeKeys>; tables: Table[] }
+  {
+    exp: Experiment;
+    keys: ReturnType<typeof computeKeys>;
+    tables: Table[];
+    /** Per table, the node indices it read. */
+    reads: number[][];
+  }
 > {
   const exp = await load(ctx, file);
   const store = new Store(ctx.cache);
@@ -253,6 +274,7 @@ async function _buildTablesOf(
       ? "missing"
       : "corrupt"; // never matches a state: built again next time
   const base = tableMemo ? _tableMemoBase(exp, file) : null;
+  const reads: number[][] = [];
   const tables = exp.tables.map((spec) => {
     const mkey = base === null ? null : hashJson({ ...base, spec });
     const hit = mkey === null ? undefined : tablesMemo.get(mkey) as
@@ -263,13 +285,17 @@ async function _buildTablesOf(
       hit.deps.every(([i, st]) =>
         exp.nodes[i] !== undefined && stateOf(i) === st
       )
-    ) return hit.table;
+    ) {
+      reads.push(hit.deps.map(([i]) => i));
+      return hit.table;
+    }
     const read = new Set<number>();
     const recording: Lookup = (node) => {
       read.add(node.index);
       return lookup(node);
     };
     const table = _buildOne(spec, recording);
+    reads.push([...read].sort((a, b) => a - b));
     if (mkey !== null) {
       const deps = [...read].sort((a, b) => a - b).map((
         i,
@@ -278,7 +304,7 @@ async function _buildTablesOf(
     }
     return table;
   });
-  return { exp, keys, tables };
+  return { exp, keys, tables, reads };
 
   function _buildOne(
     spec: Experiment["tables"][number],
@@ -352,10 +378,66 @@ export async function tablesCommand(
     /**
      * Also write every comparison these tables used to this file (gzip
      * JSON), to ship beside a results bundle (`X.memo.json.gz` beside
-     * `X.esb.gz`).
+     * `X.esb.gz`). With `imports`, the tables are built in a fresh
+     * temporary cache holding only those bundles (what a fresh clone
+     * prints), and their outputs go to the shipped tables memo
+     * ({@linkcode shippedTablesFileOf} of this path).
      */
     memoOut?: string;
+    /**
+     * Results bundles to import first (`--import`). When the shipped
+     * tables memo beside the first matches them (same bytes) and every key
+     * a file's tables read, that file is printed from it without importing;
+     * otherwise the bundles are imported (once) and the tables built.
+     */
+    imports?: readonly string[];
   },
+): Promise<number> {
+  const imports = options.imports ?? [];
+  if (options.memoOut !== undefined && imports.length > 0) {
+    return await _withFreshCache(
+      ctx,
+      (fresh) =>
+        _tablesCommand(
+          fresh,
+          files,
+          options,
+          imports,
+          cacheComparisonMemo(new Store(ctx.cache)),
+        ),
+    );
+  }
+  return await _tablesCommand(ctx, files, options, imports);
+}
+
+/** Runs `f` with a context whose cache is a new temporary directory, removed afterwards. */
+async function _withFreshCache<T>(
+  ctx: CommandContext,
+  f: (fresh: CommandContext) => Promise<T>,
+): Promise<T> {
+  const store = new Store(ctx.cache);
+  const dir = store.tmpPath("memo-out-cache");
+  Deno.mkdirSync(dir, { recursive: true });
+  ctx.output.err(
+    `building the tables in a fresh cache holding only the imported bundles (what a fresh clone prints), for the shipped tables memo…`,
+  );
+  try {
+    return await f({ ...ctx, cache: dir });
+  } finally {
+    try {
+      Deno.removeSync(dir, { recursive: true });
+    } catch { /* left in tmp/, which gc clears */ }
+  }
+}
+
+/** {@linkcode tablesCommand} after the choice of cache. */
+// Long by design: the per-file loop with its skip rules, the shipped memo and the outputs, in output order.
+async function _tablesCommand(
+  ctx: CommandContext,
+  files: readonly string[],
+  options: Parameters<typeof tablesCommand>[2],
+  imports: readonly string[],
+  comparisons?: DirComparisonMemo,
 ): Promise<number> {
   const dir = options.experimentsDir;
   const list = files.length > 0
@@ -371,7 +453,25 @@ export async function tablesCommand(
     );
   }
   const out = options.out ?? DEFAULT_TABLES_DIR;
-  const memo = cacheComparisonMemo(new Store(ctx.cache));
+  const memo = comparisons ?? cacheComparisonMemo(new Store(ctx.cache));
+  const writing = options.memoOut !== undefined && imports.length > 0;
+  const shipped = writing ? null : _shippedTables(ctx, imports);
+  const recorded: Record<string, ShippedFile> = {};
+  let imported = false, served = 0;
+  const importAll = async () => {
+    if (imported) return;
+    imported = true;
+    for (const b of imports) await importResultsBundle(ctx, b);
+  };
+  if (shipped === null && !writing) await importAll();
+  else if (shipped !== null) {
+    // a few seconds for many experiments: said before it starts
+    ctx.output.err(
+      `printing the tables from ${shipped.path}: checking the keys of ${list.length} experiment file${
+        list.length > 1 ? "s" : ""
+      } against it (the bundles are imported only if one moved)…`,
+    );
+  }
   let incomplete = false;
   let count = 0;
   for (const file of list) {
@@ -379,13 +479,33 @@ export async function tablesCommand(
     // here (say, it needs an environment this machine lacks) is skipped with
     // its reason; named, it is refused like any other command would.
     let tables: Table[], exp: Experiment, keys: ReturnType<typeof computeKeys>;
+    let warnings: string[] | undefined;
     try {
-      ({ tables, exp, keys } = await _buildTablesOf(
-        ctx,
-        file,
-        memo,
-        options.memoOut === undefined,
-      ));
+      const fromMemo = shipped === null || imported
+        ? null
+        : await _servedFromShipped(ctx, file, shipped.memo, shipped.path);
+      if (fromMemo !== null) {
+        ({ tables, exp, keys, warnings } = fromMemo);
+        served += tables.length;
+      } else {
+        if (writing) {
+          // the bundles first, then the tables of a fresh clone
+          await importAll();
+        } else if (shipped !== null && !imported) {
+          await importAll();
+        }
+        let reads: number[][];
+        ({ tables, exp, keys, reads } = await _buildTablesOf(
+          ctx,
+          file,
+          memo,
+          options.memoOut === undefined,
+        ));
+        if (writing) {
+          recorded[file] = _record(ctx, file, exp, keys, tables, reads);
+          warnings = recorded[file]!.warnings;
+        }
+      }
     } catch (e) {
       if (files.length > 0 || !(e instanceof UnkeyableExperimentError)) throw e;
       ctx.output.err(`skipped ${file}: ${e.message}`);
@@ -417,7 +537,10 @@ export async function tablesCommand(
       if (t.missing.length) incomplete = true;
     }
     if (tables.length > 0) {
-      for (const w of experimentWarningLines(exp, new Store(ctx.cache), keys)) {
+      for (
+        const w of warnings ??
+          experimentWarningLines(exp, new Store(ctx.cache), keys)
+      ) {
         ctx.output.out(w + "\n");
       }
     }
@@ -434,6 +557,31 @@ export async function tablesCommand(
       () => writeMemoFile(options.memoOut!, memo.used),
     );
     ctx.output.err(`wrote ${n} table comparisons to ${options.memoOut}`);
+  }
+  if (writing) {
+    const path = shippedTablesFileOf(options.memoOut!);
+    const n = onDisk(path, "write", () =>
+      writeShippedTables(path, {
+        format: SHIPPED_TABLES_FORMAT,
+        bundles: bundleIdentities(imports),
+        files: recorded,
+      }));
+    ctx.output.err(
+      `wrote ${n} tables of ${
+        Object.keys(recorded).length
+      } experiment files to ${path} (printed without importing ${
+        imports.join(" and ")
+      } while they match)`,
+    );
+  }
+  if (served > 0) {
+    ctx.output.err(
+      `${served} table${served > 1 ? "s" : ""} printed from ${
+        shipped!.path
+      } without importing ${imports.join(" and ")}${
+        imported ? " (the rest after importing them)" : ""
+      }`,
+    );
   }
   return incomplete ? 1 : 0;
 }
@@ -453,4 +601,179 @@ function _writeOut(dir: string, name: string, text: string): void {
         ? "Free some space, or write the tables elsewhere with --out DIR."
         : "Write the tables elsewhere with --out DIR.",
   );
+}
+
+/** The shipped tables memo beside the first import when it was built from these bundles (same bytes), else null (and one line why, when there is one). */
+function _shippedTables(
+  ctx: CommandContext,
+  imports: readonly string[],
+): { path: string; memo: ShippedTables } | null {
+  if (imports.length === 0 || imports.some((b) => isBundleUrl(b))) return null;
+  const path = shippedTablesFileOf(imports[0]!);
+  if (!existsSync(path)) return null;
+  let memo: ShippedTables;
+  try {
+    memo = readShippedTables(path);
+  } catch (e) {
+    ctx.output.err(`warning: ${(e as Error).message}; importing the bundles`);
+    return null;
+  }
+  let now: { name: string; sha256: string }[];
+  try {
+    now = bundleIdentities(imports.filter((b) => existsSync(b)));
+  } catch {
+    return null;
+  }
+  const same = now.length === memo.bundles.length &&
+    now.every((b, i) =>
+      b.name === memo.bundles[i]!.name && b.sha256 === memo.bundles[i]!.sha256
+    );
+  if (!same) {
+    ctx.output.err(
+      `${path} was built from other bundles than ${
+        imports.join(" and ")
+      } (sha256 differs): importing them`,
+    );
+    return null;
+  }
+  return { path, memo };
+}
+
+/**
+ * Whether the store has an entry, asking the file system once per shard
+ * directory that does not exist (a fresh clone's cache has none: thousands
+ * of failed lookups otherwise).
+ */
+function _entryProbe(store: Store): (key: string) => boolean {
+  const shards = new Map<string, boolean>();
+  return (key) => {
+    const shard = dirname(store.entryPath(key));
+    let there = shards.get(shard);
+    if (there === undefined) shards.set(shard, there = existsSync(shard));
+    return there && store.hasEntry(key);
+  };
+}
+
+/** A node's state here without the bundles (see {@linkcode depHolds}). */
+function _stateNow(
+  exp: Experiment,
+  keys: ReturnType<typeof computeKeys>,
+  has: (key: string) => boolean,
+  importedKeys: () => Set<string>,
+  index: number,
+): string | undefined {
+  const node = exp.nodes[index];
+  if (node === undefined) return undefined;
+  if (node.skipped) return `skipped: ${node.skipped}`;
+  const k = keys[index]!;
+  if (!k.cacheable) return `uncacheable: ${k.reason}`;
+  if (!has(k.key)) return `absent ${k.key}`;
+  return `${importedKeys().has(k.key) ? "imported" : "ok"} ${k.key}`;
+}
+
+/** The tables and warnings of `file` from the shipped memo when every table and every dep matches; else null, with one line why. */
+async function _servedFromShipped(
+  ctx: CommandContext,
+  file: string,
+  memo: ShippedTables,
+  path: string,
+): Promise<
+  {
+    exp: Experiment;
+    keys: ReturnType<typeof computeKeys>;
+    tables: Table[];
+    warnings: string[];
+  } | null
+> {
+  // Keyed first: a file that cannot be keyed here is skipped either way.
+  const exp = await load(ctx, file);
+  const keys = _keysOf(exp);
+  const entry = memo.files[file];
+  if (entry === undefined) {
+    ctx.output.err(`${path} has no tables of ${file}: importing the bundles`);
+    return null;
+  }
+  const base = _tableMemoBase(exp, file);
+  if (base === null || entry.tables.length !== exp.tables.length) {
+    ctx.output.err(
+      `${path} does not hold ${file}'s tables as they are now: importing the bundles`,
+    );
+    return null;
+  }
+  const store = new Store(ctx.cache);
+  const has = _entryProbe(store);
+  let marks: Set<string> | undefined;
+  const state = (i: number) =>
+    _stateNow(exp, keys, has, () => marks ??= store.importedKeys(), i);
+  const tables: Table[] = [];
+  for (const [j, spec] of exp.tables.entries()) {
+    const t = entry.tables[j]!;
+    if (t.key !== hashJson({ ...base, spec })) {
+      ctx.output.err(
+        `${path}: table ${spec.name} of ${file} changed (its spec, the file or the tables code): importing the bundles`,
+      );
+      return null;
+    }
+    const moved = firstMoved(t.deps, state);
+    if (moved !== -1) {
+      ctx.output.err(
+        `${path}: table ${spec.name} of ${file} read ${
+          exp.nodes[moved]?.id ?? `node ${moved}`
+        }, whose key or state moved since: importing the bundles`,
+      );
+      return null;
+    }
+    tables.push(t.table);
+  }
+  if (firstMoved(entry.warningDeps, state) !== -1) {
+    ctx.output.err(
+      `${path}: the results ${file}'s warnings read moved: importing the bundles`,
+    );
+    return null;
+  }
+  return { exp, keys, tables, warnings: entry.warnings };
+}
+
+/** What the shipped memo holds of one file built in a fresh cache with the bundles. */
+function _record(
+  ctx: CommandContext,
+  file: string,
+  exp: Experiment,
+  keys: ReturnType<typeof computeKeys>,
+  tables: Table[],
+  reads: number[][],
+): ShippedFile {
+  const store = new Store(ctx.cache);
+  const marks = store.importedKeys();
+  const state = (i: number): string =>
+    _stateNow(exp, keys, (k) => store.hasEntry(k), () => marks, i)!;
+  const base = _tableMemoBase(exp, file) ?? {};
+  const read = new Set<number>();
+  const warnings = resultWarnings(exp, (n) => {
+    read.add(n.index);
+    const k = keys[n.index];
+    if (!k?.cacheable) return null;
+    try {
+      const e = store.readEntry(k.key);
+      return e
+        ? {
+          value: e.value,
+          ...(e.report !== undefined ? { report: e.report } : {}),
+        }
+        : null;
+    } catch {
+      return null;
+    }
+  }).map((w) => formatWarning(w));
+  const deps = (is: Iterable<number>): ShippedDep[] =>
+    [...is].sort((a, b) => a - b).map((i) => [i, state(i)]);
+  return {
+    tables: exp.tables.map((spec, j) => ({
+      key: hashJson({ ...base, spec }),
+      deps: deps(reads[j] ?? []),
+      table: tables[j]!,
+    })),
+    warnings,
+    warningDeps: deps(read),
+  };
 }

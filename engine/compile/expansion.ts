@@ -143,7 +143,7 @@ export function expandGraph(
     graph,
     baseSeed,
     axisByName: new Map(c.axes.map((a) => [a.name, a])),
-    projections: new Map(order.map((p) => [p.id, _projections(p, variants)])),
+    projections: _allProjections(order, variants),
     instances: new Map(order.map((p) => [p.id, new Map()])),
     building: new Set(),
   };
@@ -204,15 +204,36 @@ interface _Expansion {
 
 /** The distinct projections of `variants` onto the node's axes, by projection key. */
 function _projections(
-  p: PlainNode,
+  axes: readonly string[],
   variants: readonly Record<string, string>[],
 ): Map<string, Record<string, string>> {
   const out = new Map<string, Record<string, string>>();
   for (const vt of variants) {
     const proj: Record<string, string> = {};
-    for (const a of p.axes) proj[a] = vt[a]!;
-    const k = p.axes.map((a) => proj[a]).join("\u0000");
+    for (const a of axes) proj[a] = vt[a]!;
+    const k = axes.map((a) => proj[a]).join("\u0000");
     if (!out.has(k)) out.set(k, proj);
+  }
+  return out;
+}
+
+/**
+ * The projections of every plain node, computed once per distinct list of
+ * axes: a matrix of tens of thousands of variants over a hundred plain
+ * nodes (most sharing a few axis lists) is otherwise a pass over every
+ * variant per node. The maps are shared between nodes and only read.
+ */
+function _allProjections(
+  order: readonly PlainNode[],
+  variants: readonly Record<string, string>[],
+): Map<string, Map<string, Record<string, string>>> {
+  const byAxes = new Map<string, Map<string, Record<string, string>>>();
+  const out = new Map<string, Map<string, Record<string, string>>>();
+  for (const p of order) {
+    const sig = p.axes.join("\u0000");
+    let m = byAxes.get(sig);
+    if (!m) byAxes.set(sig, m = _projections(p.axes, variants));
+    out.set(p.id, m);
   }
   return out;
 }
