@@ -2,6 +2,8 @@ import assert from "node:assert/strict";
 import { parse } from "yaml";
 import { compileExperiment } from "@envsmith/engine/compile";
 import { computeKeys } from "@envsmith/engine/cache";
+import { canonicalJson } from "@envsmith/engine/hash";
+import type { Json } from "@envsmith/engine";
 import { allKinds } from "../mod.ts";
 import type { DrBox } from "../mapf/box.ts";
 import { initCheckpoint } from "../policy/checkpoint.ts";
@@ -13,7 +15,7 @@ interface Row {
   name: string;
   start: unknown;
   engineer: Record<string, unknown>;
-  train: { envs: unknown; sampler: SamplerParams | null };
+  train: { envs: unknown; last_envs: unknown; sampler: SamplerParams | null };
 }
 
 function paper() {
@@ -39,8 +41,8 @@ Deno.test("paper.yaml: dr, plr and accel are train's per-batch samplers; the per
     const r = rows.get(n)!;
     assert.equal(r.train.sampler?.name, n, n);
     assert.equal(r.train.envs, null, `${n}: levels come from the sampler`);
-    // the reference's defaults: nothing overridden but the name
-    assert.deepEqual(Object.keys(r.train.sampler!), ["name"], n);
+    // tuned: the sampler's own parameters, never the levels' source
+    assert.equal(r.train.last_envs, null, n);
     // the redesign keeps the configuration: it does not choose the levels
     assert.equal(r.engineer.name, "fixed", n);
     assert.deepEqual(r.start, { preset: "easy" }, n);
@@ -90,9 +92,10 @@ Deno.test("paper.yaml's plr row re-ranks its buffer once per batch: N batches, N
     maxSamples: 4000,
     onBatch: (_, b) => order.push(b),
   });
-  assert.equal(s.options.replayProb, 0.8);
+  // tuned in tuning.yaml; the staleness is the reference's
+  assert.equal(s.options.replayProb, 0.58);
   assert.equal(s.options.staleness, 0.3);
-  assert.equal(s.options.temperature, 0.3);
+  assert.equal(s.options.temperature, 0.35);
   assert.equal(r.batches, order.length);
   assert.ok(r.batches >= 10, `${r.batches} batches`);
   assert.equal(s.counts.reranks, r.batches);
@@ -104,7 +107,7 @@ Deno.test("paper.yaml's accel row edits after every replay batch: M replay batch
   const { rows } = paper();
   const o = samplerOptions(rows.get("accel")!.train.sampler!, 4);
   const s = new LevelSampler({ ...o, batch: 8, buffer: 32, box: SMALL_BOX });
-  assert.equal(s.options.edits, 5, "the reference's 5 edits per child");
+  assert.equal(s.options.edits, 4, "4 edits per child, tuned in tuning.yaml");
   const ck = initCheckpoint({ seed: 4, hidden: [16, 16] });
   const order: Batch[] = [];
   trainWithSampler(ck, s, {
@@ -123,21 +126,79 @@ Deno.test("paper.yaml's accel row edits after every replay batch: M replay batch
   });
 });
 
-Deno.test("paper.yaml's rules row and ablate-context.yaml's full row are the same runs (same keys)", () => {
+function compiled(file: string) {
+  const path = new URL(file, import.meta.url).pathname;
+  return compileExperiment(path, Deno.readTextFileSync(path), {
+    kinds: allKinds,
+  });
+}
+
+Deno.test("paper.yaml's rules-default row and ablate-context.yaml's full row are the same runs (same keys)", () => {
   const key = (file: string, id: string) => {
-    const path = new URL(file, import.meta.url).pathname;
-    const exp = compileExperiment(path, Deno.readTextFileSync(path), {
-      kinds: allKinds,
-    });
+    const exp = compiled(file);
     return computeKeys(exp)[exp.byId.get(id)!]!.key;
   };
   assert.equal(
-    key("./paper.yaml", "score[method=rules,seed=3]"),
+    key("./paper.yaml", "score[method=rules-default,seed=3]"),
     key("./ablate-context.yaml", "score[variant=full,seed=3]"),
   );
-  // and shaping.yaml's outcome rows train the paper's policies
-  assert.equal(
-    key("./paper.yaml", "last[method=plr,seed=3]"),
-    key("./shaping.yaml", "last[reward=outcome,method=plr,seed=3]"),
+  assert.notEqual(
+    key("./paper.yaml", "score[method=rules,seed=3]"),
+    key("./ablate-context.yaml", "score[variant=full,seed=3]"),
+    "the tuned rules row is its own run",
   );
+  // and shaping.yaml's outcome rows train the paper's policies
+  for (const m of ["rules", "plr", "accel-stage", "probe-base"]) {
+    assert.equal(
+      key("./paper.yaml", `last[method=${m},seed=3]`),
+      key("./shaping.yaml", `last[reward=outcome,method=${m},seed=3]`),
+      m,
+    );
+  }
+});
+
+/** What a row's first stage was tuned on: its engineer, or its sampler. */
+function tunedChoice(n: { plain: string; literal: unknown }): string | null {
+  const lit = n.literal as Record<string, unknown>;
+  if (n.plain === "curriculum.0.config") {
+    return canonicalJson(lit.engineer as Json);
+  }
+  if (n.plain === "curriculum.0.policy") {
+    return canonicalJson(lit.sampler as Json);
+  }
+  return null;
+}
+
+Deno.test("paper.yaml runs every tuned engineer at tuning.yaml's defaults or at one of its 8 points", () => {
+  // every engineer and sampler tuning.yaml tried, by row (defaults and -lhs)
+  const tried = new Map<string, Set<string>>();
+  for (const n of compiled("./tuning.yaml").nodes) {
+    const method = n.variant.method?.replace(/-lhs$/, "");
+    const c = tunedChoice(n);
+    if (!method || c === null || n.variant.seed !== "1") continue;
+    if (!tried.has(method)) tried.set(method, new Set());
+    tried.get(method)!.add(`${n.plain} ${c}`);
+  }
+  assert.equal(tried.size, 9);
+  for (const [m, points] of tried) {
+    // 9 choices (defaults + 8) for each of engineer and sampler
+    assert.ok(points.size >= 9 && points.size <= 18, `${m}: ${points.size}`);
+  }
+  let checked = 0;
+  for (const n of compiled("./paper.yaml").nodes) {
+    const m = n.variant.method;
+    const c = tunedChoice(n);
+    if (!m || c === null || n.variant.seed !== "1") continue;
+    // probe-base takes probe's values; it differs only in the policy probed
+    const asTuned = m === "probe-base"
+      ? c.replace('"name":"probe-base"', '"name":"probe"')
+        .replace('"policy":"$start"', '"policy":"$policy"')
+      : c;
+    const points = tried.get(m === "probe-base" ? "probe" : m);
+    if (!points) continue;
+    if (m === "rules-default") continue;
+    assert.ok(points.has(`${n.plain} ${asTuned}`), `${m}: ${n.plain} ${c}`);
+    checked++;
+  }
+  assert.equal(checked, 2 * 10, "10 tuned rows, engineer and sampler each");
 });
