@@ -6,6 +6,7 @@ import { cacheExportCommand } from "./cache_commands.ts";
 import { tablesCommand } from "./tables_command.ts";
 import { commandContext, tmpProject } from "../_test_util.ts";
 import { kinds } from "../testdata/kinds.ts";
+import type { NodeKind } from "../types.ts";
 import {
   depHolds,
   readShippedTables,
@@ -25,15 +26,15 @@ tables:
 `;
 
 /** A project whose results are exported as `results/r.esb.gz` with its memo written beside it. */
-async function shippedProject() {
+async function shippedProject(withKinds: readonly NodeKind[] = kinds) {
   const p = await tmpProject(YAML);
-  const ctx = commandContext(p.cache);
+  const ctx = commandContext(p.cache, { kinds: withKinds });
   assert.equal((await runCommand(ctx, p.file)).code, 0);
   Deno.mkdirSync(join(p.dir, "results"));
   const bundle = join(p.dir, "results", "r.esb.gz");
   assert.equal(await cacheExportCommand(ctx, bundle, {}), 0);
   const memoOut = join(p.dir, "results", "r.memo.json.gz");
-  const writer = commandContext(p.cache);
+  const writer = commandContext(p.cache, { kinds: withKinds });
   assert.equal(
     await tablesCommand(writer, [p.file], {
       out: join(p.dir, "w"),
@@ -100,6 +101,53 @@ Deno.test("shipped tables: a fresh cache prints the memo's tables without import
       Deno.readTextFileSync(join(p.dir, "t2", f)),
     );
   }
+});
+
+Deno.test("shipped tables: a result warning is printed from the memo as the import path prints it", async () => {
+  // test.add warns when its sum is above 11 (k = 2 and 3)
+  const add = kinds.find((k) => k.name === "test.add")!;
+  const warned: NodeKind[] = [
+    ...kinds.filter((k) => k !== add),
+    {
+      ...add,
+      warning: ({ value }) => {
+        const sum = (value as { sum: number }).sum;
+        return sum > 11
+          ? {
+            summary: "the sum is large",
+            detail: `sum ${sum} > 11`,
+            advice: "use a smaller k",
+          }
+          : null;
+      },
+    },
+  ];
+  const { p, bundle } = await shippedProject(warned);
+  await using _ = p;
+  const print = async (cache: string, out: string) => {
+    const ctx = commandContext(join(p.dir, cache), { kinds: warned });
+    assert.equal(
+      await tablesCommand(ctx, [p.file], {
+        out: join(p.dir, out),
+        imports: [bundle],
+      }),
+      0,
+    );
+    return ctx.lines;
+  };
+  const fast = await print("fresh", "t1");
+  assert.match(
+    fast.join("\n"),
+    /printed from .*r\.tables\.json\.gz without importing/,
+  );
+  const warning = outLines(fast).filter((l) => l.includes("the sum is large"));
+  assert.equal(warning.length, 1, fast.join("\n"));
+  assert.match(warning[0]!, /2 of 3/);
+  assert.match(warning[0]!, /sum 12 > 11/);
+  Deno.renameSync(shippedTablesFileOf(bundle), join(p.dir, "memo.off"));
+  const full = await print("fresh2", "t2");
+  assert.match(full.join("\n"), /imported .*r\.esb\.gz into/);
+  assert.deepEqual(outLines(fast), outLines(full));
 });
 
 Deno.test("shipped tables: a key that moved is not served from the memo: the bundles are imported and the table says so", async () => {
