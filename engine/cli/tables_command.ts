@@ -33,11 +33,7 @@ import {
   statisticsCodeDigest,
   writeMemoFile,
 } from "../tables/comparison_memo.ts";
-import {
-  experimentWarningLines,
-  formatWarning,
-  resultWarnings,
-} from "../tables/result_warnings.ts";
+import { experimentWarningLines } from "../tables/result_warnings.ts";
 import {
   bundleIdentities,
   firstMoved,
@@ -749,22 +745,12 @@ function _record(
     _stateNow(exp, keys, (k) => store.hasEntry(k), () => marks, i)!;
   const base = _tableMemoBase(exp, file) ?? {};
   const read = new Set<number>();
-  const warnings = resultWarnings(exp, (n) => {
-    read.add(n.index);
-    const k = keys[n.index];
-    if (!k?.cacheable) return null;
-    try {
-      const e = store.readEntry(k.key);
-      return e
-        ? {
-          value: e.value,
-          ...(e.report !== undefined ? { report: e.report } : {}),
-        }
-        : null;
-    } catch {
-      return null;
-    }
-  }).map((w) => formatWarning(w));
+  const warnings = experimentWarningLines(
+    exp,
+    store,
+    keys,
+    (n) => read.add(n.index),
+  );
   const deps = (is: Iterable<number>): ShippedDep[] =>
     [...is].sort((a, b) => a - b).map((i) => [i, state(i)]);
   return {

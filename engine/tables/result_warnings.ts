@@ -94,14 +94,17 @@ export function formatWarning(w: GroupedWarning, listed = 3): string {
 
 /**
  * The warning lines of an experiment's results in `store` (its current
- * keys); entries that cannot be read are not checked.
+ * keys); entries that cannot be read are not checked. `onRead` hears of
+ * every node whose result was asked for (what the lines depend on).
  */
 export function experimentWarningLines(
   exp: Experiment,
   store: Store,
   keys: readonly NodeKey[] = computeKeys(exp),
+  onRead?: (node: GraphNode) => void,
 ): string[] {
   return resultWarnings(exp, (n) => {
+    onRead?.(n);
     const k = keys[n.index];
     if (!k?.cacheable) return null;
     try {
