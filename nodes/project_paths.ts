@@ -16,10 +16,10 @@ export const EXPERIMENT_EXTENSIONS: readonly string[] = [".yaml", ".yml"];
 export const SHIPPED_BUNDLE = "results/tables.esb.gz";
 
 /**
- * The second shipped bundle: experiments computed on newer code than
- * {@linkcode SHIPPED_BUNDLE}'s (the language-model experiments and the
- * per-size form), kept apart so a re-export of them does not copy the large
- * bundle into the history again. `./envsmith tables` and `report` import both.
+ * The second shipped bundle: the language-model experiments and the per-size
+ * form (`paper-lm`, `trainee-to-trainer`, `sizes`), kept apart so that a
+ * re-export of these small experiments does not copy the large bundle into
+ * the history again. `./envsmith tables` and `report` import both.
  */
 export const SHIPPED_EXTRA_BUNDLE = "results/extra.esb.gz";
 
