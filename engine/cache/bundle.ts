@@ -358,7 +358,10 @@ class _BundleSink {
       );
     }
     await this.#writer.ready;
-    await this.#writer.write(b as Uint8Array<ArrayBuffer>);
+    // A copy: the stream holds the chunk until the file takes it, and the
+    // caller reuses its buffer for the next one (a blob over one read chunk
+    // was written with its later bytes over its first ones).
+    await this.#writer.write(b.slice() as Uint8Array<ArrayBuffer>);
   }
   async close(): Promise<void> {
     await this.#writer.close();

@@ -60,3 +60,37 @@ Deno.test("a JSON-only bundle carries the blobs of the chosen nodes only (--blob
   assert.equal(selectBlobKeys(p.store, all).keys.size, 3);
   assert.ok(SELECTED_BLOB_BYTES >= 1 << 20);
 });
+
+Deno.test("a blob larger than one read chunk comes back byte for byte, from a plain and from a compact bundle", async () => {
+  const yaml = `experiment: big-blob
+seed: 1
+nodes:
+  roll: { kind: test.blob, with: { size: 3145851 } }
+`;
+  await using p = await tmpProject(yaml);
+  const exp = compile(p.file, yaml);
+  await runAll(exp, p.store);
+  const key = computeKeys(exp)[exp.byId.get("roll")!]!.key;
+  const ref = (p.store.readEntry(key)!.value as { blob: { $blob: string } })
+    .blob;
+  const want = p.store.readBlob(ref);
+  assert.equal(want.length, 3145851);
+  const ctx = {
+    kinds,
+    cache: p.cache,
+    output: { out: () => {}, err: () => {} },
+  };
+  for (const compact of [false, true]) {
+    const bundle = join(p.dir, compact ? "big.esb" : "big-plain.esb");
+    assert.equal(
+      await cacheExportCommand(ctx, bundle, {
+        experiments: [p.file],
+        ...(compact ? { compact: true } : {}),
+      }),
+      0,
+    );
+    const other = new Store(join(p.dir, compact ? "c" : "plain"));
+    await importBundle(other, bundle);
+    assert.deepEqual(other.readBlob(ref), want, `compact: ${compact}`);
+  }
+});
