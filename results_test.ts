@@ -25,6 +25,8 @@ const SHIPPED_EXPERIMENTS: Record<string, string[]> = {
   [memoFileOf(_path(SHIPPED_BUNDLE))]: [
     "ablate-context",
     "paper",
+    "shaping",
+    "robustness",
     "tuning",
     "quick",
     "smoke",
