@@ -50,9 +50,10 @@ function comparedTables(names: string[]): number {
 }
 
 Deno.test("every shipped bundle has its memo, computed by this tree's statistics code, with every compared table of its experiments", () => {
-  const present = SHIPPED_BUNDLES.map((b) => memoFileOf(_path(b)));
-  for (const file of present) {
+  for (const file of SHIPPED_BUNDLES.map((b) => memoFileOf(_path(b)))) {
     assert.ok(existsSync(file), `${file} is missing (docs/results.md)`);
+    const shipped = SHIPPED_EXPERIMENTS[file];
+    assert.ok(shipped, `${file}: list the experiments its bundle ships above`);
     const { code, comparisons } = readMemoFile(file);
     assert.equal(
       code,
@@ -61,7 +62,7 @@ Deno.test("every shipped bundle has its memo, computed by this tree's statistics
     );
     // every compared table of the experiments in the bundle has its comparison
     // (more when the same memo holds the other bundle's)
-    const wanted = comparedTables(SHIPPED_EXPERIMENTS[file] ?? []);
+    const wanted = comparedTables(shipped);
     assert.ok(
       comparisons.size >= wanted,
       `${file} holds ${comparisons.size} comparisons, the experiments it ships declare ${wanted} compared tables: write it again (docs/results.md)`,

@@ -74,7 +74,7 @@ Deno.test("paper.yaml: dr, plr and accel are train's per-batch samplers; the per
   assert.equal(each.sampler, "$matrix.method.train.sampler");
   assert.equal(doc.nodes.last.with.samples, 250000);
   assert.equal(doc.nodes.last.with.sampler, "$matrix.method.train.sampler");
-  // 10 paired seeds (docs/results.md says why not 20)
+  // 10 paired seeds (the file's description says why not 20)
   assert.deepEqual(
     doc.matrix.seed,
     Array.from({ length: 10 }, (_, i) => i + 1),

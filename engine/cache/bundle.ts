@@ -350,6 +350,7 @@ class _BundleSink {
     }
     this.#done.catch(() => {});
   }
+  /** Queues `b`; the caller may reuse `b`'s buffer once this resolves. */
   async write(b: Uint8Array): Promise<void> {
     this.written += b.length;
     if (this.written > this.#max) {
