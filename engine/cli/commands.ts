@@ -173,6 +173,11 @@ export interface CommandContext {
    * command loads (typed and validated as YAML; recorded in run manifests).
    */
   readonly overrides?: readonly string[];
+  /**
+   * The program's root directory, whose source the shipped tables memo
+   * digests (see `key_inputs.ts`). @default the directory of `Deno.mainModule`
+   */
+  readonly programRoot?: string;
 }
 
 /**

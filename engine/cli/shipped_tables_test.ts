@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { runCommand } from "./commands.ts";
 import { cacheExportCommand } from "./cache_commands.ts";
 import { tablesCommand } from "./tables_command.ts";
@@ -239,4 +240,83 @@ Deno.test("depHolds: an absent key matches the bundle's record of it only when t
   assert.equal(depHolds("imported abc", "ok abc"), false);
   assert.equal(depHolds("absent abc", "imported abc"), false);
   assert.equal(depHolds("skipped: X not set", "skipped: X not set"), true);
+});
+
+Deno.test("shipped tables: with its inputs recorded, a file is served by its recorded keys without compiling, and compiled again when an input it read differs", async () => {
+  const root = fileURLToPath(new URL("../", import.meta.url));
+  const add = kinds.find((k) => k.name === "test.add")!;
+  let fingerprints = 0;
+  const counted: NodeKind[] = [
+    ...kinds.filter((k) => k !== add),
+    {
+      ...add,
+      fingerprint: () => {
+        fingerprints++;
+        return Deno.env.get("ENVSMITH_TEST_KEY_INPUT") ?? null;
+      },
+    },
+  ];
+  Deno.env.delete("ENVSMITH_TEST_KEY_INPUT");
+  const p = await tmpProject(YAML);
+  await using _ = p;
+  const ctx = {
+    ...commandContext(p.cache, { kinds: counted }),
+    programRoot: root,
+  };
+  assert.equal((await runCommand(ctx, p.file)).code, 0);
+  const bundle = join(p.dir, "r.esb.gz");
+  assert.equal(await cacheExportCommand(ctx, bundle, {}), 0);
+  const writer = {
+    ...commandContext(p.cache, { kinds: counted }),
+    programRoot: root,
+  };
+  await tablesCommand(writer, [p.file], {
+    out: join(p.dir, "w"),
+    memoOut: join(p.dir, "r.memo.json.gz"),
+    imports: [bundle],
+  });
+  const inputs = Object.values(
+    readShippedTables(shippedTablesFileOf(bundle)).files,
+  )[0]!.inputs!;
+  assert.ok(inputs !== undefined, "inputs recorded");
+  assert.deepEqual(inputs.env.ENVSMITH_TEST_KEY_INPUT, null);
+
+  const print = async (cache: string) => {
+    const c = {
+      ...commandContext(join(p.dir, cache), { kinds: counted }),
+      programRoot: root,
+    };
+    const before = fingerprints;
+    const code = await tablesCommand(c, [p.file], {
+      out: join(p.dir, cache + "-t"),
+      imports: [bundle],
+    });
+    return { code, text: c.lines.join("\n"), compiled: fingerprints > before };
+  };
+  const fast = await print("fresh");
+  assert.equal(fast.code, 0);
+  assert.equal(fast.compiled, false, "served without keying the file");
+  assert.match(fast.text, /1 table printed from .* without importing/);
+  assert.match(fast.text, /\| 2 \| 12\.000 \|/);
+
+  // the variable the keys read is now set: compiled, the keys moved, imported
+  Deno.env.set("ENVSMITH_TEST_KEY_INPUT", "another model");
+  try {
+    const moved = await print("fresh2");
+    assert.equal(moved.compiled, true);
+    assert.match(
+      moved.text,
+      /whose key or state moved since: importing the bundles/,
+    );
+    assert.equal(moved.code, 1);
+  } finally {
+    Deno.env.delete("ENVSMITH_TEST_KEY_INPUT");
+  }
+
+  // another text (a comment): compiled again, the same keys, served
+  Deno.writeTextFileSync(p.file, "# a comment\n" + YAML);
+  const edited = await print("fresh3");
+  assert.equal(edited.compiled, true);
+  assert.equal(edited.code, 0);
+  assert.match(edited.text, /\| 2 \| 12\.000 \|/);
 });

@@ -5,13 +5,14 @@
  * @module
  */
 import { existsSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { dirname, join, relative } from "node:path";
+import { fileURLToPath as fromFileUrl } from "node:url";
 import { cacheImportCommand } from "./cache_commands.ts";
 import { fetchBundle, isBundleUrl } from "./bundle_url.ts";
 import { type CommandContext, load, resumeCommand } from "./commands.ts";
 import { CorruptEntryError, UserError } from "../errors.ts";
 import { computeKeys } from "../cache/keys.ts";
-import { codeDigest } from "../cache/digest.ts";
+import { clearDigestCache, codeDigest } from "../cache/digest.ts";
 import { hashJson, sha256Hex } from "../canonical.ts";
 import type { Experiment } from "../compile/experiment.ts";
 import { onDisk } from "../fs_errors.ts";
@@ -34,6 +35,11 @@ import {
   writeMemoFile,
 } from "../tables/comparison_memo.ts";
 import { experimentWarningLines } from "../tables/result_warnings.ts";
+import {
+  type KeyInputs,
+  keyInputsHold,
+  recordKeyInputs,
+} from "../tables/key_inputs.ts";
 import {
   bundleIdentities,
   firstMoved,
@@ -474,14 +480,16 @@ async function _tablesCommand(
     // Without files, every experiment with tables: one that cannot be keyed
     // here (say, it needs an environment this machine lacks) is skipped with
     // its reason; named, it is refused like any other command would.
-    let tables: Table[], exp: Experiment, keys: ReturnType<typeof computeKeys>;
+    let tables: Table[];
+    let exp: Experiment | undefined;
+    let keys: ReturnType<typeof computeKeys> | undefined;
     let warnings: string[] | undefined;
     try {
       const fromMemo = shipped === null || imported
         ? null
         : await _servedFromShipped(ctx, file, shipped.memo, shipped.path);
       if (fromMemo !== null) {
-        ({ tables, exp, keys, warnings } = fromMemo);
+        ({ tables, warnings } = fromMemo);
         served += tables.length;
       } else {
         if (writing) {
@@ -490,6 +498,7 @@ async function _tablesCommand(
         } else if (shipped !== null && !imported) {
           await importAll();
         }
+        const inputs = writing ? await _recordInputs(ctx, file) : null;
         let reads: number[][];
         ({ tables, exp, keys, reads } = await _buildTablesOf(
           ctx,
@@ -498,7 +507,10 @@ async function _tablesCommand(
           options.memoOut === undefined,
         ));
         if (writing) {
-          recorded[file] = _record(ctx, file, exp, keys, tables, reads);
+          recorded[file] = {
+            ..._record(ctx, file, exp, keys, tables, reads),
+            ...(inputs !== null ? { inputs } : {}),
+          };
           warnings = recorded[file]!.warnings;
         }
       }
@@ -535,7 +547,7 @@ async function _tablesCommand(
     if (tables.length > 0) {
       for (
         const w of warnings ??
-          experimentWarningLines(exp, new Store(ctx.cache), keys)
+          experimentWarningLines(exp!, new Store(ctx.cache), keys!)
       ) {
         ctx.output.out(w + "\n");
       }
@@ -673,18 +685,17 @@ async function _servedFromShipped(
   file: string,
   memo: ShippedTables,
   path: string,
-): Promise<
-  {
-    exp: Experiment;
-    keys: ReturnType<typeof computeKeys>;
-    tables: Table[];
-    warnings: string[];
-  } | null
-> {
+): Promise<{ tables: Table[]; warnings: string[] } | null> {
+  const entry = memo.files[file];
+  const same = entry?.inputs !== undefined &&
+    _keyInputsHere(ctx, file, entry.inputs);
+  if (same) {
+    const served = _servedByRecordedKeys(ctx, file, entry, path);
+    if (served !== null) return served;
+  }
   // Keyed first: a file that cannot be keyed here is skipped either way.
   const exp = await load(ctx, file);
   const keys = _keysOf(exp);
-  const entry = memo.files[file];
   if (entry === undefined) {
     ctx.output.err(`${path} has no tables of ${file}: importing the bundles`);
     return null;
@@ -727,7 +738,116 @@ async function _servedFromShipped(
     );
     return null;
   }
-  return { exp, keys, tables, warnings: entry.warnings };
+  return { tables, warnings: entry.warnings };
+}
+
+/** The options a file is loaded with that its keys depend on: overrides, limits and the registered kinds (name and module, relative to the program root). */
+function _loadOptions(ctx: CommandContext, root: string): string | null {
+  const kinds: [string, string][] = [];
+  for (const k of ctx.kinds) {
+    if (!k.module.startsWith("file:")) return null;
+    const rel = relative(root, fromFileUrl(k.module)).replaceAll("\\", "/");
+    if (rel.startsWith("..")) return null;
+    kinds.push([k.name, rel]);
+  }
+  kinds.sort((a, b) => a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0);
+  return JSON.stringify({
+    overrides: ctx.overrides ?? [],
+    limits: ctx.limits ?? {},
+    kinds,
+  });
+}
+
+/** The program's root: the directory of the main module (`cli.ts`), or null when it is not a file. */
+function _programRoot(): string | null {
+  return Deno.mainModule.startsWith("file:")
+    ? dirname(fromFileUrl(Deno.mainModule))
+    : null;
+}
+
+/** Whether `file` would be compiled and keyed here exactly as when `inputs` were recorded. */
+function _keyInputsHere(
+  ctx: CommandContext,
+  file: string,
+  inputs: KeyInputs,
+): boolean {
+  const root = ctx.programRoot ?? _programRoot();
+  if (root === null || (ctx.plugins?.length ?? 0) > 0) return false;
+  const options = _loadOptions(ctx, root);
+  return options !== null && keyInputsHold(inputs, root, file, options);
+}
+
+/**
+ * Compiles and keys `file` (through `load`, which remembers it for the
+ * build that follows) while recording what the keys were computed from;
+ * null inputs when the record could not cover them (plugins, files read
+ * outside the program's source).
+ */
+async function _recordInputs(
+  ctx: CommandContext,
+  file: string,
+): Promise<KeyInputs | null> {
+  const root = ctx.programRoot ?? _programRoot();
+  const options = root === null ? null : _loadOptions(ctx, root);
+  if (root === null || options === null || (ctx.plugins?.length ?? 0) > 0) {
+    return null;
+  }
+  clearDigestCache(); // each file's record sees every read its keys make
+  const { value: exp, inputs } = await recordKeyInputs(
+    root,
+    file,
+    options,
+    async () => {
+      const exp = await load(ctx, file);
+      _keysOf(exp);
+      return exp;
+    },
+  );
+  return (exp.plugins?.modules.length ?? 0) > 0 ? null : inputs;
+}
+
+/**
+ * The tables and warnings of `file` from the memo by its recorded keys
+ * (its inputs hold, so compiling would give the same keys): each dep's
+ * state is read from the local cache by the key the memo recorded. Null,
+ * with one line why, when a dep moved.
+ */
+function _servedByRecordedKeys(
+  ctx: CommandContext,
+  file: string,
+  entry: ShippedFile,
+  path: string,
+): { tables: Table[]; warnings: string[] } | null {
+  const store = new Store(ctx.cache);
+  const has = _entryProbe(store);
+  let marks: Set<string> | undefined;
+  const recordedState = new Map<number, string>();
+  for (const t of entry.tables) {
+    for (const [i, st] of t.deps) recordedState.set(i, st);
+  }
+  for (const [i, st] of entry.warningDeps) recordedState.set(i, st);
+  const state = (i: number): string | undefined => {
+    const st = recordedState.get(i);
+    const m = st === undefined
+      ? null
+      : /^(?:imported|ok|absent) (.+)$/.exec(st);
+    if (m === null) return st;
+    const key = m[1]!;
+    if (!has(key)) return `absent ${key}`;
+    return `${
+      (marks ??= store.importedKeys()).has(key) ? "imported" : "ok"
+    } ${key}`;
+  };
+  for (const t of entry.tables) {
+    if (firstMoved(t.deps, state) !== -1) {
+      ctx.output.err(
+        `${path}: a table of ${file} read a node whose state moved since: importing the bundles`,
+      );
+      return null;
+    }
+  }
+  if (firstMoved(entry.warningDeps, state) !== -1) return null;
+  return { tables: entry.tables.map((t) => t.table), warnings: entry.warnings };
 }
 
 /** What the shipped memo holds of one file built in a fresh cache with the bundles. */

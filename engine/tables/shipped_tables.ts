@@ -17,6 +17,7 @@ import { basename } from "node:path";
 import { gunzipSync, gzipSync } from "node:zlib";
 import { memoJson, parseMemoJson } from "./comparison_memo.ts";
 import type { Table } from "./tables.ts";
+import type { KeyInputs } from "./key_inputs.ts";
 
 /** The format line of a shipped tables memo. */
 export const SHIPPED_TABLES_FORMAT = "envsmith-shipped-tables 1";
@@ -42,6 +43,12 @@ export interface ShippedFile {
   readonly warnings: string[];
   /** The nodes the warnings read and their states. */
   readonly warningDeps: ShippedDep[];
+  /**
+   * What its keys were computed from; when they hold, the recorded keys are
+   * today's and the file is not compiled again. Absent when its compile read
+   * something the record cannot cover.
+   */
+  readonly inputs?: KeyInputs;
 }
 
 /** A shipped tables memo. */
@@ -125,6 +132,7 @@ export function readShippedTables(path: string): ShippedTables {
     Object.values(x.files).every((f) =>
       Array.isArray(f?.tables) && Array.isArray(f.warnings) &&
       Array.isArray(f.warningDeps) &&
+      (f.inputs === undefined || _isKeyInputs(f.inputs)) &&
       f.tables.every((t) =>
         typeof t?.key === "string" && Array.isArray(t.deps) &&
         typeof t.table === "object" && t.table !== null
@@ -136,6 +144,17 @@ export function readShippedTables(path: string): ShippedTables {
     );
   }
   return x;
+}
+
+function _isKeyInputs(x: KeyInputs): boolean {
+  return typeof x?.text === "string" && typeof x.options === "string" &&
+    typeof x.tree === "string" && _isDigestMap(x.env) &&
+    _isDigestMap(x.files);
+}
+
+function _isDigestMap(x: unknown): boolean {
+  return typeof x === "object" && x !== null &&
+    Object.values(x).every((v) => v === null || typeof v === "string");
 }
 
 /**
