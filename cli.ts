@@ -597,7 +597,10 @@ function _addInspectCommands(
       for (const p of ctx.plugins ?? []) {
         ctx.output.out(`plugin ${p.module}: ${pluginSummary(p)}`);
       }
-      for (const line of engineerListing(ctx.engineers)) ctx.output.out(line);
+      const families = (ctx.families ?? projectFamilies()).names();
+      for (const line of engineerListing(ctx.engineers, families)) {
+        ctx.output.out(line);
+      }
       setCode(0);
     });
 
@@ -623,13 +626,20 @@ function _addInspectCommands(
  * `rules: a transparent rule-based curriculum ...` then `  name  description`
  * per parameter (required ones marked).
  */
-export function engineerListing(engineers: EngineerRegistry): string[] {
+export function engineerListing(
+  engineers: EngineerRegistry,
+  /** The registered families, named where an engineer supports any. */
+  families: readonly string[] = [],
+): string[] {
   const out: string[] = [];
+  const every = families.length === 0
+    ? "any"
+    : `any (registered: ${families.join(", ")})`;
   for (const e of engineers.list()) {
     const fams = engineerFamilies(e);
     out.push(
       `${e.name}: ${e.description} [families: ${
-        fams === "any" ? "any" : fams.join(", ")
+        fams === "any" ? every : fams.join(", ")
       }]`,
     );
     const required = new Set(requiredParams(e));

@@ -88,6 +88,12 @@ Deno.test("engineers: each engineer's families are listed", async () => {
   assert.equal(r.code, 0, r.err);
   assert.match(r.out, /^rules: .*\[families: mapf-frozenlake\]$/m);
   for (const e of ["fixed", "random", "band", "dr-stage", "exec"]) {
-    assert.match(r.out, new RegExp(`^${e}: .*\\[families: any\\]$`, "m"));
+    assert.match(
+      r.out,
+      new RegExp(
+        `^${e}: .*\\[families: any \\(registered: mapf-frozenlake, maze\\)\\]$`,
+        "m",
+      ),
+    );
   }
 });
