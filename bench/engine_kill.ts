@@ -11,9 +11,9 @@
  */
 import { join } from "node:path";
 import { listManifests, readManifest, Store } from "@envsmith/engine/cache";
+import { fixtureKindsCli } from "./_cli.ts";
 
 const kills = Number(Deno.args[0] ?? 10);
-const root = new URL("..", import.meta.url).pathname;
 const dir = await Deno.makeTempDir({ prefix: "envsmith-kill-" });
 const file = join(dir, "exp.yaml");
 const cache = join(dir, "cache");
@@ -50,22 +50,8 @@ const rand =
   () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32);
 
 function spawn() {
-  return new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "-A",
-      "cli.ts",
-      "--kinds",
-      "engine/testdata/kinds.ts",
-      "--cache",
-      cache,
-      "run",
-      file,
-      "--jobs",
-      "3",
-    ],
-    cwd: root,
-    env: { CI: "1", ENVSMITH_TEST_LOG: log },
+  return fixtureKindsCli(["--cache", cache, "run", file, "--jobs", "3"], {
+    env: { ENVSMITH_TEST_LOG: log },
     stdout: "null",
     stderr: "null",
   }).spawn();
