@@ -11,88 +11,12 @@ import { planInOrder, Reservations, solvePP } from "./solve_pp.ts";
 import { firstConflict, type Solution } from "./solution.ts";
 import { pathsToPlan, replayPlan } from "./replay.ts";
 import { NO_BLOCKS, spaceTimeAStar } from "./space_time_astar.ts";
-import { FREE } from "./grid.ts";
 import { Rng } from "./rng.ts";
+import { bruteForceOptima, randomTinyInstance } from "./_test_tiny.ts";
 
-/** Exact optimal SoC by Dijkstra over joint states (tiny instances only). */
-function bruteForceSoc(inst: CompiledInstance): number | null {
-  const n = inst.agents, W = inst.width, H = inst.height, C = inst.cellCount;
-  const enc = (pos: number[]) => pos.reduce((k, p) => k * C + p, 0);
-  const start = Array.from(inst.starts);
-  const dist = new Map<number, number>([[enc(start), 0]]);
-  const buckets: number[][][] = [[start]];
-  for (let d = 0; d < buckets.length; d++) {
-    for (const pos of buckets[d] ?? []) {
-      if (dist.get(enc(pos))! !== d) continue;
-      const active = pos.filter((p, a) => p !== inst.goals[a]).length;
-      if (active === 0) return d;
-      // enumerate joint moves
-      const opts = pos.map((p, a) => {
-        if (p === inst.goals[a]) return [p];
-        const r = Math.floor(p / W), c = p % W;
-        const out = [p];
-        if (r > 0) out.push(p - W);
-        if (r < H - 1) out.push(p + W);
-        if (c > 0) out.push(p - 1);
-        if (c < W - 1) out.push(p + 1);
-        return out.filter((q) => inst.grid[q] === FREE);
-      });
-      const next = new Array<number>(n);
-      const rec = (a: number) => {
-        if (a === n) {
-          for (let i = 0; i < n; i++) {
-            for (let j = i + 1; j < n; j++) {
-              if (next[i] === next[j]) return;
-              if (next[i] === pos[j] && next[j] === pos[i]) return;
-            }
-          }
-          const k = enc(next), nd = d + active;
-          if (nd < (dist.get(k) ?? Infinity)) {
-            dist.set(k, nd);
-            (buckets[nd] ??= []).push([...next]);
-          }
-          return;
-        }
-        for (const q of opts[a]!) {
-          next[a] = q;
-          rec(a + 1);
-        }
-      };
-      rec(0);
-    }
-  }
-  return null;
-}
-
-function randomTiny(
-  rng: Rng,
-  w: number,
-  h: number,
-  n: number,
-  holes: number,
-): Instance | null {
-  const cells = Array.from(
-    { length: h },
-    () =>
-      Array.from({ length: w }, () => (rng.chance(holes) ? "H" : ".")).join(""),
-  );
-  const free: number[] = [];
-  for (let i = 0; i < w * h; i++) {
-    if (cells[Math.floor(i / w)]![i % w] === ".") free.push(i);
-  }
-  if (free.length < 2 * n) return null;
-  rng.shuffle(free);
-  const pos = (c: number) => [Math.floor(c / w), c % w];
-  return validateInstance({
-    id: "tiny",
-    width: w,
-    height: h,
-    cells,
-    starts: free.slice(0, n).map(pos),
-    goals: free.slice(n, 2 * n).map(pos),
-    horizon: 100,
-  });
-}
+/** Exact optimal SoC (tiny instances only). */
+const bruteForceSoc = (inst: CompiledInstance): number | null =>
+  bruteForceOptima(inst)?.soc ?? null;
 
 function checkReplays(inst: Instance, sol: Solution) {
   assert.equal(firstConflict(sol.paths), null);
@@ -111,7 +35,7 @@ Deno.test("CBS is optimal: equals brute force on random tiny maps; every plan re
   let compared = 0, unsolvable = 0, ppWorse = 0;
   for (let k = 0; k < 120; k++) {
     const w = 2 + rng.int(3), h = 2 + rng.int(2), n = 2 + rng.int(2);
-    const inst = randomTiny(rng, w, h, n, 0.15);
+    const inst = randomTinyInstance(rng, w, h, n, 0.15);
     if (!inst) continue;
     const c = compileInstance(inst);
     const exact = bruteForceSoc(c);
@@ -239,7 +163,7 @@ Deno.test("PP and CBS agree with the dynamics on generated-like random instances
   const rng = new Rng(77);
   let solved = 0;
   for (let k = 0; k < 30; k++) {
-    const inst = randomTiny(
+    const inst = randomTinyInstance(
       rng,
       6 + rng.int(3),
       6 + rng.int(3),
@@ -257,7 +181,9 @@ Deno.test("PP and CBS agree with the dynamics on generated-like random instances
   }
   assert.ok(solved >= 20, `solved ${solved}`);
   assert.equal(
-    planInOrder(compileInstance(randomTiny(new Rng(1), 4, 4, 1, 0)!), [0])!
+    planInOrder(compileInstance(randomTinyInstance(new Rng(1), 4, 4, 1, 0)!), [
+      0,
+    ])!
       .length,
     1,
   );
