@@ -30,3 +30,24 @@ export function gridInstance(
     ...extra,
   });
 }
+
+/**
+ * Two agents in two corridors of a 2x3 grid, each two moves left of its
+ * goal: agent 0 (0,0) -> (0,2), agent 1 (1,0) -> (1,2) (the optimum: SoC 4,
+ * makespan 2); horizon 6 unless `extra` says otherwise.
+ */
+export function twoCorridors(
+  id: string,
+  extra: Record<string, unknown> = {},
+): Instance {
+  return validateInstance({
+    id,
+    width: 3,
+    height: 2,
+    cells: ["...", "..."],
+    starts: [[0, 0], [1, 0]],
+    goals: [[0, 2], [1, 2]],
+    horizon: 6,
+    ...extra,
+  });
+}

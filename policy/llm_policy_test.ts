@@ -3,26 +3,16 @@ import { LlmUnreachableError } from "../llm/errors.ts";
 import { startStubServer } from "../llm/stub_server.ts";
 import { disposeLocalModels } from "../llm/local.ts";
 import { writeRandomGguf } from "../llm/random_gguf.ts";
-import {
-  decodeTrajectories,
-  type Instance,
-  parseInstanceLines,
-} from "../mapf/mod.ts";
+import { decodeTrajectories, type Instance } from "../mapf/mod.ts";
+import { twoCorridors } from "../mapf/_test_grid.ts";
 import { llmRollout, parseLlmPlan } from "./llm_policy.ts";
 
 // Two agents on a 2x3 grid: agent 0 (0,0) -> (0,2), agent 1 (1,0) -> (1,2).
 function inst(id: string, extra: Record<string, unknown> = {}): Instance {
-  return parseInstanceLines(JSON.stringify({
-    id,
-    width: 3,
-    height: 2,
-    cells: ["...", "..."],
-    starts: [[0, 0], [1, 0]],
-    goals: [[0, 2], [1, 2]],
-    horizon: 6,
+  return twoCorridors(id, {
     reference: { soc: 4, makespan: 2, solver: "cbs" },
     ...extra,
-  }))[0]!;
+  });
 }
 
 Deno.test("llm policy: plans are parsed and executed; unusable replies are invalid_plan, over real HTTP", async () => {
