@@ -8,6 +8,16 @@ import { Rng } from "../mapf/rng.ts";
 import { DEFAULT_OBS } from "./observation.ts";
 import { ObservationEncoder } from "./observation_encoder.ts";
 
+/** Reward weights that pay +1 on reaching the goal and nothing else. */
+export const GOAL_ONLY_REWARD = {
+  goal: 1,
+  progress: 0,
+  hole: 0,
+  collision: 0,
+  blocked: 0,
+  step: 0,
+} as const;
+
 /** Random `size x size` instances with scattered holes and reachable goals. */
 export function randomInstances(
   count: number,
