@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { Mlp, mlpLayout, type MlpSpec, MlpWorkspace } from "./mlp.ts";
 import { ppoLoss, type PpoMinibatch } from "./ppo_loss.ts";
 import { Rng } from "../mapf/mod.ts";
+import { centralDifference } from "./_test_gradients.ts";
 
 function randomObs(
   rng: Rng,
@@ -52,13 +53,7 @@ function checkGradients(spec: MlpSpec, seed: number, h = 1e-2) {
   const analytic = new Float32Array(net.grads);
   let checked = 0;
   for (let i = 0; i < net.size; i += Math.max(1, Math.floor(net.size / 150))) {
-    const old = net.params[i]!;
-    net.params[i] = old + h;
-    const lp = lossAt();
-    net.params[i] = old - h;
-    const lm = lossAt();
-    net.params[i] = old;
-    const fd = (lp - lm) / (2 * h);
+    const fd = centralDifference(net.params, i, h, lossAt);
     const tol = 2e-3 + 2e-2 * Math.abs(fd);
     assert.ok(
       Math.abs(fd - analytic[i]!) < tol,
@@ -203,14 +198,7 @@ Deno.test("mlp + ppo loss gradient matches finite differences", () => {
     net.backward(obs, n, ws);
     const analytic = new Float32Array(net.grads);
     for (let i = 0; i < net.size; i += 3) {
-      const old = net.params[i]!;
-      const h = 3e-3;
-      net.params[i] = old + h;
-      const lp = lossAt();
-      net.params[i] = old - h;
-      const lm = lossAt();
-      net.params[i] = old;
-      const fd = (lp - lm) / (2 * h);
+      const fd = centralDifference(net.params, i, 3e-3, lossAt);
       assert.ok(
         Math.abs(fd - analytic[i]!) < 2e-3 + 3e-2 * Math.abs(fd),
         `clipValue=${clipValue} param ${i}: fd ${fd} vs backward ${

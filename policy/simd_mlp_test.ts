@@ -4,6 +4,7 @@ import { Mlp, type MlpSpec, MlpWorkspace } from "./mlp.ts";
 import { SimdMlp } from "./simd_mlp.ts";
 import { Rng } from "../mapf/rng.ts";
 import { realObservations } from "./_test_instances.ts";
+import { centralDifference } from "./_test_gradients.ts";
 
 /** Observation-like rows: exact zeros (the sparse path), ones and reals. */
 function randomObs(rng: Rng, n: number, d: number, density = 0.5) {
@@ -141,13 +142,7 @@ for (const spec of SHAPES) {
       i < net.size;
       i += Math.max(1, Math.floor(net.size / 120))
     ) {
-      const p = pos[i]!, old = params[p]!;
-      params[p] = old + h;
-      const lp = lossAt();
-      params[p] = old - h;
-      const lm = lossAt();
-      params[p] = old;
-      const fd = (lp - lm) / (2 * h);
+      const fd = centralDifference(params, pos[i]!, h, lossAt);
       const tol = 2e-3 + 2e-2 * Math.abs(fd);
       assert.ok(
         Math.abs(fd - analytic[i]!) < tol,
