@@ -23,13 +23,7 @@
 import { join } from "node:path";
 import process from "node:process";
 import { arg, median } from "./_common.ts";
-import {
-  DEFAULT_MLP as spec,
-  fillRandomSamples,
-  OBS_SIZE as D,
-  observationRows,
-  torchSamplesPerSecond,
-} from "./_policy.ts";
+import * as policyBench from "./_policy.ts";
 
 const BASE = arg("base", "");
 const PYTHON = arg("python", "");
@@ -113,6 +107,7 @@ if (!ONLY || ONLY === "update") {
 }
 
 if (!ONLY || ONLY === "ppo") {
+  const D = policyBench.OBS_SIZE;
   out.push(
     "",
     "PPO update (one epoch of SimdLearner.update: gather, forward, loss, backward, clipping, Adam), samples per CPU second:\n",
@@ -121,7 +116,7 @@ if (!ONLY || ONLY === "ppo") {
   );
   for (const MB of [512, 2048]) {
     const N = Math.max(4096, 4 * MB);
-    const rows = observationRows(N);
+    const rows = policyBench.observationRows(N);
     const rowsFile = join(await Deno.makeTempDir(), "rows.f32");
     await Deno.writeFile(
       rowsFile,
@@ -130,12 +125,12 @@ if (!ONLY || ONLY === "ppo") {
     const learners: Record<string, { l: Any; buf: Any }> = {};
     for (const [name, t] of sides) {
       const l = new t.policy.SimdLearner(
-        t.policy.Mlp.init(spec, { seed: 1 }),
+        t.policy.Mlp.init(policyBench.DEFAULT_MLP, { seed: 1 }),
         { capacity: N, actRows: 64 },
         { minibatch: MB, epochs: 1 },
       );
       const buf = l.createBuffer(N);
-      fillRandomSamples(buf, rows, N, new t.mapf.Rng(3));
+      policyBench.fillRandomSamples(buf, rows, N, new t.mapf.Rng(3));
       learners[name] = { l, buf };
     }
     const r: Record<string, number[]> = { this: [], base: [], torch: [] };
@@ -159,7 +154,7 @@ if (!ONLY || ONLY === "ppo") {
       }
       ratios.push(rate.this! / rate.base!);
       if (PYTHON) {
-        const t = await torchSamplesPerSecond({
+        const t = await policyBench.torchSamplesPerSecond({
           python: PYTHON,
           rowsFile,
           dim: D,
