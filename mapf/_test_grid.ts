@@ -16,8 +16,7 @@ export function gridInstance(
   cells: string[],
   starts: Cell[],
   goals: Cell[],
-  extra: Partial<Pick<Instance, "slip" | "horizon" | "collision" | "holes">> =
-    {},
+  extra: Partial<Instance> = {},
 ): Instance {
   return validateInstance({
     id: "t",
@@ -38,16 +37,12 @@ export function gridInstance(
  */
 export function twoCorridors(
   id: string,
-  extra: Record<string, unknown> = {},
+  extra: Partial<Instance> = {},
 ): Instance {
-  return validateInstance({
-    id,
-    width: 3,
-    height: 2,
-    cells: ["...", "..."],
-    starts: [[0, 0], [1, 0]],
-    goals: [[0, 2], [1, 2]],
+  const starts: Cell[] = [[0, 0], [1, 0]], goals: Cell[] = [[0, 2], [1, 2]];
+  return gridInstance(["...", "..."], starts, goals, {
     horizon: 6,
     ...extra,
+    id,
   });
 }

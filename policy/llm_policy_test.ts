@@ -8,7 +8,7 @@ import { twoCorridors } from "../mapf/_test_grid.ts";
 import { llmRollout, parseLlmPlan } from "./llm_policy.ts";
 
 // Two agents on a 2x3 grid: agent 0 (0,0) -> (0,2), agent 1 (1,0) -> (1,2).
-function inst(id: string, extra: Record<string, unknown> = {}): Instance {
+function inst(id: string, extra: Partial<Instance> = {}): Instance {
   return twoCorridors(id, {
     reference: { soc: 4, makespan: 2, solver: "cbs" },
     ...extra,
