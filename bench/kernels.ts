@@ -26,17 +26,13 @@ import process from "node:process";
 import { buildWat } from "../policy/kernels/build.ts";
 import { KernelArena } from "../policy/kernels/arena.ts";
 import type { MlpKernels } from "../policy/kernels/modules.ts";
+import { arg, median } from "./_common.ts";
 
-function arg(name: string, dflt: string): string {
-  const i = Deno.args.indexOf(`--${name}`);
-  return i >= 0 ? Deno.args[i + 1]! : dflt;
-}
 const MINIBATCHES = arg("minibatch", "512,2048,4096").split(",").map(Number);
 const BASE = arg("base", "");
 const JSON_OUT = Deno.args.includes("--json");
 const ROUNDS = Number(arg("rounds", "7"));
 const CPU_MS = Number(arg("cpu-ms", "250"));
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
 const best = (xs: number[]) => Math.max(...xs);
 
 // ---- the limit ---------------------------------------------------------------
