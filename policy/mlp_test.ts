@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { Mlp, mlpLayout, type MlpSpec, MlpWorkspace } from "./mlp.ts";
 import { ppoLoss, type PpoMinibatch } from "./ppo_loss.ts";
 import { Rng } from "../mapf/mod.ts";
-import { centralDifference } from "./_test_gradients.ts";
+import { centralDifference, fiveActionSpec } from "./_test_mlp.ts";
 
 function randomObs(
   rng: Rng,
@@ -99,12 +99,7 @@ Deno.test("mlp backward matches finite differences (relu)", () => {
 });
 
 Deno.test("mlp forward of a batch equals forward of each row", () => {
-  const spec: MlpSpec = {
-    inputSize: 12,
-    hidden: [16, 16],
-    actions: 5,
-    activation: "tanh",
-  };
+  const spec = fiveActionSpec(12, [16, 16]);
   const net = Mlp.init(spec, { seed: 9, policyGain: 1 });
   const n = 5;
   const obs = randomObs(new Rng(1), n, spec.inputSize);
@@ -117,12 +112,7 @@ Deno.test("mlp forward of a batch equals forward of each row", () => {
 });
 
 Deno.test("mlp init is deterministic and orthogonal", () => {
-  const spec: MlpSpec = {
-    inputSize: 20,
-    hidden: [8],
-    actions: 5,
-    activation: "relu",
-  };
+  const spec = fiveActionSpec(20, [8], "relu");
   const a = Mlp.init(spec, { seed: 5 }),
     b = Mlp.init(spec, { seed: 5 }),
     c = Mlp.init(spec, { seed: 6 });
@@ -148,12 +138,7 @@ Deno.test("mlp rejects bad specs and oversize batches with clear errors", () => 
       new Mlp({ inputSize: 0, hidden: [4], actions: 5, activation: "tanh" }),
     /positive integers/,
   );
-  const spec: MlpSpec = {
-    inputSize: 3,
-    hidden: [4],
-    actions: 5,
-    activation: "tanh",
-  };
+  const spec = fiveActionSpec(3, [4]);
   const ws = new MlpWorkspace(spec, 2);
   assert.throws(
     () => Mlp.init(spec).forward(new Float32Array(9), 3, ws),
@@ -163,12 +148,7 @@ Deno.test("mlp rejects bad specs and oversize batches with clear errors", () => 
 });
 
 Deno.test("mlp + ppo loss gradient matches finite differences", () => {
-  const spec: MlpSpec = {
-    inputSize: 10,
-    hidden: [12],
-    actions: 5,
-    activation: "tanh",
-  };
+  const spec = fiveActionSpec(10, [12]);
   const rng = new Rng(11);
   const n = 9;
   const net = Mlp.init(spec, { seed: 2, policyGain: 1 });

@@ -4,7 +4,7 @@ import { Mlp, type MlpSpec, MlpWorkspace } from "./mlp.ts";
 import { SimdMlp } from "./simd_mlp.ts";
 import { Rng } from "../mapf/rng.ts";
 import { realObservations } from "./_test_instances.ts";
-import { centralDifference } from "./_test_gradients.ts";
+import { centralDifference, fiveActionSpec } from "./_test_mlp.ts";
 
 /** Observation-like rows: exact zeros (the sparse path), ones and reals. */
 function randomObs(rng: Rng, n: number, d: number, density = 0.5) {
@@ -156,12 +156,7 @@ for (const spec of SHAPES) {
 
 Deno.test("simd mlp: real observation batches, rows gathered by index, give the same rows bit for bit", () => {
   const { obs: x, size: D, rows: n } = realObservations(300);
-  const spec: MlpSpec = {
-    inputSize: D,
-    hidden: [64, 64],
-    actions: 5,
-    activation: "tanh",
-  };
+  const spec = fiveActionSpec(D, [64, 64]);
   const net = Mlp.init(spec, { seed: 9, policyGain: 1 });
   const { arena, simd, obs, idx, out } = setup(net, 64, n);
   arena.f32(obs, x.length).set(x);
@@ -190,12 +185,7 @@ Deno.test("simd mlp: real observation batches, rows gathered by index, give the 
 });
 
 Deno.test("simd mlp: Adam keeps the padding at zero and pack/unpack round-trips", () => {
-  const spec: MlpSpec = {
-    inputSize: 11,
-    hidden: [6, 3],
-    actions: 5,
-    activation: "tanh",
-  };
+  const spec = fiveActionSpec(11, [6, 3]);
   const net = Mlp.init(spec, { seed: 2 });
   const n = 9;
   const { arena, simd, obs } = setup(net, 12, n);

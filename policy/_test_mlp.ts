@@ -1,4 +1,15 @@
-// Test utility: gradients checked against finite differences.
+// Test utility: small networks and their gradients checked against finite
+// differences.
+import type { Activation, MlpSpec } from "./mlp.ts";
+
+/** The spec of a 5-action network: `inputSize` inputs, `hidden` layers. */
+export function fiveActionSpec(
+  inputSize: number,
+  hidden: number[],
+  activation: Activation = "tanh",
+): MlpSpec {
+  return { inputSize, hidden, actions: 5, activation };
+}
 
 /**
  * The central difference `(loss(x + h) - loss(x - h)) / 2h` of `loss` in
