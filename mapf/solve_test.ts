@@ -13,6 +13,7 @@ import { pathsToPlan, replayPlan } from "./replay.ts";
 import { NO_BLOCKS, spaceTimeAStar } from "./space_time_astar.ts";
 import { Rng } from "./rng.ts";
 import { bruteForceOptima, randomTinyInstance } from "./_test_tiny.ts";
+import { gridInstance } from "./_test_grid.ts";
 
 /** Exact optimal SoC (tiny instances only). */
 const bruteForceSoc = (inst: CompiledInstance): number | null =>
@@ -69,15 +70,12 @@ Deno.test("CBS is optimal: equals brute force on random tiny maps; every plan re
 
 Deno.test("hand-made: a corridor swap needs a pocket; CBS finds the optimum", () => {
   // two agents must swap ends of a corridor with one side pocket
-  const inst = validateInstance({
-    id: "pocket",
-    width: 5,
-    height: 2,
-    cells: [".....", "##.##"],
-    starts: [[0, 0], [0, 4]],
-    goals: [[0, 4], [0, 0]],
-    horizon: 30,
-  });
+  const inst = gridInstance(
+    [".....", "##.##"],
+    [[0, 0], [0, 4]],
+    [[0, 4], [0, 0]],
+    { id: "pocket", horizon: 30 },
+  );
   const c = compileInstance(inst);
   const cbs = solveCBS(c)!;
   assert.ok(cbs);
@@ -97,15 +95,12 @@ Deno.test("hand-made: a corridor swap needs a pocket; CBS finds the optimum", ()
 
 Deno.test("agents stay on goals: a goal in the only corridor must be reached last", () => {
   // agent 0's goal (0,1) lies on agent 1's only route; agent 0 must wait
-  const inst = validateInstance({
-    id: "order",
-    width: 4,
-    height: 2,
-    cells: ["....", ".###"],
-    starts: [[1, 0], [0, 0]],
-    goals: [[0, 1], [0, 3]],
-    horizon: 30,
-  });
+  const inst = gridInstance(
+    ["....", ".###"],
+    [[1, 0], [0, 0]],
+    [[0, 1], [0, 3]],
+    { id: "order", horizon: 30 },
+  );
   const c = compileInstance(inst);
   const cbs = solveCBS(c)!;
   assert.equal(cbs.soc, bruteForceSoc(c));
@@ -116,15 +111,12 @@ Deno.test("agents stay on goals: a goal in the only corridor must be reached las
 });
 
 Deno.test("space-time A*: waits for reservations, respects edge reservations and parked agents", () => {
-  const inst = compileInstance(validateInstance({
-    id: "line",
-    width: 3,
-    height: 1,
-    cells: ["..."],
-    starts: [[0, 0]],
-    goals: [[0, 2]],
-    horizon: 10,
-  }));
+  const inst = compileInstance(gridInstance(
+    ["..."],
+    [[0, 0]],
+    [[0, 2]],
+    { id: "line", horizon: 10 },
+  ));
   const free = spaceTimeAStar(inst.grid, 3, 1, 0, 2, inst.dist, NO_BLOCKS)!;
   assert.deepEqual(Array.from(free), [0, 1, 2]);
   const res = new Reservations(3);
@@ -139,15 +131,12 @@ Deno.test("space-time A*: waits for reservations, respects edge reservations and
   res3.add(9, Int32Array.from([2, 1])); // moves 2 -> 1 at t=1 then parks at 1
   assert.equal(spaceTimeAStar(inst.grid, 3, 1, 0, 2, inst.dist, res3), null);
   // edge reservation: the other agent goes 1 -> 0 at t=1; we may not go 0 -> 1 at t=1
-  const inst2 = compileInstance(validateInstance({
-    id: "g",
-    width: 3,
-    height: 2,
-    cells: ["...", "..."],
-    starts: [[0, 0]],
-    goals: [[0, 2]],
-    horizon: 10,
-  }));
+  const inst2 = compileInstance(gridInstance(
+    ["...", "..."],
+    [[0, 0]],
+    [[0, 2]],
+    { id: "g", horizon: 10 },
+  ));
   const res4 = new Reservations(6);
   res4.add(9, Int32Array.from([1, 0, 3]));
   const p = spaceTimeAStar(inst2.grid, 3, 2, 0, 2, inst2.dist, res4)!;
