@@ -1,11 +1,11 @@
 import assert from "node:assert/strict";
 import { LlmUnreachableError } from "../llm/errors.ts";
 import { startStubServer } from "../llm/stub_server.ts";
-import { disposeLocalModels } from "../llm/local.ts";
 import { writeRandomGguf } from "../llm/random_gguf.ts";
 import { decodeTrajectories, type Instance } from "../mapf/mod.ts";
 import { twoCorridors } from "../mapf/_test_grid.ts";
 import { llmRollout, parseLlmPlan } from "./llm_policy.ts";
+import { withModelDir } from "../llm/_local_testing.ts";
 
 // Two agents on a 2x3 grid: agent 0 (0,0) -> (0,2), agent 1 (1,0) -> (1,2).
 function inst(id: string, extra: Partial<Instance> = {}): Instance {
@@ -108,8 +108,7 @@ Deno.test("parseLlmPlan ignores think blocks and rejects unknown moves", () => {
 });
 
 Deno.test("llm policy on a local GGUF model: one request per instance, answered in turn; noise is invalid_plan", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "envsmith-llm-policy-" });
-  try {
+  await withModelDir("envsmith-llm-policy-", async (dir) => {
     const gguf = `${dir}/tiny.gguf`;
     await writeRandomGguf(gguf, { seed: 3 });
     const instances = [
@@ -127,8 +126,5 @@ Deno.test("llm policy on a local GGUF model: one request per instance, answered 
     assert.equal(new Set(res.info.map((i) => i.request)).size, 3);
     // Random weights write no plan: every episode is invalid_plan, none crashes.
     assert.equal(res.summary.outcome_rates.invalid_plan, 1);
-  } finally {
-    await disposeLocalModels();
-    await Deno.remove(dir, { recursive: true });
-  }
+  });
 });
