@@ -205,6 +205,9 @@ function cases(mb: number): Case[] {
     at.vals,
     at.table,
   );
+  // the arguments of spmm around this tree's idx
+  const csr = [at.rowptr, at.cols, at.vals] as const;
+  const spmmRest = [mb, at.w, H, at.bias, at.out, H, H] as const;
   return [
     {
       name: `gemm forward ${mb}x64 · 64x64`,
@@ -242,34 +245,15 @@ function cases(mb: number): Case[] {
         (nnz / mb).toFixed(1)
       } non-zeros/row) · 162x64`,
       flops: 2 * nnz * H,
-      run: (k) =>
-        // this tree's spmm takes an idx argument; an older one does not
-        k.spmm.length === 11
-          ? k.spmm(
-            at.rowptr,
-            at.cols,
-            at.vals,
-            0,
-            mb,
-            at.w,
-            H,
-            at.bias,
-            at.out,
-            H,
-            H,
-          )
-          : (k.spmm as unknown as (...a: number[]) => void)(
-            at.rowptr,
-            at.cols,
-            at.vals,
-            mb,
-            at.w,
-            H,
-            at.bias,
-            at.out,
-            H,
-            H,
-          ),
+      run: (k) => {
+        // this tree's spmm takes an idx argument (0: the rows in order)
+        // after the values; an older one does not
+        if (k.spmm.length === 11) k.spmm(...csr, 0, ...spmmRest);
+        else {(k.spmm as unknown as (...a: number[]) => void)(
+            ...csr,
+            ...spmmRest,
+          );}
+      },
     },
   ];
 }
