@@ -19,6 +19,15 @@ import { gridInstance } from "./_test_grid.ts";
 const bruteForceSoc = (inst: CompiledInstance): number | null =>
   bruteForceOptima(inst)?.soc ?? null;
 
+/** CBS's plan for `inst`, asserted to reach the brute-force optimum. */
+function optimalCbs(inst: Instance): Solution {
+  const c = compileInstance(inst);
+  const cbs = solveCBS(c)!;
+  assert.ok(cbs);
+  assert.equal(cbs.soc, bruteForceSoc(c));
+  return cbs;
+}
+
 function checkReplays(inst: Instance, sol: Solution) {
   assert.equal(firstConflict(sol.paths), null);
   const ep = replayPlan(inst, pathsToPlan(sol.paths, inst.width), {
@@ -76,10 +85,7 @@ Deno.test("hand-made: a corridor swap needs a pocket; CBS finds the optimum", ()
     [[0, 4], [0, 0]],
     { id: "pocket", horizon: 30 },
   );
-  const c = compileInstance(inst);
-  const cbs = solveCBS(c)!;
-  assert.ok(cbs);
-  assert.equal(cbs.soc, bruteForceSoc(c));
+  const cbs = optimalCbs(inst);
   checkReplays(inst, cbs);
   // PP cannot: whichever agent goes first takes the straight path and the other
   // cannot reach the pocket in time; "auto" falls back to CBS
@@ -101,9 +107,7 @@ Deno.test("agents stay on goals: a goal in the only corridor must be reached las
     [[0, 1], [0, 3]],
     { id: "order", horizon: 30 },
   );
-  const c = compileInstance(inst);
-  const cbs = solveCBS(c)!;
-  assert.equal(cbs.soc, bruteForceSoc(c));
+  const cbs = optimalCbs(inst);
   // agent 1 arrives at 3; agent 0 can enter (0,1) only after agent 1 passed it (t >= 2)
   assert.equal(cbs.paths[1]!.length - 1, 3);
   assert.ok(cbs.paths[0]!.length - 1 >= 2);
