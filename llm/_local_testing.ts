@@ -1,4 +1,4 @@
-// Test helper for the tests that load local models (node-llama-cpp).
+// For the tests that load local models (node-llama-cpp): their model folder.
 import { disposeLocalModels } from "./local.ts";
 
 /**
