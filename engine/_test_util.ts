@@ -16,6 +16,8 @@ import { kinds } from "./testdata/kinds.ts";
 import type { NodeKind } from "./types.ts";
 import type { CommandContext } from "./cli/commands.ts";
 import { SilentReporter } from "./run/progress.ts";
+import { readManifest } from "./cache/manifest.ts";
+import { canonicalJson } from "./canonical.ts";
 
 /** A temporary directory with an experiment file and a cache. */
 export async function tmpProject(
@@ -114,4 +116,24 @@ export function testEntry(key: string, blobs: string[] = []): Entry {
     ms: 1,
     versions: {},
   };
+}
+
+/**
+ * The key, value and report of every stored entry of the run whose manifest
+ * is `manifestPath`, by node id: what two runs of one graph must agree on.
+ */
+export function runOutputs(
+  cache: string,
+  manifestPath: string,
+): Record<string, string> {
+  const store = new Store(cache);
+  const m = readManifest(manifestPath)!;
+  const out: Record<string, string> = {};
+  for (const n of m.nodes) {
+    const e = store.loadVerified(n.key)!;
+    out[n.id] = `${n.key} ${
+      canonicalJson({ value: e.value, report: e.report ?? null })
+    }`;
+  }
+  return out;
 }
