@@ -137,3 +137,29 @@ export function runOutputs(
   }
   return out;
 }
+
+/**
+ * A test experiment `name` (file `<name>.yaml`) of one `score` node per
+ * method and seed, whose value is `[method, seed]` (a lookup in the test
+ * gives the numbers), and the YAML list of `tables` over them.
+ */
+export function scoresExperiment(
+  name: string,
+  methods: string[],
+  seeds: number[],
+  tables: string,
+): Experiment {
+  return compileExperiment(
+    `${name}.yaml`,
+    `experiment: ${name}
+seed: 1
+matrix:
+  method: [${methods.join(", ")}]
+  seed: [${seeds.join(", ")}]
+nodes:
+  score: { kind: test.sleep, with: { ms: 0, value: [$matrix.method, $seed] } }
+tables:
+${tables}`,
+    { kinds, env: () => undefined },
+  );
+}
