@@ -223,37 +223,21 @@ Deno.test("cli evaluate/train: user errors name the problem (no stack traces)", 
   try {
     const bad = join(dir, "bad.onnx");
     await Deno.writeFile(bad, new Uint8Array([1, 2, 3, 4, 5, 6, 7, 8]));
-    await assert.rejects(
-      () =>
-        run(evaluateCommand, [
-          "--policy",
-          bad,
-          "--suite",
-          "base",
-          "--count",
-          "2",
-        ]),
-      (e: unknown) =>
-        e instanceof UserError &&
-        /Cannot use ONNX policy .*bad\.onnx: .*corrupt/.test(e.message),
-    );
-    await assert.rejects(
-      () =>
-        run(evaluateCommand, [
-          "--policy",
-          bad,
-          "--suite",
-          "base",
-          "--preset",
-          "easy",
-        ]),
-      (e: unknown) =>
-        e instanceof UserError &&
-        /exactly one of --suite, --preset/.test(e.message),
-    );
-    await assert.rejects(
-      () =>
-        run(trainCommand, [
+    // a command, its arguments and the message of the UserError it throws
+    const cases: [Parameters<typeof run>[0], string[], RegExp][] = [
+      [
+        evaluateCommand,
+        ["--policy", bad, "--suite", "base", "--count", "2"],
+        /Cannot use ONNX policy .*bad\.onnx: .*corrupt/,
+      ],
+      [
+        evaluateCommand,
+        ["--policy", bad, "--suite", "base", "--preset", "easy"],
+        /exactly one of --suite, --preset/,
+      ],
+      [
+        trainCommand,
+        [
           "--preset",
           "easy",
           "--policy",
@@ -262,9 +246,17 @@ Deno.test("cli evaluate/train: user errors name the problem (no stack traces)", 
           join(dir, "x.onnx"),
           "--updates",
           "1",
-        ]),
-      (e: unknown) => e instanceof UserError && /bad\.onnx/.test(e.message),
-    );
+        ],
+        /bad\.onnx/,
+      ],
+    ];
+    for (const [command, args, message] of cases) {
+      await assert.rejects(
+        () => run(command, args),
+        (e: unknown) => e instanceof UserError && message.test(e.message),
+        args.join(" "),
+      );
+    }
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
