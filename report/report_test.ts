@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { loadExperiment } from "@envsmith/engine/compile";
 import { computeKeys, Store } from "@envsmith/engine/cache";
@@ -731,7 +732,7 @@ Deno.test("deno task tables and deno task report import the shipped bundles", ()
   }
 });
 
-const HAVE_CHROMIUM = _exists(CHROMIUM);
+const HAVE_CHROMIUM = existsSync(CHROMIUM);
 /** What a browser test's name says where it is ignored for want of Chromium. */
 const IGNORED_WITHOUT_CHROMIUM = HAVE_CHROMIUM
   ? ""
@@ -889,15 +890,6 @@ document.body.setAttribute('data-layout', JSON.stringify({
     }
   },
 });
-
-function _exists(path: string): boolean {
-  try {
-    Deno.statSync(path);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 Deno.test("report: ticks, short numbers, escaping and secret lookup", () => {
   assert.deepEqual(niceTicks(0, 1, 5), [0, 0.2, 0.4, 0.6, 0.8, 1]);
