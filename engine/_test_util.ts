@@ -163,3 +163,19 @@ ${tables}`,
     { kinds, env: () => undefined },
   );
 }
+
+/**
+ * The text of a test experiment `name` (seed `seed`) over the matrix axis
+ * `k` = 1, 2, whose node `a` adds 1 and 2 and whose node `b` (one per k) adds
+ * a's sum and k; `more` (YAML under `nodes:`) adds nodes and what follows.
+ */
+export function kExperiment(name: string, seed: number, more = ""): string {
+  return `experiment: ${name}
+seed: ${seed}
+matrix:
+  k: [1, 2]
+nodes:
+  a: { kind: test.add, with: { a: 1, b: 2 } }
+  b: { kind: test.add, with: { a: $a.sum, b: $matrix.k } }
+${more}`;
+}
