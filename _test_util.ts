@@ -26,14 +26,36 @@ export async function runCli(
   return { code, out: out.join("\n"), err: err.join("\n") };
 }
 
-/** The newest run manifest of `experiment` in `cache`. */
+/**
+ * The newest run manifest of `experiment` in `cache` (not a dot file, which
+ * is one being written).
+ */
 export function lastManifest(
   cache: string,
   experiment: string,
 ): NonNullable<ReturnType<typeof readManifest>> {
   const dir = join(cache, "runs", experiment);
   const last = [...Deno.readDirSync(dir)].map((e) => e.name).filter((n) =>
-    n.endsWith(".json")
+    n.endsWith(".json") && !n.startsWith(".")
   ).sort().pop()!;
   return readManifest(join(dir, last))!;
+}
+
+/**
+ * A temporary directory (`envsmith-<prefix>-…`, removed at the end of its
+ * scope) with `file`, its `exp.yaml`, written with `yaml` when that is given,
+ * and `cache`, a cache directory in it.
+ */
+export async function tmpExperiment(prefix: string, yaml?: string) {
+  const dir = await Deno.makeTempDir({ prefix: `envsmith-${prefix}-` });
+  const file = join(dir, "exp.yaml");
+  if (yaml !== undefined) await Deno.writeTextFile(file, yaml);
+  return {
+    dir,
+    file,
+    cache: join(dir, "cache"),
+    async [Symbol.asyncDispose]() {
+      await Deno.remove(dir, { recursive: true }).catch(() => {});
+    },
+  };
 }
