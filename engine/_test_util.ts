@@ -179,3 +179,17 @@ nodes:
   b: { kind: test.add, with: { a: $a.sum, b: $matrix.k } }
 ${more}`;
 }
+
+/**
+ * What a reporter test drives: the reporter `make` builds on `io`, the text
+ * it writes (`out`) and the test clock it reads (`clock.ms`, from `start`).
+ */
+export function onTestClock<R>(
+  start: number,
+  make: (io: { write: (t: string) => void; now: () => number }) => R,
+): { r: R; out: string[]; clock: { ms: number } } {
+  const out: string[] = [];
+  const clock = { ms: start };
+  const r = make({ write: (t) => out.push(t), now: () => clock.ms });
+  return { r, out, clock };
+}
