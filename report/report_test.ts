@@ -734,7 +734,7 @@ Deno.test("deno task tables and deno task report import the shipped bundles", ()
 
 const HAVE_CHROMIUM = existsSync(CHROMIUM);
 /** What a browser test's name says where it is ignored for want of Chromium. */
-const IGNORED_WITHOUT_CHROMIUM = HAVE_CHROMIUM
+const IGNORED = HAVE_CHROMIUM
   ? ""
   : " [ignored: /usr/bin/chromium is not installed; apt-get install -y chromium]";
 
@@ -767,7 +767,7 @@ async function dumpDom(
 
 Deno.test({
   name:
-    `report: renders in headless Chromium (tables and SVGs in the DOM)${IGNORED_WITHOUT_CHROMIUM}`,
+    `report: renders in headless Chromium (tables and SVGs in the DOM)${IGNORED}`,
   ignore: !HAVE_CHROMIUM,
   async fn() {
     const { dir, file, cache } = await fixture();
@@ -791,7 +791,7 @@ Deno.test({
 
 Deno.test({
   name:
-    `report: in headless Chromium at 1280 and 800 px the mean column is on screen without scrolling${IGNORED_WITHOUT_CHROMIUM}`,
+    `report: in headless Chromium at 1280 and 800 px the mean column is on screen without scrolling${IGNORED}`,
   ignore: !HAVE_CHROMIUM,
   async fn() {
     const { dir } = await fixture();
