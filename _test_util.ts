@@ -4,7 +4,8 @@
  * @module
  */
 import { main, type MainOptions } from "./cli.ts";
-import { join } from "node:path";
+import { join, relative } from "node:path";
+import { fileURLToPath } from "node:url";
 import { readManifest } from "@envsmith/engine/cache";
 import { SilentReporter } from "@envsmith/engine/run";
 
@@ -58,4 +59,23 @@ export async function tmpExperiment(prefix: string, yaml?: string) {
       await Deno.remove(dir, { recursive: true }).catch(() => {});
     },
   };
+}
+
+/**
+ * The project's files whose name `keep` accepts, as paths relative to the
+ * repository root, sorted; node_modules and dot entries (caches) are left out.
+ */
+export function projectFiles(keep: (name: string) => boolean): string[] {
+  const root = fileURLToPath(new URL(".", import.meta.url));
+  const out: string[] = [];
+  const walk = (dir: string) => {
+    for (const e of Deno.readDirSync(dir)) {
+      if (e.name === "node_modules" || e.name.startsWith(".")) continue;
+      const p = join(dir, e.name);
+      if (e.isDirectory) walk(p);
+      else if (keep(e.name)) out.push(relative(root, p));
+    }
+  };
+  walk(root);
+  return out.sort();
 }

@@ -24,19 +24,13 @@ import { builtinEngineers } from "./engineer/builtins.ts";
 import { policyEngineers } from "./nodes/engineers.ts";
 import { builtinFamilies } from "./families/builtins.ts";
 import { mapfFrozenLake } from "./families/mapf_frozenlake/family.ts";
+import { projectFiles } from "./_test_util.ts";
 
 const ROOT = dirname(fileURLToPath(import.meta.url));
 
 /** Every .ts file of the project (relative paths), without node_modules and caches. */
-function sourceFiles(dir = ROOT): string[] {
-  const out: string[] = [];
-  for (const e of Deno.readDirSync(dir)) {
-    if (e.name === "node_modules" || e.name.startsWith(".")) continue;
-    const p = join(dir, e.name);
-    if (e.isDirectory) out.push(...sourceFiles(p));
-    else if (e.name.endsWith(".ts")) out.push(relative(ROOT, p));
-  }
-  return out.sort();
+function sourceFiles(): string[] {
+  return projectFiles((name) => name.endsWith(".ts"));
 }
 
 /** Module specifiers of a file: the code digest's view of imports, type-only ones included. */
