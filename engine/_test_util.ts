@@ -18,6 +18,7 @@ import type { CommandContext } from "./cli/commands.ts";
 import { SilentReporter } from "./run/progress.ts";
 import { readManifest } from "./cache/manifest.ts";
 import { canonicalJson } from "./canonical.ts";
+import { exportBundle, type ExportOptions } from "./cache/bundle.ts";
 
 /** A temporary directory with an experiment file and a cache. */
 export async function tmpProject(
@@ -192,4 +193,27 @@ export function onTestClock<R>(
   const clock = { ms: start };
   const r = make({ write: (t) => out.push(t), now: () => clock.ms });
   return { r, out, clock };
+}
+
+/**
+ * A new project (removed at the end of the caller's scope) whose run of
+ * `yaml` is exported (with `options`) to the bundle `<dir>/<name>`: the
+ * project, its experiment `exp` and the bundle's path `bundle`.
+ */
+export async function exportedRun(
+  yaml: string,
+  name = "r.esb",
+  options: ExportOptions = {},
+) {
+  const p = await tmpProject(yaml);
+  try {
+    const exp = compile(p.file, yaml);
+    await runAll(exp, p.store);
+    const bundle = join(p.dir, name);
+    await exportBundle(p.store, bundle, options);
+    return Object.assign(p, { exp, bundle });
+  } catch (e) {
+    await p[Symbol.asyncDispose]();
+    throw e;
+  }
 }

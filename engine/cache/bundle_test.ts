@@ -10,7 +10,7 @@ import { sha256Hex } from "../canonical.ts";
 import { computeKeys } from "./keys.ts";
 import { makePlan } from "../run/plan.ts";
 import { buildTable } from "../tables/tables.ts";
-import { compile, runAll, tmpProject } from "../_test_util.ts";
+import { compile, exportedRun, runAll, tmpProject } from "../_test_util.ts";
 import { pathExists } from "../path_exists.ts";
 
 const YAML = `experiment: bundle
@@ -131,26 +131,8 @@ function forgeEntry(body: Uint8Array, edit: (e: Entry) => void): Uint8Array {
   );
 }
 
-/**
- * A new project (removed at the end of the caller's scope) whose run of YAML
- * is exported to the bundle `file` (`<dir>/<name>`), with its experiment.
- */
-async function exportedRun(name = "r.esb") {
-  const p = await tmpProject(YAML);
-  try {
-    const exp = compile(p.file, YAML);
-    await runAll(exp, p.store);
-    const file = join(p.dir, name);
-    await exportBundle(p.store, file);
-    return Object.assign(p, { exp, bundle: file });
-  } catch (e) {
-    await p[Symbol.asyncDispose]();
-    throw e;
-  }
-}
-
 Deno.test("a forged bundle (real keys, edited values, valid hashes) is imported only as marked; run recomputes and replaces it", async () => {
-  await using p = await exportedRun();
+  await using p = await exportedRun(YAML);
   const { exp } = p;
   const b = records(Deno.readFileSync(p.bundle));
   const keyA = computeKeys(exp)[exp.byId.get("a")!]!.key;
@@ -192,7 +174,7 @@ Deno.test("a forged bundle (real keys, edited values, valid hashes) is imported 
 });
 
 Deno.test("an entry whose key is not the hash of its components is refused, and a bad record late in a bundle imports nothing", async () => {
-  await using p = await exportedRun();
+  await using p = await exportedRun(YAML);
   const b = records(Deno.readFileSync(p.bundle));
   const entries = b.records.filter((r) => r.head.type === "entry");
   // Components edited (to pass the forged value off as another parameter's).
@@ -368,7 +350,7 @@ Deno.test("export works after a results-only import, and the entries stay marked
 });
 
 Deno.test("import checks every record before writing any: duplicates, control characters in aux names, with --trust too", async () => {
-  await using p = await exportedRun();
+  await using p = await exportedRun(YAML);
   const b = records(Deno.readFileSync(p.bundle));
   const entry = b.records.find((r) => r.head.type === "entry")!;
   const twice = [...b.records, {
@@ -431,7 +413,7 @@ Deno.test("a killed export leaves nothing that outlives the next export or gc; e
 });
 
 Deno.test("a bundle imported before (same sha256) with every record still here is not read again; a missing record or other bytes import as usual", async () => {
-  await using p = await exportedRun("r.esb.gz");
+  await using p = await exportedRun(YAML, "r.esb.gz");
   const file = p.bundle;
   const other = new Store(join(p.dir, "other"));
   const first = await importBundle(other, file);
@@ -458,7 +440,7 @@ Deno.test("a bundle imported before (same sha256) with every record still here i
 });
 
 Deno.test("a finished import leaves no record that stops gc: only its remembered hash, which gc ignores", async () => {
-  await using p = await exportedRun("r.esb");
+  await using p = await exportedRun(YAML, "r.esb");
   const file = p.bundle;
   const other = new Store(join(p.dir, "other"));
   assert.equal((await importBundle(other, file)).entries, 3);

@@ -10,7 +10,7 @@ import {
 } from "./compact_bundle.ts";
 import { Store } from "./store.ts";
 import { sha256Hex } from "../canonical.ts";
-import { compile, runAll, tmpProject } from "../_test_util.ts";
+import { compile, exportedRun, runAll, tmpProject } from "../_test_util.ts";
 
 const YAML = `experiment: compact
 seed: 1
@@ -99,10 +99,8 @@ Deno.test("an entry whose JSON was not written by JSON.stringify is kept raw and
 });
 
 Deno.test("a damaged compact bundle is refused with one line naming the file", async () => {
-  await using p = await tmpProject(YAML);
-  await runAll(compile(p.file, YAML), p.store);
-  const file = join(p.dir, "r.esc");
-  await exportBundle(p.store, file, { compact: true });
+  await using p = await exportedRun(YAML, "r.esc", { compact: true });
+  const file = p.bundle;
   const bytes = Deno.readFileSync(file);
   const cut = bytes.subarray(0, COMPACT_HEADER.length + 1 + 20);
   Deno.writeFileSync(file, cut);

@@ -68,6 +68,12 @@ nodes:
   c: { kind: test.sleep, with: { ms: 20, steps: 2, value: $b.sum } }
 `;
 
+/** Runs the job of `key` from its spec in `store`, as a compute node would. */
+function runJobOf(store: Store, key: string): void {
+  const job = jobFromSpec(store, key, new Map(kinds.map((k) => [k.name, k])));
+  void executeJob(job, store);
+}
+
 Deno.test("slurm executor (bash fake cluster): same keys and outputs as local, fan-outs as job arrays, names, logs, jobs.tsv", async () => {
   await using t = await tmpProject(FAN);
   const local = join(t.dir, "local");
@@ -273,12 +279,7 @@ Deno.test("slurm executor: without squeue answers, the entry appearing in the ca
     )![1]!;
     // what the job would do, a little later
     setTimeout(() => {
-      const job = jobFromSpec(
-        store,
-        key,
-        new Map(kinds.map((k) => [k.name, k])),
-      );
-      void executeJob(job, store);
+      runJobOf(store, key);
     }, 300);
   };
   const { ctx, info } = ctxOf(t.cache, fake);
@@ -465,12 +466,7 @@ Deno.test("slurm executor: a job killed and requeued by Slurm (preemption) is wa
         reason: "None",
         nodes: "n2",
       });
-      const job = jobFromSpec(
-        store,
-        key,
-        new Map(kinds.map((k) => [k.name, k])),
-      );
-      void executeJob(job, store);
+      runJobOf(store, key);
     }, 1500);
   };
   const r = await runCommand(ctxOf(t.cache, fake).ctx, t.file);
