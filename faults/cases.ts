@@ -47,11 +47,14 @@ function _inCache(dir: string, ...args: string[]): string[] {
   return ["--cache", join(dir, "cache"), ...args];
 }
 
-/** A setup that writes the experiment `body` and runs it into the case's cache. */
-function _ran(body: string): (dir: string) => Promise<void> {
+/**
+ * A setup that writes the experiment `body` and runs it into the case
+ * directory's cache, or into its folder `cache` when that is given.
+ */
+function _ran(body: string, cache = "cache"): (dir: string) => Promise<void> {
   return async (dir) => {
     await _yaml(body)(dir);
-    await probe(_run(dir));
+    await probe(["--cache", join(dir, cache), "run", join(dir, "exp.yaml")]);
   };
 }
 
@@ -567,11 +570,11 @@ export const CASES: readonly FaultCase[] = [
     name: "cache export after a results-only import",
     item: 14,
     setup: async (dir) => {
-      await _yaml(
+      await _ran(
         "nodes:\n  w: { kind: test.blob, with: { size: 2048 } }\n  a: { kind: test.add, with: { a: 1 } }\n",
+        "src",
       )(dir);
       const src = join(dir, "src");
-      await probe(["--cache", src, "run", join(dir, "exp.yaml")]);
       await probe([
         "--cache",
         src,
@@ -810,9 +813,8 @@ async function _twiceBundle(
   name: string,
   nulAux: boolean,
 ): Promise<void> {
-  await _yaml("nodes:\n  a: { kind: test.add, with: { a: 1 } }\n")(dir);
+  await _ran("nodes:\n  a: { kind: test.add, with: { a: 1 } }\n", "src")(dir);
   const src = join(dir, "src");
-  await probe(["--cache", src, "run", join(dir, "exp.yaml")]);
   const store = new Store(src);
   const [key] = [...store.keys()];
   const entry = store.entryBytes(key!);
