@@ -217,3 +217,17 @@ export async function exportedRun(
     throw e;
   }
 }
+
+/**
+ * The text of a small test experiment `name` that stores a blob: `a` adds 1
+ * and 2, `b` adds a's sum and 5, `c` writes a 4 KiB blob.
+ */
+export function blobExperiment(name: string): string {
+  return `experiment: ${name}
+seed: 1
+nodes:
+  a: { kind: test.add, with: { a: 1, b: 2 } }
+  b: { kind: test.add, with: { a: $a.sum, b: 5 } }
+  c: { kind: test.blob, with: { size: 4096 } }
+`;
+}

@@ -11,15 +11,10 @@ import { computeKeys } from "./keys.ts";
 import { makePlan } from "../run/plan.ts";
 import { buildTable } from "../tables/tables.ts";
 import { compile, exportedRun, runAll, tmpProject } from "../_test_util.ts";
+import { blobExperiment } from "../_test_util.ts";
 import { pathExists } from "../path_exists.ts";
 
-const YAML = `experiment: bundle
-seed: 1
-nodes:
-  a: { kind: test.add, with: { a: 1, b: 2 } }
-  b: { kind: test.add, with: { a: $a.sum, b: 5 } }
-  c: { kind: test.blob, with: { size: 4096 } }
-`;
+const YAML = blobExperiment("bundle");
 
 Deno.test("bundles round-trip, plain and gzip-compressed (.gz), and a damaged one is refused", async () => {
   await using p = await tmpProject(YAML);

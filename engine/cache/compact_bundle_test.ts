@@ -11,14 +11,9 @@ import {
 import { Store } from "./store.ts";
 import { sha256Hex } from "../canonical.ts";
 import { compile, exportedRun, runAll, tmpProject } from "../_test_util.ts";
+import { blobExperiment } from "../_test_util.ts";
 
-const YAML = `experiment: compact
-seed: 1
-nodes:
-  a: { kind: test.add, with: { a: 1, b: 2 } }
-  b: { kind: test.add, with: { a: $a.sum, b: 5 } }
-  c: { kind: test.blob, with: { size: 4096 } }
-`;
+const YAML = blobExperiment("compact");
 
 /** The bytes of `chunks` one after another. */
 function concat(chunks: Iterable<Uint8Array>): Uint8Array {
