@@ -49,6 +49,7 @@ import {
   cacheVerifyCommand,
   type CommandContext,
   consoleOutput,
+  importResultsBundle,
   type Output,
   planCommand,
   pluginSummary,
@@ -418,15 +419,21 @@ function _addEngineerBenchCommand(
       _int("--jobs"),
     )
     .option("--out <dir>", "where CSV/JSON go (default: .envsmith/tables)")
+    .option(
+      "--import <bundle>",
+      "first import this results bundle into the cache (the shipped hindsight states and fitted models, so only the benchmark's own nodes run; a missing file is skipped; repeat for several); `./envsmith engineer-bench` imports results/extra.esb.gz",
+      (v: string, prev: string[] | undefined) => [...(prev ?? []), v],
+    )
     .addOption(_executorOption(executors))
     .addOption(_setOption())
     .addHelpText(
       "after",
-      "\nExamples:\n  ./envsmith engineer-bench bench/learned_micro.yaml --jobs 2\n  ./envsmith engineer-bench   # experiments/ablate-learned.yaml",
+      "\nExamples:\n  ./envsmith engineer-bench   # experiments/ablate-learned.yaml, with the shipped hindsight states\n  ./envsmith engineer-bench bench/learned_micro.yaml --jobs 2",
     )
     .action(async (file, o, cmd) => {
       const f = file ?? LEARNED_FILE;
       const ctx = _withSets(await ctxOf(cmd as unknown as Command), o.set);
+      for (const b of o.import ?? []) await importResultsBundle(ctx, b);
       const r = await runCommand(ctx, f, {
         only: ["engineer_bench*"],
         ...(o.jobs ? { jobs: o.jobs } : {}),

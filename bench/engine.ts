@@ -16,6 +16,7 @@ import { compileExperiment } from "@envsmith/engine/compile";
 import { Store } from "@envsmith/engine/cache";
 import { makePlan, runPlan, SilentReporter } from "@envsmith/engine/run";
 import { kinds } from "../engine/testdata/kinds.ts";
+import { fixtureKindsCli } from "./_cli.ts";
 
 const CONTEXTS = ["none", "stats", "failures", "behavior", "full"];
 const SEEDS = [1, 2, 3, 4];
@@ -82,20 +83,8 @@ async function time<T>(
 
 async function cli(args: string[]): Promise<number> {
   const t0 = performance.now();
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "-A",
-      "cli.ts",
-      "--kinds",
-      "engine/testdata/kinds.ts",
-      ...args,
-    ],
-    cwd: new URL("..", import.meta.url).pathname,
-    env: { CI: "1" },
-    stdout: "null",
-    stderr: "piped",
-  }).output();
+  const out = await fixtureKindsCli(args, { stdout: "null", stderr: "piped" })
+    .output();
   if (!out.success) throw new Error(new TextDecoder().decode(out.stderr));
   return performance.now() - t0;
 }

@@ -11,38 +11,15 @@
  */
 import { join } from "node:path";
 import { listManifests, readManifest, Store } from "@envsmith/engine/cache";
+import { fixtureKindsCli, killExperimentYaml } from "./_cli.ts";
 
 const kills = Number(Deno.args[0] ?? 10);
-const root = new URL("..", import.meta.url).pathname;
 const dir = await Deno.makeTempDir({ prefix: "envsmith-kill-" });
 const file = join(dir, "exp.yaml");
 const cache = join(dir, "cache");
-const nodes: string[] = [];
 const GROUPS = 40;
-for (let i = 0; i < GROUPS; i++) {
-  nodes.push(
-    `  s${i}: { kind: test.sleep, with: { ms: ${
-      100 + 37 * i
-    }, steps: 3, value: ${i} } }`,
-  );
-  nodes.push(`  b${i}: { kind: test.blob, with: { size: ${50000 + i} } }`);
-  nodes.push(`  r${i}: { kind: test.blob, with: { read: $b${i}.blob } }`);
-  nodes.push(
-    `  h${i}: { kind: test.spin, with: { n: ${
-      2_000_000 + i
-    }, input: [$s${i}, $r${i}] } }`,
-  );
-}
-nodes.push(
-  `  all: { kind: test.add, with: { a: 0, note: [${
-    Array.from({ length: GROUPS }, (_, i) => `$h${i}`).join(", ")
-  }] } }`,
-);
-await Deno.writeTextFile(
-  file,
-  `experiment: kill\nseed: 1\nnodes:\n${nodes.join("\n")}\n`,
-);
-const total = nodes.length;
+await Deno.writeTextFile(file, killExperimentYaml(GROUPS, 37));
+const total = 4 * GROUPS + 1;
 const log = join(dir, "executions.log");
 const store = new Store(cache);
 let seed = 12345;
@@ -50,22 +27,8 @@ const rand =
   () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32);
 
 function spawn() {
-  return new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "-A",
-      "cli.ts",
-      "--kinds",
-      "engine/testdata/kinds.ts",
-      "--cache",
-      cache,
-      "run",
-      file,
-      "--jobs",
-      "3",
-    ],
-    cwd: root,
-    env: { CI: "1", ENVSMITH_TEST_LOG: log },
+  return fixtureKindsCli(["--cache", cache, "run", file, "--jobs", "3"], {
+    env: { ENVSMITH_TEST_LOG: log },
     stdout: "null",
     stderr: "null",
   }).spawn();

@@ -20,6 +20,7 @@ import {
   type KillReport,
 } from "../faults/kill.ts";
 import { ROOT } from "../faults/probe.ts";
+import { killExperimentYaml } from "./_cli.ts";
 
 /** Rounds of `perRound` kills, each from an empty cache, until `kills` hit a running process; the counts summed. */
 async function _rounds(
@@ -88,28 +89,7 @@ try {
   const reports: [string, KillReport][] = [];
   if (kills > 0) {
     const file = join(dir, "kill.yaml");
-    const nodes: string[] = [];
-    for (let i = 0; i < 12; i++) {
-      nodes.push(
-        `  s${i}: { kind: test.sleep, with: { ms: ${
-          100 + 60 * i
-        }, steps: 3, value: ${i} } }`,
-        `  b${i}: { kind: test.blob, with: { size: ${50000 + i} } }`,
-        `  r${i}: { kind: test.blob, with: { read: $b${i}.blob } }`,
-        `  h${i}: { kind: test.spin, with: { n: ${
-          2_000_000 + i
-        }, input: [$s${i}, $r${i}] } }`,
-      );
-    }
-    nodes.push(
-      `  all: { kind: test.add, with: { a: 0, note: [${
-        Array.from({ length: 12 }, (_, i) => `$h${i}`).join(", ")
-      }] } }`,
-    );
-    await Deno.writeTextFile(
-      file,
-      `experiment: kill\nseed: 1\nnodes:\n${nodes.join("\n")}\n`,
-    );
+    await Deno.writeTextFile(file, killExperimentYaml(12, 60));
     // Rounds of 4 kills from an empty cache (a round's work outlasts about
     // 4 kills), until `kills` have hit a running process.
     reports.push([

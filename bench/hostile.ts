@@ -304,40 +304,31 @@ const twoGb = async (d: string) => {
   f.close();
 };
 
+/** The input `data` is a link to the endless /dev/zero. */
+const devZero = (d: string) => Deno.symlink("/dev/zero", join(d, "data"));
+/** The input `data` is a named pipe nobody writes to. */
+const fifo = async (d: string) => {
+  await new Deno.Command("mkfifo", { args: [join(d, "data")] }).output();
+};
+
 const PLAN_CASES: Record<
   string,
   [(d: string) => Promise<void>, boolean, string[]?]
 > = {
-  "exec-kind-dev-zero": [
-    (d) => Deno.symlink("/dev/zero", join(d, "data")),
-    false,
-  ],
+  "exec-kind-dev-zero": [devZero, false],
   "exec-kind-dev-urandom": [
     (d) => Deno.symlink("/dev/urandom", join(d, "data")),
     false,
   ],
-  "exec-kind-fifo": [
-    async (d) => {
-      await new Deno.Command("mkfifo", { args: [join(d, "data")] }).output();
-    },
-    false,
-  ],
+  "exec-kind-fifo": [fifo, false],
   "exec-kind-2GB-file": [twoGb, false],
   // hashed when the limit is raised: streamed, memory stays flat
   "exec-kind-2GB-file-limit-raised": [twoGb, false, [
     "--limit",
     "input-bytes=4G",
   ]],
-  "exec-engineer-dev-zero": [
-    (d) => Deno.symlink("/dev/zero", join(d, "data")),
-    true,
-  ],
-  "exec-engineer-fifo": [
-    async (d) => {
-      await new Deno.Command("mkfifo", { args: [join(d, "data")] }).output();
-    },
-    true,
-  ],
+  "exec-engineer-dev-zero": [devZero, true],
+  "exec-engineer-fifo": [fifo, true],
 };
 
 if (import.meta.main) {

@@ -26,17 +26,13 @@ import process from "node:process";
 import { buildWat } from "../policy/kernels/build.ts";
 import { KernelArena } from "../policy/kernels/arena.ts";
 import type { MlpKernels } from "../policy/kernels/modules.ts";
+import { arg, median } from "./_common.ts";
 
-function arg(name: string, dflt: string): string {
-  const i = Deno.args.indexOf(`--${name}`);
-  return i >= 0 ? Deno.args[i + 1]! : dflt;
-}
 const MINIBATCHES = arg("minibatch", "512,2048,4096").split(",").map(Number);
 const BASE = arg("base", "");
 const JSON_OUT = Deno.args.includes("--json");
 const ROUNDS = Number(arg("rounds", "7"));
 const CPU_MS = Number(arg("cpu-ms", "250"));
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
 const best = (xs: number[]) => Math.max(...xs);
 
 // ---- the limit ---------------------------------------------------------------
@@ -209,6 +205,9 @@ function cases(mb: number): Case[] {
     at.vals,
     at.table,
   );
+  // the arguments of spmm around this tree's idx
+  const csr = [at.rowptr, at.cols, at.vals] as const;
+  const spmmRest = [mb, at.w, H, at.bias, at.out, H, H] as const;
   return [
     {
       name: `gemm forward ${mb}x64 · 64x64`,
@@ -246,34 +245,15 @@ function cases(mb: number): Case[] {
         (nnz / mb).toFixed(1)
       } non-zeros/row) · 162x64`,
       flops: 2 * nnz * H,
-      run: (k) =>
-        // this tree's spmm takes an idx argument; an older one does not
-        k.spmm.length === 11
-          ? k.spmm(
-            at.rowptr,
-            at.cols,
-            at.vals,
-            0,
-            mb,
-            at.w,
-            H,
-            at.bias,
-            at.out,
-            H,
-            H,
-          )
-          : (k.spmm as unknown as (...a: number[]) => void)(
-            at.rowptr,
-            at.cols,
-            at.vals,
-            mb,
-            at.w,
-            H,
-            at.bias,
-            at.out,
-            H,
-            H,
-          ),
+      run: (k) => {
+        // this tree's spmm takes an idx argument (0: the rows in order)
+        // after the values; an older one does not
+        if (k.spmm.length === 11) k.spmm(...csr, 0, ...spmmRest);
+        else {(k.spmm as unknown as (...a: number[]) => void)(
+            ...csr,
+            ...spmmRest,
+          );}
+      },
     },
   ];
 }

@@ -41,15 +41,10 @@ import {
   type LocalTiming,
 } from "../llm/local.ts";
 import { writeRandomGguf } from "../llm/random_gguf.ts";
+import { takeFlag } from "./_common.ts";
 
 const args = [...Deno.args];
-const flag = (name: string) => {
-  const i = args.indexOf(name);
-  if (i < 0) return undefined;
-  const v = args[i + 1];
-  args.splice(i, 2);
-  return v;
-};
+const flag = (name: string) => takeFlag(args, name);
 const threads = (flag("--threads") ?? "1").split(",").map(Number);
 const reps = Number(flag("--reps") ?? "3");
 const shape = flag("--shape");

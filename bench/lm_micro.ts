@@ -27,15 +27,10 @@ import {
   prepareGroup,
 } from "@envsmith/engine/tables";
 import { LM_DIR, lmPython } from "../nodes/lm_env.ts";
+import { takeFlag } from "./_common.ts";
 
 const args = [...Deno.args];
-const flag = (name: string, def: string) => {
-  const i = args.indexOf(name);
-  if (i < 0) return def;
-  const v = args[i + 1]!;
-  args.splice(i, 2);
-  return v;
-};
+const flag = (name: string, def: string) => takeFlag(args, name) ?? def;
 const seeds = flag("--seeds", "1,2,3,4").split(",").map(Number);
 const jobs = Number(flag("--jobs", "2"));
 const heldoutSeed = Number(flag("--heldout-seed", "2"));

@@ -33,6 +33,7 @@ import {
   ReferenceObservationEncoder,
 } from "../policy/mod.ts";
 import type { EnvConfigInput } from "../schemas/mod.ts";
+import { STEPPING_16X16 } from "./_mapf.ts";
 
 const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -165,14 +166,7 @@ function benchStep() {
     "| setting | envs x agents | grid | M agent-steps/s (median of 3) | target |",
   );
   console.log("|---|---|---|---|---|");
-  const i16 = instancesFor({
-    width: 16,
-    height: 16,
-    agents: 8,
-    hole_density: 0.15,
-    interaction: 0.5,
-    distance: { min: 2, max: 24 },
-  }, 256);
+  const i16 = instancesFor(STEPPING_16X16, 256);
   const i8 = instancesFor({
     width: 8,
     height: 8,

@@ -13,18 +13,10 @@ import {
   solveCBS,
   solvePP,
 } from "../mapf/mod.ts";
+import { STEPPING_16X16 } from "./_mapf.ts";
 
-const i16 = generate({
-  width: 16,
-  height: 16,
-  agents: 8,
-  hole_density: 0.15,
-  interaction: 0.5,
-  distance: { min: 2, max: 24 },
-}, {
-  count: 64,
-  seed: 1,
-}).instances.map((i) => ({
+const generated = generate(STEPPING_16X16, { count: 64, seed: 1 }).instances;
+const i16 = generated.map((i) => ({
   ...i,
   collision: "block" as const,
   holes: "blocked" as const,

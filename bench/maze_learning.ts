@@ -36,11 +36,8 @@ import { initCheckpoint } from "../policy/checkpoint.ts";
 import type { Mlp } from "../policy/mlp.ts";
 import { mazeSuite, mlpMazePolicy } from "../nodes/maze_evaluate.ts";
 import { Trainer } from "../policy/trainer.ts";
+import { arg } from "./_common.ts";
 
-function arg(name: string, dflt: string): string {
-  const i = Deno.args.indexOf(`--${name}`);
-  return i >= 0 ? Deno.args[i + 1]! : dflt;
-}
 const mode = arg("train", "dr");
 const minutes = Number(arg("minutes", "3"));
 const seed = Number(arg("seed", "1"));

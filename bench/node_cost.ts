@@ -24,16 +24,12 @@
  * @module
  */
 import { join } from "node:path";
+import { arg, median } from "./_common.ts";
 
-function arg(name: string, dflt: string): string {
-  const i = Deno.args.indexOf(`--${name}`);
-  return i >= 0 ? Deno.args[i + 1]! : dflt;
-}
 const BASE = arg("base", "");
 const ROUNDS = Number(arg("rounds", "3"));
 const ONLY = arg("only", "");
 const HERE = new URL("..", import.meta.url).pathname;
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
 const HEAVY = ["generate", "train", "rollout", "evaluate"];
 
 const MINIMAL = `experiment: node-cost

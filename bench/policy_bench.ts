@@ -12,23 +12,15 @@ import { Rng } from "../mapf/mod.ts";
 import {
   Adam,
   clipGradNorm,
-  DEFAULT_OBS,
   exportOnnx,
   Mlp,
   MlpWorkspace,
-  obsSize,
   OnnxPolicy,
   ppoLoss,
   SimdLearner,
 } from "../policy/mod.ts";
+import { DEFAULT_MLP as spec, OBS_SIZE as D } from "./_policy.ts";
 
-const D = obsSize(DEFAULT_OBS);
-const spec = {
-  inputSize: D,
-  hidden: [64, 64],
-  actions: 5,
-  activation: "tanh",
-} as const;
 const net = Mlp.init(spec, { seed: 1, policyGain: 1 });
 const rng = new Rng(1);
 // sparse binary window + dense scalars, like real observations

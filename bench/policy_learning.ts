@@ -43,11 +43,8 @@ import {
   saveCheckpoint,
   Trainer,
 } from "../policy/mod.ts";
+import { arg } from "./_common.ts";
 
-function arg(name: string, dflt: string): string {
-  const i = Deno.args.indexOf(`--${name}`);
-  return i >= 0 ? Deno.args[i + 1]! : dflt;
-}
 const minutes = Number(arg("minutes", "5"));
 const seed = Number(arg("seed", "1"));
 const algo = arg("algo", "ppo") as "ppo" | "grpo";

@@ -25,54 +25,32 @@
  * @module
  */
 import { join } from "node:path";
-import { BatchEnv, generate, InstancePool, Rng } from "../mapf/mod.ts";
+import { generate, InstancePool, Rng } from "../mapf/mod.ts";
 import { mapfTrainingSource } from "../policy/mapf_training_env.ts";
 import {
-  DEFAULT_OBS,
   exportOnnx,
   initCheckpoint,
   Learner,
   Mlp,
   MlpWorkspace,
-  ObservationEncoder,
-  obsSize,
   OnnxPolicy,
-  type SampleBuffer,
   SimdLearner,
   Trainer,
 } from "../policy/mod.ts";
+import { arg, median } from "./_common.ts";
+import {
+  DEFAULT_MLP as spec,
+  fillRandomSamples,
+  OBS_SIZE as D,
+  observationRows,
+  torchSamplesPerSecond,
+} from "./_policy.ts";
 
-function arg(name: string, dflt: string): string {
-  const i = Deno.args.indexOf(`--${name}`);
-  return i >= 0 ? Deno.args[i + 1]! : dflt;
-}
 const SECONDS = Number(arg("seconds", "1.5"));
 const PYTHON = arg("python", "python3");
 const JSON_OUT = Deno.args.includes("--json");
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
 const f = (x: number) => Math.round(x).toLocaleString("en-US");
-
-/** Real observation rows: agents of generated `easy` instances after a few random steps. */
-function observationRows(n: number): Float32Array {
-  const pool = InstancePool.from(
-    generate({ preset: "easy" }, { count: 256, seed: 1 }).instances,
-  );
-  const env = new BatchEnv(pool, { envs: Math.ceil(n / 2), seed: 1 });
-  env.resetAll();
-  const rng = new Rng(2);
-  const act = new Uint8Array(env.envs * env.maxAgents);
-  for (let t = 0; t < 3; t++) {
-    for (let i = 0; i < act.length; i++) act[i] = rng.int(5);
-    env.step(act);
-    env.resetDone();
-  }
-  const enc = new ObservationEncoder(DEFAULT_OBS, env);
-  const slots = new Int32Array(env.envs * env.maxAgents).map((_, i) => i);
-  const out = new Float32Array(slots.length * enc.size);
-  enc.encode(slots, slots.length, out);
-  return out.subarray(0, n * enc.size);
-}
 
 /** Units per second of `fn` over SECONDS (after a warm-up). */
 async function rate(
@@ -90,30 +68,11 @@ async function rate(
   return n / ((performance.now() - t0) / 1000);
 }
 
-const D = obsSize(DEFAULT_OBS);
-const spec = {
-  inputSize: D,
-  hidden: [64, 64],
-  actions: 5,
-  activation: "tanh",
-} as const;
 const N = 4096, MB = 512;
 const rows = observationRows(N);
 const results: Record<string, unknown> = {};
 
 // ---- PPO update -----------------------------------------------------------
-function fillBuffer(buf: SampleBuffer): void {
-  const rng = new Rng(3);
-  buf.obs.set(rows);
-  for (let i = 0; i < N; i++) {
-    buf.actions[i] = rng.int(5);
-    buf.logp[i] = Math.log(0.2) + 0.3 * rng.normal();
-    buf.advantages[i] = rng.normal();
-    buf.returns[i] = rng.normal();
-    buf.values[i] = rng.normal();
-  }
-  buf.count = N;
-}
 const opts = { minibatch: MB, epochs: 1 };
 const tsLearner = new Learner(Mlp.init(spec, { seed: 1 }), opts);
 const simdLearner = new SimdLearner(
@@ -122,37 +81,20 @@ const simdLearner = new SimdLearner(
   opts,
 );
 const tsBuf = tsLearner.createBuffer(N), simdBuf = simdLearner.createBuffer(N);
-fillBuffer(tsBuf);
-fillBuffer(simdBuf);
+fillRandomSamples(tsBuf, rows, N, new Rng(3));
+fillRandomSamples(simdBuf, rows, N, new Rng(3));
 const rowsFile = join(await Deno.makeTempDir(), "rows.f32");
 await Deno.writeFile(rowsFile, new Uint8Array(rows.buffer, 0, MB * D * 4));
 
 async function torchRate(): Promise<number | string> {
   try {
-    const out = await new Deno.Command(PYTHON, {
-      args: [
-        new URL("./ppo_torch.py", import.meta.url).pathname,
-        rowsFile,
-        "--dim",
-        String(D),
-        "--minibatch",
-        String(MB),
-        "--seconds",
-        String(SECONDS),
-      ],
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
-    const text = new TextDecoder().decode(out.stdout).trim();
-    if (!out.success || !text) {
-      return `${PYTHON} failed: ${
-        new TextDecoder().decode(out.stderr).trim().split("\n").pop()
-      }`;
-    }
-    const r = JSON.parse(text.split("\n").pop()!);
-    return r.skipped
-      ? `torch not importable by ${PYTHON} (${r.skipped})`
-      : r.samples_per_s;
+    return await torchSamplesPerSecond({
+      python: PYTHON,
+      rowsFile,
+      dim: D,
+      minibatch: MB,
+      seconds: SECONDS,
+    });
   } catch (e) {
     return `cannot run ${PYTHON}: ${(e as Error).message}`;
   }

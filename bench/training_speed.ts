@@ -22,11 +22,9 @@
  */
 import { join } from "node:path";
 import process from "node:process";
+import { arg, median } from "./_common.ts";
+import * as policyBench from "./_policy.ts";
 
-function arg(name: string, dflt: string): string {
-  const i = Deno.args.indexOf(`--${name}`);
-  return i >= 0 ? Deno.args[i + 1]! : dflt;
-}
 const BASE = arg("base", "");
 const PYTHON = arg("python", "");
 const ROUNDS = Number(arg("rounds", "5"));
@@ -43,7 +41,6 @@ function cpuMs(): number {
   const u = process.cpuUsage();
   return (u.user + u.system) / 1000;
 }
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
 const fmt = (x: number) => Math.round(x).toLocaleString("en-US");
 
 // deno-lint-ignore no-explicit-any
@@ -60,29 +57,6 @@ const sides = [["this", here], ["base", base]] as const;
 const out: string[] = [];
 const loads: string[] = [];
 const loadNow = () => Deno.loadavg()[0]!.toFixed(2);
-
-/** Real observation rows: agents of `easy` instances after a few random steps. */
-function observationRows(n: number): Float32Array {
-  const { BatchEnv, generate, InstancePool, Rng } = here.mapf;
-  const { DEFAULT_OBS, ObservationEncoder } = here.policy;
-  const pool = InstancePool.from(
-    generate({ preset: "easy" }, { count: 256, seed: 1 }).instances,
-  );
-  const env = new BatchEnv(pool, { envs: Math.ceil(n / 2), seed: 1 });
-  env.resetAll();
-  const rng = new Rng(2);
-  const act = new Uint8Array(env.envs * env.maxAgents);
-  for (let t = 0; t < 3; t++) {
-    for (let i = 0; i < act.length; i++) act[i] = rng.int(5);
-    env.step(act);
-    env.resetDone();
-  }
-  const enc = new ObservationEncoder(DEFAULT_OBS, env);
-  const slots = new Int32Array(env.envs * env.maxAgents).map((_, i) => i);
-  const rows = new Float32Array(slots.length * enc.size);
-  enc.encode(slots, slots.length, rows);
-  return rows.subarray(0, n * enc.size);
-}
 
 if (!ONLY || ONLY === "update") {
   out.push(
@@ -133,14 +107,7 @@ if (!ONLY || ONLY === "update") {
 }
 
 if (!ONLY || ONLY === "ppo") {
-  const { DEFAULT_OBS, obsSize } = here.policy;
-  const D = obsSize(DEFAULT_OBS);
-  const spec = {
-    inputSize: D,
-    hidden: [64, 64],
-    actions: 5,
-    activation: "tanh",
-  } as const;
+  const D = policyBench.OBS_SIZE;
   out.push(
     "",
     "PPO update (one epoch of SimdLearner.update: gather, forward, loss, backward, clipping, Adam), samples per CPU second:\n",
@@ -149,7 +116,7 @@ if (!ONLY || ONLY === "ppo") {
   );
   for (const MB of [512, 2048]) {
     const N = Math.max(4096, 4 * MB);
-    const rows = observationRows(N);
+    const rows = policyBench.observationRows(N);
     const rowsFile = join(await Deno.makeTempDir(), "rows.f32");
     await Deno.writeFile(
       rowsFile,
@@ -158,21 +125,12 @@ if (!ONLY || ONLY === "ppo") {
     const learners: Record<string, { l: Any; buf: Any }> = {};
     for (const [name, t] of sides) {
       const l = new t.policy.SimdLearner(
-        t.policy.Mlp.init(spec, { seed: 1 }),
+        t.policy.Mlp.init(policyBench.DEFAULT_MLP, { seed: 1 }),
         { capacity: N, actRows: 64 },
         { minibatch: MB, epochs: 1 },
       );
       const buf = l.createBuffer(N);
-      const rng = new t.mapf.Rng(3);
-      buf.obs.set(rows);
-      for (let i = 0; i < N; i++) {
-        buf.actions[i] = rng.int(5);
-        buf.logp[i] = Math.log(0.2) + 0.3 * rng.normal();
-        buf.advantages[i] = rng.normal();
-        buf.returns[i] = rng.normal();
-        buf.values[i] = rng.normal();
-      }
-      buf.count = N;
+      policyBench.fillRandomSamples(buf, rows, N, new t.mapf.Rng(3));
       learners[name] = { l, buf };
     }
     const r: Record<string, number[]> = { this: [], base: [], torch: [] };
@@ -196,7 +154,14 @@ if (!ONLY || ONLY === "ppo") {
       }
       ratios.push(rate.this! / rate.base!);
       if (PYTHON) {
-        const t = await torchRate(rowsFile, D, MB);
+        const t = await policyBench.torchSamplesPerSecond({
+          python: PYTHON,
+          rowsFile,
+          dim: D,
+          minibatch: MB,
+          seconds: SECONDS,
+          cpuTime: true,
+        });
         if (typeof t === "number") {
           r.torch!.push(t);
           torchRatios.push(rate.this! / t);
@@ -219,36 +184,6 @@ if (!ONLY || ONLY === "ppo") {
       } | ${ld.join(" ")} |`,
     );
   }
-}
-
-async function torchRate(
-  rowsFile: string,
-  D: number,
-  MB: number,
-): Promise<number | string> {
-  const res = await new Deno.Command(PYTHON, {
-    args: [
-      new URL("./ppo_torch.py", import.meta.url).pathname,
-      rowsFile,
-      "--dim",
-      String(D),
-      "--minibatch",
-      String(MB),
-      "--seconds",
-      String(SECONDS),
-      "--cpu-time",
-    ],
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const text = new TextDecoder().decode(res.stdout).trim();
-  if (!res.success || !text) {
-    return `${PYTHON} failed: ${
-      new TextDecoder().decode(res.stderr).trim().split("\n").pop()
-    }`;
-  }
-  const r = JSON.parse(text.split("\n").pop()!);
-  return r.skipped ? `torch not importable (${r.skipped})` : r.samples_per_s;
 }
 
 console.log(

@@ -150,3 +150,17 @@ export function findingsAt(success: number, config: AnyEnvConfig) {
     agent_success_rate: success,
   };
 }
+
+/**
+ * The llm engineer's counters after one call whose reply was cut off at the
+ * token limit twice: asked, re-asked once, then the fallback kept.
+ */
+export const CUT_OFF_TWICE_LLM_STATS = {
+  calls: 1,
+  requests: 2,
+  reasks: 1,
+  clamped: 0,
+  truncated: 2,
+  fallback: 1,
+  cached: 0,
+};

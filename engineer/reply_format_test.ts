@@ -8,7 +8,7 @@ import {
 } from "../schemas/env_config.ts";
 import { RATIONALE_MAX_CHARS } from "../schemas/llm.ts";
 import { numberRangeGbnf } from "../llm/gbnf.ts";
-import { disposeLocalModels, LocalChatClient } from "../llm/local.ts";
+import { LocalChatClient } from "../llm/local.ts";
 import { writeRandomGguf } from "../llm/random_gguf.ts";
 import { buildContext } from "./context.ts";
 import { checkReply, llmEngineer, ungeneratable } from "./llm.ts";
@@ -17,6 +17,7 @@ import {
   replyJsonSchema,
   replyResponseFormat,
 } from "./reply_format.ts";
+import { withModelDir } from "../llm/_local_testing.ts";
 
 Deno.test("the reply grammar is derived from the config schema: every bound of it is spelled out", () => {
   const g = replyGrammar();
@@ -52,8 +53,7 @@ Deno.test("the reply grammar is derived from the config schema: every bound of i
 });
 
 Deno.test("20 seeded replies of a random-weight model under the grammar: all parse into in-range configs", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "envsmith-reply-" });
-  try {
+  await withModelDir("envsmith-reply-", async (dir) => {
     const gguf = join(dir, "tiny.gguf");
     // JSON-friendly extra tokens only make replies shorter (faster test).
     await writeRandomGguf(gguf, {
@@ -108,15 +108,11 @@ Deno.test("20 seeded replies of a random-weight model under the grammar: all par
     // Random values often ask for distances the grid cannot hold: the
     // engineer rejects those replies (next test file), the grammar cannot.
     assert.ok(generatable < 20);
-  } finally {
-    await disposeLocalModels();
-    await Deno.remove(dir, { recursive: true });
-  }
+  });
 });
 
 Deno.test("thinking on a local model: no grammar, and a reply cut off at max_tokens is a `truncated` event", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "envsmith-think-" });
-  try {
+  await withModelDir("envsmith-think-", async (dir) => {
     const gguf = join(dir, "tiny.gguf");
     await writeRandomGguf(gguf, { seed: 12 });
     const p = await llmEngineer({
@@ -141,8 +137,5 @@ Deno.test("thinking on a local model: no grammar, and a reply cut off at max_tok
       { truncated: p.llm!.truncated, fallback: p.llm!.fallback },
       { truncated: 1, fallback: 1 },
     );
-  } finally {
-    await disposeLocalModels();
-    await Deno.remove(dir, { recursive: true });
-  }
+  });
 });

@@ -157,6 +157,18 @@ Deno.test("rule blind-schedule: no diagnosis develops the least developed dimens
   assert.equal(only(d2.config).interaction, 0.2);
 });
 
+/**
+ * The rules' decision on `cur` when the stage succeeds `success` of the time
+ * and its components as `components` say.
+ */
+function decideOnComponents(
+  cur: AnyEnvConfig,
+  success: number,
+  components: { success: number; config: EnvConfig }[],
+) {
+  return decideRules(ctx("stats", { success, components }, cur), cur);
+}
+
 Deno.test("rule harden-mastered: keeps the mastered config and adds a harder one", () => {
   const d = decideRules(ctx("stats", { success: 0.9 }), easy);
   assert.deepEqual(d.fired, ["harden-mastered"]);
@@ -172,16 +184,10 @@ Deno.test("rule harden-mastered: strong mastery takes two steps, from the most d
   const cur = {
     mixture: [{ weight: 0.7, config: easy }, { weight: 0.3, config: edge }],
   };
-  const d = decideRules(
-    ctx("stats", {
-      success: 0.97,
-      components: [{ success: 0.99, config: easy }, {
-        success: 0.95,
-        config: edge,
-      }],
-    }, cur),
-    cur,
-  );
+  const d = decideOnComponents(cur, 0.97, [
+    { success: 0.99, config: easy },
+    { success: 0.95, config: edge },
+  ]);
   assert.equal(d.fired[0], "harden-mastered");
   assert.match(d.lines[0]!, /two steps harder/);
   // From the edge (4 agents), not from the heavier, easier component.
@@ -189,16 +195,10 @@ Deno.test("rule harden-mastered: strong mastery takes two steps, from the most d
   assert.equal(newest.agents, 4);
   assert.equal(newest.interaction, 0.4);
   // A component below keepComponent is not hardened from.
-  const weak = decideRules(
-    ctx("stats", {
-      success: 0.9,
-      components: [{ success: 0.99, config: easy }, {
-        success: 0.4,
-        config: edge,
-      }],
-    }, cur),
-    cur,
-  );
+  const weak = decideOnComponents(cur, 0.9, [
+    { success: 0.99, config: easy },
+    { success: 0.4, config: edge },
+  ]);
   assert.equal(comps(weak.config).at(-1)!.config.agents, 4);
   assert.equal(comps(weak.config).at(-1)!.config.interaction, 0);
 });
@@ -233,16 +233,10 @@ Deno.test("rule reweight-components: a mixture is reweighted by learning potenti
   const cur = {
     mixture: [{ weight: 1, config: easy }, { weight: 1, config: hard }],
   };
-  const d = decideRules(
-    ctx("stats", {
-      success: 0.6,
-      components: [{ success: 0.95, config: easy }, {
-        success: 0.5,
-        config: hard,
-      }],
-    }, cur),
-    cur,
-  );
+  const d = decideOnComponents(cur, 0.6, [
+    { success: 0.95, config: easy },
+    { success: 0.5, config: hard },
+  ]);
   assert.deepEqual(d.fired, ["keep-learning", "reweight-components"]);
   // max(0.05, 0.95*0.05) = 0.05 vs 0.5*0.5 = 0.25 -> 1/6 and 5/6.
   assert.deepEqual(comps(d.config).map((c) => c.weight), [0.167, 0.833]);

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { rejectsType } from "./_testing.ts";
-import { ChatClient, sanitizeBaseUrl } from "./client.ts";
+import { ChatClient, type ChatOptions, sanitizeBaseUrl } from "./client.ts";
 import {
   LlmCacheMissError,
   LlmConfigError,
@@ -13,6 +13,14 @@ import { startStubServer } from "./stub_server.ts";
 const SENTINEL = "sk-SENTINEL-4f1c9e-never-write-me";
 const env = (name: string) => name === "STUB_KEY" ? SENTINEL : undefined;
 const msgs = [{ role: "user" as const, content: "hello" }];
+
+/** A client of model "m" on `stub`, with `options` beside. */
+function stubClient(
+  stub: { baseURL: string },
+  options: Omit<ChatOptions, "baseURL" | "model">,
+): ChatClient {
+  return new ChatClient({ baseURL: stub.baseURL, model: "m", ...options });
+}
 
 Deno.test("chat sends the configured request and returns text and usage", async () => {
   await using stub = startStubServer([{ reply: "hi there" }]);
@@ -95,11 +103,7 @@ Deno.test("a corrupt cache entry is ignored and rewritten", async () => {
   const dir = await Deno.makeTempDir();
   try {
     await using stub = startStubServer([{ reply: "fresh" }]);
-    const client = new ChatClient({
-      baseURL: stub.baseURL,
-      model: "m",
-      cacheDir: dir,
-    });
+    const client = stubClient(stub, { cacheDir: dir });
     const hash = client.hashOf(msgs);
     await Deno.mkdir(`${dir}/${hash.slice(0, 2)}`, { recursive: true });
     await Deno.writeTextFile(
@@ -119,11 +123,7 @@ Deno.test("429 with Retry-After is retried after the requested delay", async () 
     { status: 429, headers: { "retry-after": "1" }, message: "slow down" },
     { reply: "ok" },
   ]);
-  const client = new ChatClient({
-    baseURL: stub.baseURL,
-    model: "m",
-    maxRetries: 2,
-  });
+  const client = stubClient(stub, { maxRetries: 2 });
   const reply = await client.chat(msgs);
   assert.deepEqual(reply.text, "ok");
   assert.deepEqual(reply.attempts.map((a) => a.status), [429, 200]);
@@ -133,11 +133,7 @@ Deno.test("429 with Retry-After is retried after the requested delay", async () 
 
 Deno.test("500 then success is retried with backoff", async () => {
   await using stub = startStubServer([{ status: 500 }, { reply: "ok" }]);
-  const client = new ChatClient({
-    baseURL: stub.baseURL,
-    model: "m",
-    maxRetries: 1,
-  });
+  const client = stubClient(stub, { maxRetries: 1 });
   const reply = await client.chat(msgs);
   assert.deepEqual(reply.text, "ok");
   assert.deepEqual(reply.attempts.map((a) => a.status), [500, 200]);
@@ -150,11 +146,7 @@ Deno.test("500 then success is retried with backoff", async () => {
 
 Deno.test("persistent 500 ends in LlmHttpError after the retries", async () => {
   await using stub = startStubServer([{ status: 500 }, { status: 502 }]);
-  const client = new ChatClient({
-    baseURL: stub.baseURL,
-    model: "m",
-    maxRetries: 1,
-  });
+  const client = stubClient(stub, { maxRetries: 1 });
   const e = await rejectsType(() => client.chat(msgs), LlmHttpError);
   assert.deepEqual(e.status, 502);
   assert.deepEqual(e.attempts, 2);
@@ -162,12 +154,7 @@ Deno.test("persistent 500 ends in LlmHttpError after the retries", async () => {
 
 Deno.test("401 is not retried and the message names the key variable, not the key", async () => {
   await using stub = startStubServer([{ status: 401, message: "bad key" }]);
-  const client = new ChatClient({
-    baseURL: stub.baseURL,
-    model: "m",
-    apiKeyEnv: "STUB_KEY",
-    env,
-  });
+  const client = stubClient(stub, { apiKeyEnv: "STUB_KEY", env });
   const e = await rejectsType(() => client.chat(msgs), LlmHttpError);
   assert.deepEqual(e.status, 401);
   assert.deepEqual(stub.requests.length, 1);
@@ -177,12 +164,7 @@ Deno.test("401 is not retried and the message names the key variable, not the ke
 
 Deno.test("a server that never answers gives LlmTimeoutError after the retries", async () => {
   await using stub = startStubServer([{ hang: true }, { hang: true }]);
-  const client = new ChatClient({
-    baseURL: stub.baseURL,
-    model: "m",
-    timeoutMs: 250,
-    maxRetries: 1,
-  });
+  const client = stubClient(stub, { timeoutMs: 250, maxRetries: 1 });
   const t0 = performance.now();
   const e = await rejectsType(() => client.chat(msgs), LlmTimeoutError);
   assert(e instanceof LlmUnreachableError);

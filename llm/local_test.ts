@@ -10,8 +10,9 @@ import {
   LlmConfigError,
   LlmContextOverflowError,
 } from "./errors.ts";
-import { disposeLocalModels, ggufDigest, LocalChatClient } from "./local.ts";
+import { ggufDigest, LocalChatClient } from "./local.ts";
 import { writeRandomGguf } from "./random_gguf.ts";
+import { withModelDir } from "./_local_testing.ts";
 
 const messages = [
   { role: "system" as const, content: "You answer briefly." },
@@ -19,11 +20,10 @@ const messages = [
 ];
 
 Deno.test("local runtime: a random-weight GGUF through node-llama-cpp", async (t) => {
-  const dir = await Deno.makeTempDir({ prefix: "envsmith-local-" });
-  const model = join(dir, "tiny.gguf");
-  const other = join(dir, "tiny-seed2.gguf");
-  const copy = join(dir, "renamed.gguf");
-  try {
+  await withModelDir("envsmith-local-", async (dir) => {
+    const model = join(dir, "tiny.gguf");
+    const other = join(dir, "tiny-seed2.gguf");
+    const copy = join(dir, "renamed.gguf");
     await writeRandomGguf(model, { seed: 1 });
     await writeRandomGguf(other, { seed: 2 });
     await Deno.copyFile(model, copy);
@@ -188,10 +188,7 @@ Deno.test("local runtime: a random-weight GGUF through node-llama-cpp", async (t
         );
       },
     );
-  } finally {
-    await disposeLocalModels();
-    await Deno.remove(dir, { recursive: true });
-  }
+  });
 });
 
 /** A Qwen3-style chat template: ChatML with the `enable_thinking` switch. */

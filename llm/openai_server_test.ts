@@ -5,7 +5,6 @@ import { scaledMs } from "../engine/testdata/load.ts";
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { ChatClient } from "./client.ts";
-import { disposeLocalModels } from "./local.ts";
 import {
   ChatRequestError,
   JSON_OBJECT_GBNF,
@@ -14,6 +13,7 @@ import {
 } from "./openai_server.ts";
 import { writeRandomGguf } from "./random_gguf.ts";
 import { throwsType } from "./_testing.ts";
+import { withModelDir } from "./_local_testing.ts";
 
 const hi = [{ role: "user", content: "Name a colour." }];
 
@@ -154,9 +154,8 @@ Deno.test("openai server: hostile schemas and messages are 400s naming the limit
 });
 
 Deno.test("openai server: chat over real HTTP on a random-weight GGUF", async (t) => {
-  const dir = await Deno.makeTempDir({ prefix: "envsmith-serve-" });
-  const gguf = join(dir, "tiny.gguf");
-  try {
+  await withModelDir("envsmith-serve-", async (dir) => {
+    const gguf = join(dir, "tiny.gguf");
     await writeRandomGguf(gguf, { seed: 1 });
     await using server = await startOpenAiServer({
       gguf,
@@ -511,10 +510,7 @@ Deno.test("openai server: chat over real HTTP on a random-weight GGUF", async (t
         );
       },
     );
-  } finally {
-    await disposeLocalModels();
-    await Deno.remove(dir, { recursive: true });
-  }
+  });
 });
 
 Deno.test("openai server: a file that is not a model fails at start, before listening", async () => {

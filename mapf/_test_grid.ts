@@ -16,8 +16,7 @@ export function gridInstance(
   cells: string[],
   starts: Cell[],
   goals: Cell[],
-  extra: Partial<Pick<Instance, "slip" | "horizon" | "collision" | "holes">> =
-    {},
+  extra: Partial<Instance> = {},
 ): Instance {
   return validateInstance({
     id: "t",
@@ -28,5 +27,22 @@ export function gridInstance(
     goals,
     horizon: 20,
     ...extra,
+  });
+}
+
+/**
+ * Two agents in two corridors of a 2x3 grid, each two moves left of its
+ * goal: agent 0 (0,0) -> (0,2), agent 1 (1,0) -> (1,2) (the optimum: SoC 4,
+ * makespan 2); horizon 6 unless `extra` says otherwise.
+ */
+export function twoCorridors(
+  id: string,
+  extra: Partial<Instance> = {},
+): Instance {
+  const starts: Cell[] = [[0, 0], [1, 0]], goals: Cell[] = [[0, 2], [1, 2]];
+  return gridInstance(["...", "..."], starts, goals, {
+    horizon: 6,
+    ...extra,
+    id,
   });
 }

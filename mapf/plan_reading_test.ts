@@ -3,19 +3,15 @@ import { compileInstance, validateInstance } from "./instance.ts";
 import { readPlan } from "./plan_reading.ts";
 import { pathsToPlan, replayPlan } from "./replay.ts";
 import { solveCBS } from "./solve_cbs.ts";
+import { gridInstance } from "./_test_grid.ts";
 
 Deno.test("plan reading in collision mode block: a cancelled move is a conflict, even when every goal is reached", () => {
-  const inst = validateInstance({
-    id: "block",
-    width: 3,
-    height: 2,
-    cells: ["...", "..."],
-    starts: [[0, 0], [0, 1]],
-    goals: [[0, 2], [1, 1]],
-    horizon: 9,
-    collision: "block",
-    holes: "blocked",
-  });
+  const inst = gridInstance(
+    ["...", "..."],
+    [[0, 0], [0, 1]],
+    [[0, 2], [1, 1]],
+    { id: "block", horizon: 9, collision: "block", holes: "blocked" },
+  );
   // agent 0 walks into agent 1, which stays one step before stepping down
   const r = readPlan(inst, replayPlan(inst, [[4, 4, 4], [0, 2]]));
   assert.equal(r.goals_reached, true);
@@ -25,16 +21,12 @@ Deno.test("plan reading in collision mode block: a cancelled move is a conflict,
 });
 
 Deno.test("plan reading with lethal holes: walking into a hole is an illegal move", () => {
-  const inst = validateInstance({
-    id: "lethal",
-    width: 3,
-    height: 2,
-    cells: ["...", ".H."],
-    starts: [[0, 0]],
-    goals: [[0, 2]],
-    horizon: 9,
-    holes: "lethal",
-  });
+  const inst = gridInstance(
+    ["...", ".H."],
+    [[0, 0]],
+    [[0, 2]],
+    { id: "lethal", horizon: 9, holes: "lethal" },
+  );
   const r = readPlan(inst, replayPlan(inst, [[4, 2]]));
   assert.equal(r.illegal_moves, 1);
   assert.equal(r.valid, false);
@@ -78,17 +70,17 @@ Deno.test("plan reading searches the optimum when no bound settles it, and says 
 
 Deno.test("plan reading does not search the optima of instances beyond 5 agents: bounds decide, the rest is unknown", () => {
   // six agents in a row, each one step from its goal, one of them late
-  const inst = validateInstance({
-    id: "six",
-    width: 6,
-    height: 2,
-    cells: ["......", "......"],
-    starts: [[0, 0], [0, 1], [0, 2], [0, 3], [0, 4], [0, 5]],
-    goals: [[1, 0], [1, 1], [1, 2], [1, 3], [1, 4], [1, 5]],
-    horizon: 9,
-    holes: "blocked",
-    reference: { soc: 6, makespan: 1, solver: "pp" },
-  });
+  const inst = gridInstance(
+    ["......", "......"],
+    [[0, 0], [0, 1], [0, 2], [0, 3], [0, 4], [0, 5]],
+    [[1, 0], [1, 1], [1, 2], [1, 3], [1, 4], [1, 5]],
+    {
+      id: "six",
+      horizon: 9,
+      holes: "blocked",
+      reference: { soc: 6, makespan: 1, solver: "pp" },
+    },
+  );
   const down = [[2], [2], [2], [2], [2], [2]];
   const r = readPlan(inst, replayPlan(inst, down));
   assert.equal(r.optimal_soc, true); // at the lower bound

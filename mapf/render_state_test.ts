@@ -1,19 +1,16 @@
 import assert from "node:assert/strict";
 import { renderEpisode, renderState } from "./render_state.ts";
 import { renderSvg } from "./render_svg.ts";
-import { validateInstance } from "./instance.ts";
 import { replayPlan } from "./replay.ts";
 import { DOWN, LEFT, RIGHT, STAY } from "./grid.ts";
+import { gridInstance } from "./_test_grid.ts";
 
-const inst = validateInstance({
-  id: "s",
-  width: 4,
-  height: 3,
-  cells: ["..H.", "....", "#..."],
-  starts: [[0, 0], [1, 3]],
-  goals: [[1, 1], [1, 0]],
-  horizon: 10,
-});
+const inst = gridInstance(
+  ["..H.", "....", "#..."],
+  [[0, 0], [1, 3]],
+  [[1, 1], [1, 0]],
+  { id: "s", horizon: 10 },
+);
 
 Deno.test("renderState shows cells, goals, agents, agents on goals and collisions", () => {
   assert.equal(

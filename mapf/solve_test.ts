@@ -11,87 +11,21 @@ import { planInOrder, Reservations, solvePP } from "./solve_pp.ts";
 import { firstConflict, type Solution } from "./solution.ts";
 import { pathsToPlan, replayPlan } from "./replay.ts";
 import { NO_BLOCKS, spaceTimeAStar } from "./space_time_astar.ts";
-import { FREE } from "./grid.ts";
 import { Rng } from "./rng.ts";
+import { bruteForceOptima, randomTinyInstance } from "./_test_tiny.ts";
+import { gridInstance } from "./_test_grid.ts";
 
-/** Exact optimal SoC by Dijkstra over joint states (tiny instances only). */
-function bruteForceSoc(inst: CompiledInstance): number | null {
-  const n = inst.agents, W = inst.width, H = inst.height, C = inst.cellCount;
-  const enc = (pos: number[]) => pos.reduce((k, p) => k * C + p, 0);
-  const start = Array.from(inst.starts);
-  const dist = new Map<number, number>([[enc(start), 0]]);
-  const buckets: number[][][] = [[start]];
-  for (let d = 0; d < buckets.length; d++) {
-    for (const pos of buckets[d] ?? []) {
-      if (dist.get(enc(pos))! !== d) continue;
-      const active = pos.filter((p, a) => p !== inst.goals[a]).length;
-      if (active === 0) return d;
-      // enumerate joint moves
-      const opts = pos.map((p, a) => {
-        if (p === inst.goals[a]) return [p];
-        const r = Math.floor(p / W), c = p % W;
-        const out = [p];
-        if (r > 0) out.push(p - W);
-        if (r < H - 1) out.push(p + W);
-        if (c > 0) out.push(p - 1);
-        if (c < W - 1) out.push(p + 1);
-        return out.filter((q) => inst.grid[q] === FREE);
-      });
-      const next = new Array<number>(n);
-      const rec = (a: number) => {
-        if (a === n) {
-          for (let i = 0; i < n; i++) {
-            for (let j = i + 1; j < n; j++) {
-              if (next[i] === next[j]) return;
-              if (next[i] === pos[j] && next[j] === pos[i]) return;
-            }
-          }
-          const k = enc(next), nd = d + active;
-          if (nd < (dist.get(k) ?? Infinity)) {
-            dist.set(k, nd);
-            (buckets[nd] ??= []).push([...next]);
-          }
-          return;
-        }
-        for (const q of opts[a]!) {
-          next[a] = q;
-          rec(a + 1);
-        }
-      };
-      rec(0);
-    }
-  }
-  return null;
-}
+/** Exact optimal SoC (tiny instances only). */
+const bruteForceSoc = (inst: CompiledInstance): number | null =>
+  bruteForceOptima(inst)?.soc ?? null;
 
-function randomTiny(
-  rng: Rng,
-  w: number,
-  h: number,
-  n: number,
-  holes: number,
-): Instance | null {
-  const cells = Array.from(
-    { length: h },
-    () =>
-      Array.from({ length: w }, () => (rng.chance(holes) ? "H" : ".")).join(""),
-  );
-  const free: number[] = [];
-  for (let i = 0; i < w * h; i++) {
-    if (cells[Math.floor(i / w)]![i % w] === ".") free.push(i);
-  }
-  if (free.length < 2 * n) return null;
-  rng.shuffle(free);
-  const pos = (c: number) => [Math.floor(c / w), c % w];
-  return validateInstance({
-    id: "tiny",
-    width: w,
-    height: h,
-    cells,
-    starts: free.slice(0, n).map(pos),
-    goals: free.slice(n, 2 * n).map(pos),
-    horizon: 100,
-  });
+/** CBS's plan for `inst`, asserted to reach the brute-force optimum. */
+function optimalCbs(inst: Instance): Solution {
+  const c = compileInstance(inst);
+  const cbs = solveCBS(c)!;
+  assert.ok(cbs);
+  assert.equal(cbs.soc, bruteForceSoc(c));
+  return cbs;
 }
 
 function checkReplays(inst: Instance, sol: Solution) {
@@ -111,7 +45,7 @@ Deno.test("CBS is optimal: equals brute force on random tiny maps; every plan re
   let compared = 0, unsolvable = 0, ppWorse = 0;
   for (let k = 0; k < 120; k++) {
     const w = 2 + rng.int(3), h = 2 + rng.int(2), n = 2 + rng.int(2);
-    const inst = randomTiny(rng, w, h, n, 0.15);
+    const inst = randomTinyInstance(rng, w, h, n, 0.15);
     if (!inst) continue;
     const c = compileInstance(inst);
     const exact = bruteForceSoc(c);
@@ -145,19 +79,13 @@ Deno.test("CBS is optimal: equals brute force on random tiny maps; every plan re
 
 Deno.test("hand-made: a corridor swap needs a pocket; CBS finds the optimum", () => {
   // two agents must swap ends of a corridor with one side pocket
-  const inst = validateInstance({
-    id: "pocket",
-    width: 5,
-    height: 2,
-    cells: [".....", "##.##"],
-    starts: [[0, 0], [0, 4]],
-    goals: [[0, 4], [0, 0]],
-    horizon: 30,
-  });
-  const c = compileInstance(inst);
-  const cbs = solveCBS(c)!;
-  assert.ok(cbs);
-  assert.equal(cbs.soc, bruteForceSoc(c));
+  const inst = gridInstance(
+    [".....", "##.##"],
+    [[0, 0], [0, 4]],
+    [[0, 4], [0, 0]],
+    { id: "pocket", horizon: 30 },
+  );
+  const cbs = optimalCbs(inst);
   checkReplays(inst, cbs);
   // PP cannot: whichever agent goes first takes the straight path and the other
   // cannot reach the pocket in time; "auto" falls back to CBS
@@ -173,18 +101,13 @@ Deno.test("hand-made: a corridor swap needs a pocket; CBS finds the optimum", ()
 
 Deno.test("agents stay on goals: a goal in the only corridor must be reached last", () => {
   // agent 0's goal (0,1) lies on agent 1's only route; agent 0 must wait
-  const inst = validateInstance({
-    id: "order",
-    width: 4,
-    height: 2,
-    cells: ["....", ".###"],
-    starts: [[1, 0], [0, 0]],
-    goals: [[0, 1], [0, 3]],
-    horizon: 30,
-  });
-  const c = compileInstance(inst);
-  const cbs = solveCBS(c)!;
-  assert.equal(cbs.soc, bruteForceSoc(c));
+  const inst = gridInstance(
+    ["....", ".###"],
+    [[1, 0], [0, 0]],
+    [[0, 1], [0, 3]],
+    { id: "order", horizon: 30 },
+  );
+  const cbs = optimalCbs(inst);
   // agent 1 arrives at 3; agent 0 can enter (0,1) only after agent 1 passed it (t >= 2)
   assert.equal(cbs.paths[1]!.length - 1, 3);
   assert.ok(cbs.paths[0]!.length - 1 >= 2);
@@ -192,15 +115,12 @@ Deno.test("agents stay on goals: a goal in the only corridor must be reached las
 });
 
 Deno.test("space-time A*: waits for reservations, respects edge reservations and parked agents", () => {
-  const inst = compileInstance(validateInstance({
-    id: "line",
-    width: 3,
-    height: 1,
-    cells: ["..."],
-    starts: [[0, 0]],
-    goals: [[0, 2]],
-    horizon: 10,
-  }));
+  const inst = compileInstance(gridInstance(
+    ["..."],
+    [[0, 0]],
+    [[0, 2]],
+    { id: "line", horizon: 10 },
+  ));
   const free = spaceTimeAStar(inst.grid, 3, 1, 0, 2, inst.dist, NO_BLOCKS)!;
   assert.deepEqual(Array.from(free), [0, 1, 2]);
   const res = new Reservations(3);
@@ -215,15 +135,12 @@ Deno.test("space-time A*: waits for reservations, respects edge reservations and
   res3.add(9, Int32Array.from([2, 1])); // moves 2 -> 1 at t=1 then parks at 1
   assert.equal(spaceTimeAStar(inst.grid, 3, 1, 0, 2, inst.dist, res3), null);
   // edge reservation: the other agent goes 1 -> 0 at t=1; we may not go 0 -> 1 at t=1
-  const inst2 = compileInstance(validateInstance({
-    id: "g",
-    width: 3,
-    height: 2,
-    cells: ["...", "..."],
-    starts: [[0, 0]],
-    goals: [[0, 2]],
-    horizon: 10,
-  }));
+  const inst2 = compileInstance(gridInstance(
+    ["...", "..."],
+    [[0, 0]],
+    [[0, 2]],
+    { id: "g", horizon: 10 },
+  ));
   const res4 = new Reservations(6);
   res4.add(9, Int32Array.from([1, 0, 3]));
   const p = spaceTimeAStar(inst2.grid, 3, 2, 0, 2, inst2.dist, res4)!;
@@ -239,7 +156,7 @@ Deno.test("PP and CBS agree with the dynamics on generated-like random instances
   const rng = new Rng(77);
   let solved = 0;
   for (let k = 0; k < 30; k++) {
-    const inst = randomTiny(
+    const inst = randomTinyInstance(
       rng,
       6 + rng.int(3),
       6 + rng.int(3),
@@ -257,7 +174,9 @@ Deno.test("PP and CBS agree with the dynamics on generated-like random instances
   }
   assert.ok(solved >= 20, `solved ${solved}`);
   assert.equal(
-    planInOrder(compileInstance(randomTiny(new Rng(1), 4, 4, 1, 0)!), [0])!
+    planInOrder(compileInstance(randomTinyInstance(new Rng(1), 4, 4, 1, 0)!), [
+      0,
+    ])!
       .length,
     1,
   );

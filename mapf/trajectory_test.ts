@@ -1,7 +1,6 @@
 import assert from "node:assert/strict";
 import { BatchEnv } from "./batch_env.ts";
 import { InstancePool } from "./pool.ts";
-import { validateInstance } from "./instance.ts";
 import {
   decodeTrajectories,
   encodeTrajectories,
@@ -13,27 +12,20 @@ import {
 import { pathsToPlan, replayPlan } from "./replay.ts";
 import { Rng } from "./rng.ts";
 import { DOWN, RIGHT, UP } from "./grid.ts";
+import { gridInstance } from "./_test_grid.ts";
 
-const instA = validateInstance({
-  id: "a",
-  width: 5,
-  height: 4,
-  cells: [".....", ".H...", ".....", "..#.."],
-  starts: [[0, 0], [3, 4], [2, 2]],
-  goals: [[3, 0], [0, 4], [0, 2]],
-  horizon: 12,
-  slip: 0.3,
-});
-const instB = validateInstance({
-  id: "b-long-id-é",
-  width: 3,
-  height: 3,
-  cells: ["...", "...", "..."],
-  starts: [[0, 0], [2, 2]],
-  goals: [[2, 0], [0, 2]],
-  horizon: 6,
-  collision: "block",
-});
+const instA = gridInstance(
+  [".....", ".H...", ".....", "..#.."],
+  [[0, 0], [3, 4], [2, 2]],
+  [[3, 0], [0, 4], [0, 2]],
+  { id: "a", horizon: 12, slip: 0.3 },
+);
+const instB = gridInstance(
+  ["...", "...", "..."],
+  [[0, 0], [2, 2]],
+  [[2, 0], [0, 2]],
+  { id: "b-long-id-é", horizon: 6, collision: "block" },
+);
 
 Deno.test("recorder captures exactly what the env did; encode/decode round-trips", () => {
   const pool = InstancePool.from([instA, instB]);

@@ -2,7 +2,8 @@ import assert from "node:assert/strict";
 import * as v from "valibot";
 import type { BlobRef, Json } from "@envsmith/engine/kind";
 import { startStubServer } from "../llm/stub_server.ts";
-import { type Instance, parseInstanceLines } from "../mapf/instance.ts";
+import type { Instance } from "../mapf/instance.ts";
+import { twoCorridors } from "../mapf/_test_grid.ts";
 import { replayPlan } from "../mapf/replay.ts";
 import { decodeTrajectories } from "../mapf/trajectory.ts";
 import { DEFAULT_OBS, obsSize } from "../policy/observation.ts";
@@ -16,17 +17,11 @@ import { memoryContext } from "./_memory_context.ts";
 // the optimum is SoC 4, makespan 2 (both agents move right twice). The
 // horizons differ so that the prompts (and the reply-cache keys) differ.
 function inst(id: string, k: number): Instance {
-  return parseInstanceLines(JSON.stringify({
-    id,
-    width: 3,
-    height: 2,
-    cells: ["...", "..."],
-    starts: [[0, 0], [1, 0]],
-    goals: [[0, 2], [1, 2]],
+  return twoCorridors(id, {
     horizon: 8 + k,
     holes: "blocked",
     reference: { soc: 4, makespan: 2, solver: "cbs" },
-  }))[0]!;
+  });
 }
 
 /** The hand-made plans (U D L R S = 1 2 3 4 0) and what they are. */

@@ -73,21 +73,23 @@ Deno.test("plr-stage and accel-stage on the maze family: a buffer of mazes score
   const ls = policy.value.level_scores;
   assert.equal(ls.pvl.length, 12);
   assert.equal(ls.gamma, 0.995);
-  const plr = await redesign(
-    {
-      family: "maze",
-      engineer: {
-        name: "plr-stage",
-        policy: policy.value,
-        envs: envs.value,
-        buffer: 20,
-      },
-      config: EASY,
-      stage: 0,
-    } as never,
-    7,
-    opts,
-  );
+  const plrStage = () =>
+    redesign(
+      {
+        family: "maze",
+        engineer: {
+          name: "plr-stage",
+          policy: policy.value,
+          envs: envs.value,
+          buffer: 20,
+        },
+        config: EASY,
+        stage: 0,
+      } as never,
+      7,
+      opts,
+    );
+  const plr = await plrStage();
   const set = plr.value as unknown as LevelSet;
   assert.equal(set.level_set.family, "maze");
   // 12 trained start levels + 12 new ones (replay_prob 0.5), 4 evicted
@@ -99,21 +101,7 @@ Deno.test("plr-stage and accel-stage on the maze family: a buffer of mazes score
   const cost = plr.report.engineer_cost as { agent_steps: number };
   assert.ok(cost.agent_steps > 0, "new levels were rolled out");
   // the same redesign again gives the same buffer (seeded)
-  const again = await redesign(
-    {
-      family: "maze",
-      engineer: {
-        name: "plr-stage",
-        policy: policy.value,
-        envs: envs.value,
-        buffer: 20,
-      },
-      config: EASY,
-      stage: 0,
-    } as never,
-    7,
-    opts,
-  );
+  const again = await plrStage();
   assert.deepEqual(again.value, plr.value);
   // the next stage draws its mazes from the buffer
   const next = await run(generate, {

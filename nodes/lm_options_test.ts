@@ -14,7 +14,7 @@ import { nodeCodeDigest } from "@envsmith/engine/cache";
 import { kind as trainLm } from "./lm_train.ts";
 import { kind as lmInit } from "./lm_init.ts";
 import { LM_DIR } from "./lm_env.ts";
-import { lmPythonOrNull } from "./_lm_test_util.ts";
+import { lmTest } from "./_lm_test_util.ts";
 import { lmGpuReadiness, trainerOptionArgs } from "./lm_options.ts";
 
 const BASE = {
@@ -124,58 +124,44 @@ Deno.test("train.lm options: vLLM sampling asks for a GPU and vLLM, in one line"
   }
 });
 
-const python = lmPythonOrNull();
-/** Why the tests below are ignored, in their names (empty when they run). */
-const IGNORED = python === null
-  ? " [ignored: the LM environment is missing; create it with `deno task setup:lm`]"
-  : "";
-
-Deno.test({
-  name:
-    "train.lm options on a micro model: micro-batches give the same gradient, LoRA trains without a copy of the model and merges exactly, bf16 halves the checkpoint" +
-    IGNORED,
-  ignore: python === null, // the environment is missing: `deno task setup:lm`
-  fn: async () => {
-    const dir = await Deno.makeTempDir();
-    try {
-      const o = await new Deno.Command(python!, {
-        args: ["-m", "envsmith_lm.options_fixture", dir],
-        cwd: LM_DIR,
-        env: { OMP_NUM_THREADS: "1", PYTHONDONTWRITEBYTECODE: "1" },
-        stdout: "piped",
-        stderr: "piped",
-      }).output();
-      assert.equal(o.code, 0, new TextDecoder().decode(o.stderr));
-      const r = JSON.parse(new TextDecoder().decode(o.stdout));
-      // micro-batches: the gradient of the whole batch (a real one: KL and
-      // policy gradient both non-zero), and the same training within float
-      // rounding amplified by Adam over 3 steps
-      assert.ok(r.grad_norm > 0.1 && r.kl > 1e-3, JSON.stringify(r));
-      assert.ok(r.micro_batch_grad_diff < 1e-6, JSON.stringify(r));
-      assert.ok(r.micro_batch_kl_diff < 1e-6, JSON.stringify(r));
-      assert.ok(r.weights_moved > 0.01, JSON.stringify(r));
-      assert.ok(r.micro_batch_weight_diff < 0.01 * r.weights_moved);
-      assert.ok(
-        new Set(r.rewards).size > 1,
-        "rewards vary, so advantages are non-zero",
-      );
-      // LoRA: a small trainable share, no model copied for the reference
-      // (the full run copies one), the reference is the starting model
-      // exactly, the adapted model moved, merging keeps it, reruns agree
-      assert.ok(r.lora_trainable_share > 0 && r.lora_trainable_share < 0.2);
-      assert.deepEqual(r.model_copies_lora, []);
-      assert.deepEqual(r.model_copies_full, ["LlamaForCausalLM"]);
-      assert.equal(r.lora_reference_vs_start, 0);
-      assert.ok(r.lora_adapted_vs_start > 1e-3, JSON.stringify(r));
-      assert.ok(r.lora_merged_vs_adapted < 1e-4, JSON.stringify(r));
-      assert.equal(r.lora_merged_type, "LlamaForCausalLM");
-      assert.equal(r.lora_rerun_diff, 0);
-      // bf16: the weights, a training step that moves them, half the bytes
-      assert.equal(r.bf16_dtype, "torch.bfloat16");
-      assert.ok(r.bf16_moved > 0.01);
-      assert.ok(r.bf16_size_ratio > 0.45 && r.bf16_size_ratio < 0.55);
-    } finally {
-      await Deno.remove(dir, { recursive: true });
-    }
+lmTest(
+  "train.lm options on a micro model: micro-batches give the same gradient, LoRA trains without a copy of the model and merges exactly, bf16 halves the checkpoint",
+  async (python, dir) => {
+    const o = await new Deno.Command(python, {
+      args: ["-m", "envsmith_lm.options_fixture", dir],
+      cwd: LM_DIR,
+      env: { OMP_NUM_THREADS: "1", PYTHONDONTWRITEBYTECODE: "1" },
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    assert.equal(o.code, 0, new TextDecoder().decode(o.stderr));
+    const r = JSON.parse(new TextDecoder().decode(o.stdout));
+    // micro-batches: the gradient of the whole batch (a real one: KL and
+    // policy gradient both non-zero), and the same training within float
+    // rounding amplified by Adam over 3 steps
+    assert.ok(r.grad_norm > 0.1 && r.kl > 1e-3, JSON.stringify(r));
+    assert.ok(r.micro_batch_grad_diff < 1e-6, JSON.stringify(r));
+    assert.ok(r.micro_batch_kl_diff < 1e-6, JSON.stringify(r));
+    assert.ok(r.weights_moved > 0.01, JSON.stringify(r));
+    assert.ok(r.micro_batch_weight_diff < 0.01 * r.weights_moved);
+    assert.ok(
+      new Set(r.rewards).size > 1,
+      "rewards vary, so advantages are non-zero",
+    );
+    // LoRA: a small trainable share, no model copied for the reference
+    // (the full run copies one), the reference is the starting model
+    // exactly, the adapted model moved, merging keeps it, reruns agree
+    assert.ok(r.lora_trainable_share > 0 && r.lora_trainable_share < 0.2);
+    assert.deepEqual(r.model_copies_lora, []);
+    assert.deepEqual(r.model_copies_full, ["LlamaForCausalLM"]);
+    assert.equal(r.lora_reference_vs_start, 0);
+    assert.ok(r.lora_adapted_vs_start > 1e-3, JSON.stringify(r));
+    assert.ok(r.lora_merged_vs_adapted < 1e-4, JSON.stringify(r));
+    assert.equal(r.lora_merged_type, "LlamaForCausalLM");
+    assert.equal(r.lora_rerun_diff, 0);
+    // bf16: the weights, a training step that moves them, half the bytes
+    assert.equal(r.bf16_dtype, "torch.bfloat16");
+    assert.ok(r.bf16_moved > 0.01);
+    assert.ok(r.bf16_size_ratio > 0.45 && r.bf16_size_ratio < 0.55);
   },
-});
+);

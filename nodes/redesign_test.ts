@@ -5,7 +5,7 @@ import { compileExperiment } from "@envsmith/engine/compile";
 import { Store } from "@envsmith/engine/cache";
 import { makePlan, runPlan } from "@envsmith/engine/run";
 import { startStubServer } from "../llm/stub_server.ts";
-import { disposeLocalModels, ggufDigest } from "../llm/local.ts";
+import { ggufDigest } from "../llm/local.ts";
 import { writeRandomGguf } from "../llm/random_gguf.ts";
 import {
   configId,
@@ -27,6 +27,7 @@ import { kind as diagnoseKind } from "./diagnose.ts";
 import { buildContext } from "../engineer/context.ts";
 import * as v from "valibot";
 import { findingsAt } from "../engineer/_fixtures.ts";
+import { withModelDir } from "../llm/_local_testing.ts";
 
 const easy = PRESETS.easy;
 const redesignKind = redesignKindOver(engineers, families);
@@ -232,8 +233,7 @@ async function* walk(dir: string): AsyncGenerator<string> {
 }
 
 Deno.test("redesign kind with a GGUF model file: the file's digest enters the key, never a path from the environment; the report tallies the llm", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "envsmith-redesign-gguf-" });
-  try {
+  await withModelDir("envsmith-redesign-gguf-", async (dir) => {
     const a = join(dir, "a.gguf"), copy = join(dir, "copy.gguf");
     const b = join(dir, "b.gguf");
     await writeRandomGguf(a, { seed: 1 });
@@ -291,10 +291,7 @@ Deno.test("redesign kind with a GGUF model file: the file's digest enters the ke
     if (llm.fallback === 1) {
       assert.equal(configId(parseEnvConfig(out.value)), configId(easy));
     } else parseEnvConfig(out.value);
-  } finally {
-    await disposeLocalModels();
-    await Deno.remove(dir, { recursive: true });
-  }
+  });
 });
 
 Deno.test("redesign: engineer { name, ...parameters } carries its own inputs; scripted and blind controls read no context", async () => {

@@ -8,6 +8,16 @@ import { Rng } from "../mapf/rng.ts";
 import { DEFAULT_OBS } from "./observation.ts";
 import { ObservationEncoder } from "./observation_encoder.ts";
 
+/** Reward weights that pay +1 on reaching the goal and nothing else. */
+export const GOAL_ONLY_REWARD = {
+  goal: 1,
+  progress: 0,
+  hole: 0,
+  collision: 0,
+  blocked: 0,
+  step: 0,
+} as const;
+
 /** Random `size x size` instances with scattered holes and reachable goals. */
 export function randomInstances(
   count: number,
@@ -70,17 +80,19 @@ export function randomInstances(
 }
 
 /**
- * Observation rows of real agents: generated `easy` instances (default
- * radius-2 layout) after a few random steps, `rows` of them.
+ * `envs` environments over `instances` generated `preset` instances
+ * (generator seed 1, environment seed 1) after three steps of random actions
+ * (action seed 2), ended episodes reset after each step.
  */
-export function realObservations(
-  rows: number,
-  preset: "easy" | "medium" | "hard" = "easy",
-): { obs: Float32Array; size: number; rows: number } {
+export function randomlySteppedEnv(
+  preset: "easy" | "medium" | "hard",
+  instances: number,
+  envs: number,
+): BatchEnv {
   const pool = InstancePool.from(
-    generate({ preset }, { count: 64, seed: 1 }).instances,
+    generate({ preset }, { count: instances, seed: 1 }).instances,
   );
-  const env = new BatchEnv(pool, { envs: rows, seed: 1 });
+  const env = new BatchEnv(pool, { envs, seed: 1 });
   env.resetAll();
   const rng = new Rng(2);
   const act = new Uint8Array(env.envs * env.maxAgents);
@@ -89,6 +101,18 @@ export function realObservations(
     env.step(act);
     env.resetDone();
   }
+  return env;
+}
+
+/**
+ * Observation rows of real agents: generated `easy` instances (default
+ * radius-2 layout) after a few random steps, `rows` of them.
+ */
+export function realObservations(
+  rows: number,
+  preset: "easy" | "medium" | "hard" = "easy",
+): { obs: Float32Array; size: number; rows: number } {
+  const env = randomlySteppedEnv(preset, 64, rows);
   const enc = new ObservationEncoder(DEFAULT_OBS, env);
   const slots = new Int32Array(rows).map((_, i) => i * env.maxAgents);
   const obs = new Float32Array(rows * enc.size);

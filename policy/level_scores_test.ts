@@ -4,7 +4,7 @@ import { initCheckpoint } from "./checkpoint.ts";
 import { scoreLevels } from "./level_scores.ts";
 import { Trainer } from "./trainer.ts";
 import { mapfTrainingSource } from "./mapf_training_env.ts";
-import { randomInstances } from "./_test_instances.ts";
+import { GOAL_ONLY_REWARD, randomInstances } from "./_test_instances.ts";
 
 const instances = randomInstances(12, 3, { size: 6, agents: 2, holes: 0.1 });
 
@@ -34,14 +34,7 @@ Deno.test("scoreLevels: a zero-value critic gives PVL = the mean of positive dis
   // so PVL = sum over agents that arrived of sum_t (gl)^(T-t) / agent-steps.
   const ck = initCheckpoint({ seed: 1, hidden: [8, 8] });
   ck.net.params.fill(0);
-  const reward = {
-    goal: 1,
-    progress: 0,
-    hole: 0,
-    collision: 0,
-    blocked: 0,
-    step: 0,
-  };
+  const reward = GOAL_ONLY_REWARD;
   const s = scoreLevels(ck, instances.slice(0, 4), {
     episodes: 4,
     seed: 2,

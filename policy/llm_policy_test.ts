@@ -1,28 +1,18 @@
 import assert from "node:assert/strict";
 import { LlmUnreachableError } from "../llm/errors.ts";
 import { startStubServer } from "../llm/stub_server.ts";
-import { disposeLocalModels } from "../llm/local.ts";
 import { writeRandomGguf } from "../llm/random_gguf.ts";
-import {
-  decodeTrajectories,
-  type Instance,
-  parseInstanceLines,
-} from "../mapf/mod.ts";
+import { decodeTrajectories, type Instance } from "../mapf/mod.ts";
+import { twoCorridors } from "../mapf/_test_grid.ts";
 import { llmRollout, parseLlmPlan } from "./llm_policy.ts";
+import { withModelDir } from "../llm/_local_testing.ts";
 
 // Two agents on a 2x3 grid: agent 0 (0,0) -> (0,2), agent 1 (1,0) -> (1,2).
-function inst(id: string, extra: Record<string, unknown> = {}): Instance {
-  return parseInstanceLines(JSON.stringify({
-    id,
-    width: 3,
-    height: 2,
-    cells: ["...", "..."],
-    starts: [[0, 0], [1, 0]],
-    goals: [[0, 2], [1, 2]],
-    horizon: 6,
+function inst(id: string, extra: Partial<Instance> = {}): Instance {
+  return twoCorridors(id, {
     reference: { soc: 4, makespan: 2, solver: "cbs" },
     ...extra,
-  }))[0]!;
+  });
 }
 
 Deno.test("llm policy: plans are parsed and executed; unusable replies are invalid_plan, over real HTTP", async () => {
@@ -118,8 +108,7 @@ Deno.test("parseLlmPlan ignores think blocks and rejects unknown moves", () => {
 });
 
 Deno.test("llm policy on a local GGUF model: one request per instance, answered in turn; noise is invalid_plan", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "envsmith-llm-policy-" });
-  try {
+  await withModelDir("envsmith-llm-policy-", async (dir) => {
     const gguf = `${dir}/tiny.gguf`;
     await writeRandomGguf(gguf, { seed: 3 });
     const instances = [
@@ -137,8 +126,5 @@ Deno.test("llm policy on a local GGUF model: one request per instance, answered 
     assert.equal(new Set(res.info.map((i) => i.request)).size, 3);
     // Random weights write no plan: every episode is invalid_plan, none crashes.
     assert.equal(res.summary.outcome_rates.invalid_plan, 1);
-  } finally {
-    await disposeLocalModels();
-    await Deno.remove(dir, { recursive: true });
-  }
+  });
 });

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { Mlp, mlpLayout, type MlpSpec, MlpWorkspace } from "./mlp.ts";
 import { ppoLoss, type PpoMinibatch } from "./ppo_loss.ts";
 import { Rng } from "../mapf/mod.ts";
+import { centralDifference, fiveActionSpec } from "./_test_mlp.ts";
 
 function randomObs(
   rng: Rng,
@@ -52,13 +53,7 @@ function checkGradients(spec: MlpSpec, seed: number, h = 1e-2) {
   const analytic = new Float32Array(net.grads);
   let checked = 0;
   for (let i = 0; i < net.size; i += Math.max(1, Math.floor(net.size / 150))) {
-    const old = net.params[i]!;
-    net.params[i] = old + h;
-    const lp = lossAt();
-    net.params[i] = old - h;
-    const lm = lossAt();
-    net.params[i] = old;
-    const fd = (lp - lm) / (2 * h);
+    const fd = centralDifference(net.params, i, h, lossAt);
     const tol = 2e-3 + 2e-2 * Math.abs(fd);
     assert.ok(
       Math.abs(fd - analytic[i]!) < tol,
@@ -104,12 +99,7 @@ Deno.test("mlp backward matches finite differences (relu)", () => {
 });
 
 Deno.test("mlp forward of a batch equals forward of each row", () => {
-  const spec: MlpSpec = {
-    inputSize: 12,
-    hidden: [16, 16],
-    actions: 5,
-    activation: "tanh",
-  };
+  const spec = fiveActionSpec(12, [16, 16]);
   const net = Mlp.init(spec, { seed: 9, policyGain: 1 });
   const n = 5;
   const obs = randomObs(new Rng(1), n, spec.inputSize);
@@ -122,12 +112,7 @@ Deno.test("mlp forward of a batch equals forward of each row", () => {
 });
 
 Deno.test("mlp init is deterministic and orthogonal", () => {
-  const spec: MlpSpec = {
-    inputSize: 20,
-    hidden: [8],
-    actions: 5,
-    activation: "relu",
-  };
+  const spec = fiveActionSpec(20, [8], "relu");
   const a = Mlp.init(spec, { seed: 5 }),
     b = Mlp.init(spec, { seed: 5 }),
     c = Mlp.init(spec, { seed: 6 });
@@ -153,12 +138,7 @@ Deno.test("mlp rejects bad specs and oversize batches with clear errors", () => 
       new Mlp({ inputSize: 0, hidden: [4], actions: 5, activation: "tanh" }),
     /positive integers/,
   );
-  const spec: MlpSpec = {
-    inputSize: 3,
-    hidden: [4],
-    actions: 5,
-    activation: "tanh",
-  };
+  const spec = fiveActionSpec(3, [4]);
   const ws = new MlpWorkspace(spec, 2);
   assert.throws(
     () => Mlp.init(spec).forward(new Float32Array(9), 3, ws),
@@ -168,12 +148,7 @@ Deno.test("mlp rejects bad specs and oversize batches with clear errors", () => 
 });
 
 Deno.test("mlp + ppo loss gradient matches finite differences", () => {
-  const spec: MlpSpec = {
-    inputSize: 10,
-    hidden: [12],
-    actions: 5,
-    activation: "tanh",
-  };
+  const spec = fiveActionSpec(10, [12]);
   const rng = new Rng(11);
   const n = 9;
   const net = Mlp.init(spec, { seed: 2, policyGain: 1 });
@@ -203,14 +178,7 @@ Deno.test("mlp + ppo loss gradient matches finite differences", () => {
     net.backward(obs, n, ws);
     const analytic = new Float32Array(net.grads);
     for (let i = 0; i < net.size; i += 3) {
-      const old = net.params[i]!;
-      const h = 3e-3;
-      net.params[i] = old + h;
-      const lp = lossAt();
-      net.params[i] = old - h;
-      const lm = lossAt();
-      net.params[i] = old;
-      const fd = (lp - lm) / (2 * h);
+      const fd = centralDifference(net.params, i, 3e-3, lossAt);
       assert.ok(
         Math.abs(fd - analytic[i]!) < 2e-3 + 3e-2 * Math.abs(fd),
         `clipValue=${clipValue} param ${i}: fd ${fd} vs backward ${

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { BatchEnv, InstancePool, parseInstanceLines } from "../mapf/mod.ts";
+import { BatchEnv, InstancePool } from "../mapf/mod.ts";
+import { gridInstance } from "../mapf/_test_grid.ts";
 import {
   DEFAULT_OBS,
   OBS_CHANNELS,
@@ -16,18 +17,12 @@ import { ObservationEncoder } from "./observation_encoder.ts";
 //   . . . . .
 //   # . . . .
 // agent 0 at (1,1) -> goal (1,4); agent 1 at (0,2) -> goal (2,3)
-const [inst] = parseInstanceLines(JSON.stringify({
-  id: "obs",
-  width: 5,
-  height: 3,
-  cells: [".H..#", ".....", "#...."],
-  starts: [[1, 1], [0, 2]],
-  goals: [[1, 4], [2, 3]],
-  horizon: 10,
-  slip: 0.25,
-  collision: "block",
-  holes: "lethal",
-}));
+const inst = gridInstance(
+  [".H..#", ".....", "#...."],
+  [[1, 1], [0, 2]],
+  [[1, 4], [2, 3]],
+  { id: "obs", horizon: 10, slip: 0.25, collision: "block", holes: "lethal" },
+);
 
 const ENCODERS = [
   ["reference", ReferenceObservationEncoder],
@@ -36,7 +31,7 @@ const ENCODERS = [
 
 function makeSetup(Encoder: (typeof ENCODERS)[number][1]) {
   return (radius: number) => {
-    const env = new BatchEnv(InstancePool.from([inst!]), {
+    const env = new BatchEnv(InstancePool.from([inst]), {
       envs: 2,
       maxAgents: 3,
     });

@@ -1,10 +1,11 @@
 import assert from "node:assert/strict";
 import onnxProto from "onnx-proto";
-import { Mlp, type MlpSpec, MlpWorkspace } from "./mlp.ts";
+import { Mlp, MlpWorkspace } from "./mlp.ts";
 import { exportOnnx, importOnnx, POLICY_FORMAT } from "./onnx_export.ts";
 import { OnnxPolicy } from "./onnx_policy.ts";
 import { PolicyContractError } from "./errors.ts";
 import { Rng } from "../mapf/mod.ts";
+import { fiveActionSpec } from "./_test_mlp.ts";
 
 const { onnx } = onnxProto;
 
@@ -17,12 +18,7 @@ function randomObs(seed: number, n: number, d: number): Float32Array {
 
 for (const activation of ["tanh", "relu"] as const) {
   Deno.test(`onnx forward agrees with the TS forward within 1e-5 (${activation})`, async () => {
-    const spec: MlpSpec = {
-      inputSize: 40,
-      hidden: [32, 24],
-      actions: 5,
-      activation,
-    };
+    const spec = fiveActionSpec(40, [32, 24], activation);
     const net = Mlp.init(spec, { seed: 7, policyGain: 1 });
     const scale = 2.5, shift = -0.75;
     const policy = await OnnxPolicy.load(
@@ -59,12 +55,7 @@ for (const activation of ["tanh", "relu"] as const) {
 }
 
 Deno.test("onnx export/import round-trips parameters, value normaliser and metadata", () => {
-  const spec: MlpSpec = {
-    inputSize: 9,
-    hidden: [6],
-    actions: 5,
-    activation: "relu",
-  };
+  const spec = fiveActionSpec(9, [6], "relu");
   const net = Mlp.init(spec, { seed: 3 });
   const bytes = exportOnnx(net, {
     valueScale: 3,

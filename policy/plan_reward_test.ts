@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { parseInstanceLines } from "../mapf/instance.ts";
+import { twoCorridors } from "../mapf/_test_grid.ts";
 import {
   REWARD_ON_GOAL,
   REWARD_VALID_PLAN,
@@ -8,20 +8,10 @@ import {
 } from "./plan_reward.ts";
 
 // two agents in two corridors, each two moves right of its goal
-const [inst] = parseInstanceLines(
-  JSON.stringify({
-    id: "two",
-    width: 3,
-    height: 2,
-    cells: ["...", "..."],
-    starts: [[0, 0], [1, 0]],
-    goals: [[0, 2], [1, 2]],
-    horizon: 6,
-  }),
-);
+const inst = twoCorridors("two");
 
 Deno.test("plan reward: success 1, a failed valid plan 0.1 + 0.4 x the share on goal, an unparsable one 0", () => {
-  const s = scoringInstance(inst!);
+  const s = scoringInstance(inst);
   const ok = scoreCompletion(s, "Agent 0: R R\nAgent 1: R R");
   assert.deepEqual([ok.outcome, ok.reward, ok.on_goal], ["success", 1, 2]);
   const half = scoreCompletion(s, "Agent 0: R R\nAgent 1: S");
@@ -40,5 +30,5 @@ Deno.test("plan reward: success 1, a failed valid plan 0.1 + 0.4 x the share on 
   // every agent but one on goal still scores below a success
   assert.ok(half.reward < ok.reward && none.reward < half.reward);
   // the raw instance and its scoring form give the same answer
-  assert.deepEqual(scoreCompletion(inst!, "Agent 0: R R\nAgent 1: S"), half);
+  assert.deepEqual(scoreCompletion(inst, "Agent 0: R R\nAgent 1: S"), half);
 });

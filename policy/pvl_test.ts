@@ -5,7 +5,7 @@ import { scoreLevels } from "./level_scores.ts";
 import { accumulatePositiveAdvantages, positiveValueLoss } from "./pvl.ts";
 import { Trainer } from "./trainer.ts";
 import { mapfTrainingSource } from "./mapf_training_env.ts";
-import { randomInstances } from "./_test_instances.ts";
+import { GOAL_ONLY_REWARD, randomInstances } from "./_test_instances.ts";
 
 Deno.test("pvl: the mean positive advantage per agent-step, per level, valid samples only", () => {
   const pos = new Float64Array(3), steps = new Float64Array(3);
@@ -66,14 +66,7 @@ Deno.test("pvl: training and scoring rollouts give the same closed form on a zer
   // = 1: an arrived agent's advantages are all 1, the others' 0, so a level
   // whose one episode succeeded has PVL 1, and PVL 0 means nobody arrived
   const instances = randomInstances(16, 3, { size: 5, agents: 2, holes: 0 });
-  const reward = {
-    goal: 1,
-    progress: 0,
-    hole: 0,
-    collision: 0,
-    blocked: 0,
-    step: 0,
-  };
+  const reward = GOAL_ONLY_REWARD;
   const ck = initCheckpoint({ seed: 1, hidden: [8, 8] });
   ck.net.params.fill(0);
   const t = new Trainer(ck, mapfTrainingSource(InstancePool.from(instances)), {

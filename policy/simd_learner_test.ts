@@ -1,20 +1,16 @@
 import assert from "node:assert/strict";
 import { Learner, SampleBuffer } from "./learner.ts";
-import { Mlp, type MlpSpec } from "./mlp.ts";
+import { Mlp } from "./mlp.ts";
 import { ppoLoss, type PpoLossOptions } from "./ppo_loss.ts";
 import { SimdLearner } from "./simd_learner.ts";
 import { KernelArena } from "./kernels/arena.ts";
 import { SimdMlp } from "./simd_mlp.ts";
 import { Rng } from "../mapf/rng.ts";
 import { realObservations } from "./_test_instances.ts";
+import { fiveActionSpec } from "./_test_mlp.ts";
 
 const { obs: OBS, size: D, rows: ROWS } = realObservations(600);
-const SPEC: MlpSpec = {
-  inputSize: D,
-  hidden: [32, 17],
-  actions: 5,
-  activation: "tanh",
-};
+const SPEC = fiveActionSpec(D, [32, 17]);
 
 /** Fill `buf` with the real observation rows and random PPO quantities. */
 function fill(buf: SampleBuffer, n: number, seed: number): void {

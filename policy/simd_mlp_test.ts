@@ -4,6 +4,7 @@ import { Mlp, type MlpSpec, MlpWorkspace } from "./mlp.ts";
 import { SimdMlp } from "./simd_mlp.ts";
 import { Rng } from "../mapf/rng.ts";
 import { realObservations } from "./_test_instances.ts";
+import { centralDifference, fiveActionSpec } from "./_test_mlp.ts";
 
 /** Observation-like rows: exact zeros (the sparse path), ones and reals. */
 function randomObs(rng: Rng, n: number, d: number, density = 0.5) {
@@ -141,13 +142,7 @@ for (const spec of SHAPES) {
       i < net.size;
       i += Math.max(1, Math.floor(net.size / 120))
     ) {
-      const p = pos[i]!, old = params[p]!;
-      params[p] = old + h;
-      const lp = lossAt();
-      params[p] = old - h;
-      const lm = lossAt();
-      params[p] = old;
-      const fd = (lp - lm) / (2 * h);
+      const fd = centralDifference(params, pos[i]!, h, lossAt);
       const tol = 2e-3 + 2e-2 * Math.abs(fd);
       assert.ok(
         Math.abs(fd - analytic[i]!) < tol,
@@ -161,12 +156,7 @@ for (const spec of SHAPES) {
 
 Deno.test("simd mlp: real observation batches, rows gathered by index, give the same rows bit for bit", () => {
   const { obs: x, size: D, rows: n } = realObservations(300);
-  const spec: MlpSpec = {
-    inputSize: D,
-    hidden: [64, 64],
-    actions: 5,
-    activation: "tanh",
-  };
+  const spec = fiveActionSpec(D, [64, 64]);
   const net = Mlp.init(spec, { seed: 9, policyGain: 1 });
   const { arena, simd, obs, idx, out } = setup(net, 64, n);
   arena.f32(obs, x.length).set(x);
@@ -195,12 +185,7 @@ Deno.test("simd mlp: real observation batches, rows gathered by index, give the 
 });
 
 Deno.test("simd mlp: Adam keeps the padding at zero and pack/unpack round-trips", () => {
-  const spec: MlpSpec = {
-    inputSize: 11,
-    hidden: [6, 3],
-    actions: 5,
-    activation: "tanh",
-  };
+  const spec = fiveActionSpec(11, [6, 3]);
   const net = Mlp.init(spec, { seed: 2 });
   const n = 9;
   const { arena, simd, obs } = setup(net, 12, n);
