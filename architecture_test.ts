@@ -24,19 +24,13 @@ import { builtinEngineers } from "./engineer/builtins.ts";
 import { policyEngineers } from "./nodes/engineers.ts";
 import { builtinFamilies } from "./families/builtins.ts";
 import { mapfFrozenLake } from "./families/mapf_frozenlake/family.ts";
+import { projectFiles } from "./_test_util.ts";
 
 const ROOT = dirname(fileURLToPath(import.meta.url));
 
 /** Every .ts file of the project (relative paths), without node_modules and caches. */
-function sourceFiles(dir = ROOT): string[] {
-  const out: string[] = [];
-  for (const e of Deno.readDirSync(dir)) {
-    if (e.name === "node_modules" || e.name.startsWith(".")) continue;
-    const p = join(dir, e.name);
-    if (e.isDirectory) out.push(...sourceFiles(p));
-    else if (e.name.endsWith(".ts")) out.push(relative(ROOT, p));
-  }
-  return out.sort();
+function sourceFiles(): string[] {
+  return projectFiles((name) => name.endsWith(".ts"));
 }
 
 /** Module specifiers of a file: the code digest's view of imports, type-only ones included. */
@@ -386,8 +380,69 @@ Deno.test("architecture: engine/ passes deno publish --dry-run but for its licen
   assert.match(text, /Checking for slow types in the public API/);
 });
 
-/** What rollout runs (evaluate runs the same plus its own file). */
-const ROLLOUT_FILES: readonly string[] = [
+/** What reading and writing a policy checkpoint runs. */
+const POLICY_CHECKPOINT_FILES: readonly string[] = [
+  "policy/checkpoint.ts",
+  "policy/errors.ts",
+  "policy/mlp.ts",
+  "policy/observation.ts",
+  "policy/onnx_export.ts",
+  "policy/ppo_loss.ts",
+];
+
+/** What generating a MAPF suite runs: the map generator and the exact solvers. */
+const MAPF_SUITE_FILES: readonly string[] = [
+  "mapf/exact_optimum.ts",
+  "mapf/generator.ts",
+  "mapf/grid.ts",
+  "mapf/grid_cell.ts",
+  "mapf/instance.ts",
+  "mapf/map_gen.ts",
+  "mapf/paper_grid.ts",
+  "mapf/rng.ts",
+  "mapf/solution.ts",
+  "mapf/solve_cbs.ts",
+  "mapf/solve_makespan.ts",
+  "mapf/solve_pp.ts",
+  "mapf/space_time_astar.ts",
+  "mapf/suites.ts",
+];
+
+/** The MAPF solvers (`solve` and the planners it chooses between). */
+const MAPF_SOLVE_FILES: readonly string[] = [
+  "mapf/solution.ts",
+  "mapf/solve.ts",
+  "mapf/solve_cbs.ts",
+  "mapf/solve_pp.ts",
+  "mapf/space_time_astar.ts",
+];
+
+/** The policy learner and the WASM kernels it runs. */
+const POLICY_LEARNER_FILES: readonly string[] = [
+  "policy/adam.ts",
+  "policy/kernels/arena.ts",
+  "policy/kernels/mlp.wasm",
+  "policy/kernels/modules.ts",
+  "policy/kernels/obs.wasm",
+  "policy/learner.ts",
+];
+
+/** What training a policy runs, whichever family it trains on. */
+const POLICY_TRAINING_FILES: readonly string[] = [
+  ...POLICY_CHECKPOINT_FILES,
+  ...POLICY_LEARNER_FILES,
+  "policy/pvl.ts",
+  "policy/reward_spec.ts",
+  "policy/simd_learner.ts",
+  "policy/simd_mlp.ts",
+  "policy/trainer.ts",
+].sort();
+
+/**
+ * The policy-acting module graph that `rollout` and the LM kinds share: the
+ * LLM client, the MAPF replay and solvers, the policy network and its kernels.
+ */
+const ACTING_FILES: readonly string[] = [
   "llm/cache.ts",
   "llm/client.ts",
   "llm/endpoint.ts",
@@ -403,45 +458,35 @@ const ROLLOUT_FILES: readonly string[] = [
   "mapf/render_text.ts",
   "mapf/replay.ts",
   "mapf/rng.ts",
-  "mapf/solution.ts",
-  "mapf/solve.ts",
-  "mapf/solve_cbs.ts",
-  "mapf/solve_pp.ts",
-  "mapf/space_time_astar.ts",
+  ...MAPF_SOLVE_FILES,
   "mapf/trajectory.ts",
   "nodes/_values.ts",
-  "nodes/policy_io.ts",
-  "nodes/rollout.ts",
   "policy/acting_loop.ts",
-  "policy/adam.ts",
-  "policy/checkpoint.ts",
-  "policy/errors.ts",
-  "policy/kernels/arena.ts",
-  "policy/kernels/mlp.wasm",
-  "policy/kernels/modules.ts",
-  "policy/kernels/obs.wasm",
-  "policy/learner.ts",
+  ...POLICY_LEARNER_FILES,
   "policy/llm_policy.ts",
   "policy/mlp.ts",
   "policy/observation.ts",
   "policy/observation_encoder.ts",
-  "policy/onnx_export.ts",
-  "policy/onnx_policy.ts",
   "policy/ppo_loss.ts",
   "policy/rollout.ts",
+].sort();
+
+/** What rollout runs (evaluate runs the same plus its own file). */
+const ROLLOUT_FILES: readonly string[] = [
+  ...ACTING_FILES,
+  "nodes/policy_io.ts",
+  "nodes/rollout.ts",
+  "policy/checkpoint.ts",
+  "policy/errors.ts",
+  "policy/onnx_export.ts",
+  "policy/onnx_policy.ts",
   "schemas/env_config.ts",
   "schemas/llm.ts",
-];
+].sort();
 
 /** The module graph `lm.init` and `train.lm` share (their own file aside). */
 const LM_KIND_FILES: readonly string[] = [
-  "llm/cache.ts",
-  "llm/client.ts",
-  "llm/endpoint.ts",
-  "llm/errors.ts",
-  "llm/gguf_digest.ts",
-  "llm/gguf_header.ts",
-  "llm/local.ts",
+  ...ACTING_FILES,
   "lm/envsmith_lm/__init__.py",
   "lm/envsmith_lm/__main__.py",
   "lm/envsmith_lm/common.py",
@@ -455,42 +500,40 @@ const LM_KIND_FILES: readonly string[] = [
   "lm/envsmith_lm/stage.py",
   "lm/envsmith_lm/tokenizer.py",
   "lm/requirements.txt",
-  "mapf/batch_env.ts",
-  "mapf/grid.ts",
-  "mapf/instance.ts",
-  "mapf/outcome.ts",
-  "mapf/pool.ts",
-  "mapf/render_text.ts",
-  "mapf/replay.ts",
-  "mapf/rng.ts",
-  "mapf/solution.ts",
-  "mapf/solve.ts",
-  "mapf/solve_cbs.ts",
-  "mapf/solve_pp.ts",
-  "mapf/space_time_astar.ts",
-  "mapf/trajectory.ts",
-  "nodes/_values.ts",
   "nodes/lm_checkpoint.ts",
   "nodes/lm_env.ts",
   "nodes/lm_options.ts",
   "nodes/lm_result.ts",
   "nodes/lm_rows.ts",
   "nodes/lm_trainer.ts",
-  "policy/acting_loop.ts",
-  "policy/adam.ts",
-  "policy/kernels/arena.ts",
-  "policy/kernels/mlp.wasm",
-  "policy/kernels/modules.ts",
-  "policy/kernels/obs.wasm",
-  "policy/learner.ts",
-  "policy/llm_policy.ts",
-  "policy/mlp.ts",
-  "policy/observation.ts",
-  "policy/observation_encoder.ts",
   "policy/plan_reward.ts",
-  "policy/ppo_loss.ts",
-  "policy/rollout.ts",
-];
+].sort();
+
+/**
+ * The module graph the learned engineer's kinds share (`transitions`,
+ * `learned.candidate`, `hindsight`, `learned.fit`, `engineer.bench`), their
+ * own files aside.
+ */
+const LEARNED_KIND_FILES: readonly string[] = [
+  ...MAPF_SUITE_FILES,
+  "engineer/config_ops.ts",
+  "engineer/context.ts",
+  "engineer/diagnose.ts",
+  "engineer/engineer_kind.ts",
+  "engineer/episode.ts",
+  "engineer/learned_data.ts",
+  "engineer/learned_features.ts",
+  "engineer/render_case.ts",
+  "families/family.ts",
+  "families/mapf_frozenlake/family.ts",
+  "mapf/box.ts",
+  "mapf/mutate.ts",
+  "mapf/render_text.ts",
+  "mapf/solve.ts",
+  "nodes/_learned_io.ts",
+  "schemas/env_config.ts",
+  "schemas/findings.ts",
+].sort();
 
 /**
  * The files each kind's code digest covers: exactly the code the kind runs.
@@ -507,29 +550,18 @@ const DIGEST_FILES: Record<string, readonly string[]> = {
     "engine/run/exec_kind.ts",
   ],
   "generate": [
+    ...MAPF_SUITE_FILES,
     "families/family.ts",
-    "mapf/exact_optimum.ts",
-    "mapf/generator.ts",
-    "mapf/grid.ts",
-    "mapf/grid_cell.ts",
-    "mapf/instance.ts",
-    "mapf/map_gen.ts",
-    "mapf/paper_grid.ts",
-    "mapf/rng.ts",
-    "mapf/solution.ts",
-    "mapf/solve_cbs.ts",
-    "mapf/solve_makespan.ts",
-    "mapf/solve_pp.ts",
-    "mapf/space_time_astar.ts",
-    "mapf/suites.ts",
     "nodes/_values.ts",
     "nodes/generate.ts",
     "nodes/generate_family.ts",
     "nodes/level_set.ts",
     "nodes/level_set_io.ts",
     "schemas/env_config.ts",
-  ],
+  ].sort(),
+
   "policy.init": [
+    ...POLICY_CHECKPOINT_FILES,
     "llm/errors.ts",
     "llm/gguf_digest.ts",
     "llm/gguf_header.ts",
@@ -539,16 +571,11 @@ const DIGEST_FILES: Record<string, readonly string[]> = {
     "nodes/_values.ts",
     "nodes/policy_init.ts",
     "nodes/policy_io.ts",
-    "policy/checkpoint.ts",
-    "policy/errors.ts",
-    "policy/mlp.ts",
-    "policy/observation.ts",
-    "policy/onnx_export.ts",
-    "policy/ppo_loss.ts",
     "schemas/env_config.ts",
     "schemas/llm.ts",
-  ],
+  ].sort(),
   "train": [
+    ...POLICY_TRAINING_FILES,
     "llm/errors.ts",
     "llm/gguf_digest.ts",
     "llm/gguf_header.ts",
@@ -562,43 +589,23 @@ const DIGEST_FILES: Record<string, readonly string[]> = {
     "mapf/outcome.ts",
     "mapf/pool.ts",
     "mapf/rng.ts",
-    "mapf/solution.ts",
-    "mapf/solve.ts",
-    "mapf/solve_cbs.ts",
-    "mapf/solve_pp.ts",
-    "mapf/space_time_astar.ts",
+    ...MAPF_SOLVE_FILES,
     "nodes/_values.ts",
     "nodes/policy_io.ts",
     "nodes/reward_params.ts",
     "nodes/train.ts",
     "nodes/train_sampler.ts",
     "nodes/train_warning.ts",
-    "policy/adam.ts",
-    "policy/checkpoint.ts",
-    "policy/errors.ts",
-    "policy/kernels/arena.ts",
-    "policy/kernels/mlp.wasm",
-    "policy/kernels/modules.ts",
-    "policy/kernels/obs.wasm",
-    "policy/learner.ts",
     "policy/level_sampler.ts",
     "policy/mapf_training_env.ts",
-    "policy/mlp.ts",
-    "policy/observation.ts",
     "policy/observation_encoder.ts",
-    "policy/onnx_export.ts",
-    "policy/ppo_loss.ts",
-    "policy/pvl.ts",
     "policy/reward.ts",
-    "policy/reward_spec.ts",
     "policy/sampler_training.ts",
-    "policy/simd_learner.ts",
-    "policy/simd_mlp.ts",
-    "policy/trainer.ts",
     "schemas/env_config.ts",
     "schemas/llm.ts",
-  ],
+  ].sort(),
   "maze.evaluate": [
+    ...POLICY_CHECKPOINT_FILES,
     "families/maze/batch_env.ts",
     "families/maze/diagnosis.ts",
     "families/maze/evaluate.ts",
@@ -609,14 +616,9 @@ const DIGEST_FILES: Record<string, readonly string[]> = {
     "mapf/rng.ts",
     "nodes/maze_evaluate.ts",
     "nodes/maze_io.ts",
-    "policy/checkpoint.ts",
-    "policy/errors.ts",
-    "policy/mlp.ts",
-    "policy/observation.ts",
-    "policy/onnx_export.ts",
-    "policy/ppo_loss.ts",
-  ],
+  ].sort(),
   "maze.generate": [
+    ...POLICY_CHECKPOINT_FILES,
     "families/family.ts",
     "families/maze/batch_env.ts",
     "families/maze/config.ts",
@@ -633,38 +635,16 @@ const DIGEST_FILES: Record<string, readonly string[]> = {
     "nodes/family_level_set.ts",
     "nodes/maze_generate.ts",
     "nodes/maze_io.ts",
-    "policy/checkpoint.ts",
-    "policy/errors.ts",
-    "policy/mlp.ts",
-    "policy/observation.ts",
-    "policy/onnx_export.ts",
-    "policy/ppo_loss.ts",
-  ],
+  ].sort(),
   "maze.train": [
+    ...POLICY_TRAINING_FILES,
     "families/maze/batch_env.ts",
     "families/maze/maze.ts",
     "families/maze/maze_json.ts",
     "mapf/rng.ts",
     "nodes/maze_io.ts",
     "nodes/maze_train.ts",
-    "policy/adam.ts",
-    "policy/checkpoint.ts",
-    "policy/errors.ts",
-    "policy/kernels/arena.ts",
-    "policy/kernels/mlp.wasm",
-    "policy/kernels/modules.ts",
-    "policy/kernels/obs.wasm",
-    "policy/learner.ts",
-    "policy/mlp.ts",
-    "policy/observation.ts",
-    "policy/onnx_export.ts",
-    "policy/ppo_loss.ts",
-    "policy/pvl.ts",
-    "policy/reward_spec.ts",
-    "policy/simd_learner.ts",
-    "policy/simd_mlp.ts",
-    "policy/trainer.ts",
-  ],
+  ].sort(),
   "rollout": ROLLOUT_FILES,
   "evaluate": [
     ...ROLLOUT_FILES,
@@ -754,180 +734,50 @@ const DIGEST_FILES: Record<string, readonly string[]> = {
     "nodes/program_evaluate.ts",
   ],
   // the learned engineer's kinds: its data, fit and benchmark (engineer.bench adds the chosen engineer, as redesign does)
-  "transitions": [
-    "engineer/config_ops.ts",
-    "engineer/context.ts",
-    "engineer/diagnose.ts",
-    "engineer/engineer_kind.ts",
-    "engineer/episode.ts",
-    "engineer/learned_data.ts",
-    "engineer/learned_features.ts",
-    "engineer/render_case.ts",
-    "families/family.ts",
-    "families/mapf_frozenlake/family.ts",
-    "mapf/box.ts",
-    "mapf/exact_optimum.ts",
-    "mapf/generator.ts",
-    "mapf/grid.ts",
-    "mapf/grid_cell.ts",
-    "mapf/instance.ts",
-    "mapf/map_gen.ts",
-    "mapf/mutate.ts",
-    "mapf/paper_grid.ts",
-    "mapf/render_text.ts",
-    "mapf/rng.ts",
-    "mapf/solution.ts",
-    "mapf/solve.ts",
-    "mapf/solve_cbs.ts",
-    "mapf/solve_makespan.ts",
-    "mapf/solve_pp.ts",
-    "mapf/space_time_astar.ts",
-    "mapf/suites.ts",
-    "nodes/_learned_io.ts",
-    "nodes/transitions.ts",
-    "schemas/env_config.ts",
-    "schemas/findings.ts",
-  ],
-  "learned.candidate": [
-    "engineer/config_ops.ts",
-    "engineer/context.ts",
-    "engineer/diagnose.ts",
-    "engineer/engineer_kind.ts",
-    "engineer/episode.ts",
-    "engineer/learned_data.ts",
-    "engineer/learned_features.ts",
-    "engineer/render_case.ts",
-    "families/family.ts",
-    "families/mapf_frozenlake/family.ts",
-    "mapf/box.ts",
-    "mapf/exact_optimum.ts",
-    "mapf/generator.ts",
-    "mapf/grid.ts",
-    "mapf/grid_cell.ts",
-    "mapf/instance.ts",
-    "mapf/map_gen.ts",
-    "mapf/mutate.ts",
-    "mapf/paper_grid.ts",
-    "mapf/render_text.ts",
-    "mapf/rng.ts",
-    "mapf/solution.ts",
-    "mapf/solve.ts",
-    "mapf/solve_cbs.ts",
-    "mapf/solve_makespan.ts",
-    "mapf/solve_pp.ts",
-    "mapf/space_time_astar.ts",
-    "mapf/suites.ts",
-    "nodes/_learned_io.ts",
-    "nodes/learned_candidate.ts",
-    "schemas/env_config.ts",
-    "schemas/findings.ts",
-  ],
-  "hindsight": [
-    "engineer/config_ops.ts",
-    "engineer/context.ts",
-    "engineer/diagnose.ts",
-    "engineer/engineer_kind.ts",
-    "engineer/episode.ts",
-    "engineer/learned_data.ts",
-    "engineer/learned_features.ts",
-    "engineer/render_case.ts",
-    "families/family.ts",
-    "families/mapf_frozenlake/family.ts",
-    "mapf/box.ts",
-    "mapf/exact_optimum.ts",
-    "mapf/generator.ts",
-    "mapf/grid.ts",
-    "mapf/grid_cell.ts",
-    "mapf/instance.ts",
-    "mapf/map_gen.ts",
-    "mapf/mutate.ts",
-    "mapf/paper_grid.ts",
-    "mapf/render_text.ts",
-    "mapf/rng.ts",
-    "mapf/solution.ts",
-    "mapf/solve.ts",
-    "mapf/solve_cbs.ts",
-    "mapf/solve_makespan.ts",
-    "mapf/solve_pp.ts",
-    "mapf/space_time_astar.ts",
-    "mapf/suites.ts",
-    "nodes/_learned_io.ts",
-    "nodes/hindsight.ts",
-    "schemas/env_config.ts",
-    "schemas/findings.ts",
-  ],
+  "transitions": [...LEARNED_KIND_FILES, "nodes/transitions.ts"].sort(),
+  "learned.candidate": [...LEARNED_KIND_FILES, "nodes/learned_candidate.ts"]
+    .sort(),
+  "hindsight": [...LEARNED_KIND_FILES, "nodes/hindsight.ts"].sort(),
   "learned.fit": [
-    "engineer/config_ops.ts",
-    "engineer/context.ts",
-    "engineer/diagnose.ts",
-    "engineer/engineer_kind.ts",
-    "engineer/episode.ts",
-    "engineer/learned_data.ts",
-    "engineer/learned_features.ts",
+    ...LEARNED_KIND_FILES,
     "engineer/learned_fit.ts",
     "engineer/learned_model.ts",
-    "engineer/render_case.ts",
-    "families/family.ts",
-    "families/mapf_frozenlake/family.ts",
-    "mapf/box.ts",
-    "mapf/exact_optimum.ts",
-    "mapf/generator.ts",
-    "mapf/grid.ts",
-    "mapf/grid_cell.ts",
-    "mapf/instance.ts",
-    "mapf/map_gen.ts",
-    "mapf/mutate.ts",
-    "mapf/paper_grid.ts",
-    "mapf/render_text.ts",
-    "mapf/rng.ts",
-    "mapf/solution.ts",
-    "mapf/solve.ts",
-    "mapf/solve_cbs.ts",
-    "mapf/solve_makespan.ts",
-    "mapf/solve_pp.ts",
-    "mapf/space_time_astar.ts",
-    "mapf/suites.ts",
-    "nodes/_learned_io.ts",
     "nodes/learned_fit.ts",
-    "schemas/env_config.ts",
-    "schemas/findings.ts",
-  ],
+  ].sort(),
   "engineer.bench": [
-    "engineer/config_ops.ts",
-    "engineer/context.ts",
-    "engineer/diagnose.ts",
-    "engineer/engineer_kind.ts",
-    "engineer/episode.ts",
+    ...LEARNED_KIND_FILES,
     "engineer/learned_bench.ts",
-    "engineer/learned_data.ts",
-    "engineer/learned_features.ts",
-    "engineer/render_case.ts",
-    "families/family.ts",
-    "families/mapf_frozenlake/family.ts",
-    "mapf/box.ts",
-    "mapf/exact_optimum.ts",
-    "mapf/generator.ts",
-    "mapf/grid.ts",
-    "mapf/grid_cell.ts",
-    "mapf/instance.ts",
-    "mapf/map_gen.ts",
-    "mapf/mutate.ts",
-    "mapf/paper_grid.ts",
-    "mapf/render_text.ts",
-    "mapf/rng.ts",
-    "mapf/solution.ts",
-    "mapf/solve.ts",
-    "mapf/solve_cbs.ts",
-    "mapf/solve_makespan.ts",
-    "mapf/solve_pp.ts",
-    "mapf/space_time_astar.ts",
-    "mapf/suites.ts",
-    "nodes/_learned_io.ts",
     "nodes/engineer_bench.ts",
-    "schemas/env_config.ts",
-    "schemas/findings.ts",
-  ],
+  ].sort(),
 };
+
+/**
+ * What the engineers that ask a model or program for a reply (`llm`, `exec`)
+ * share: the reply's format and checks and the MAPF generator a checked
+ * reply's configs run through.
+ */
+const REPLY_ENGINEER_FILES: readonly string[] = [
+  "engineer/config_ops.ts",
+  "engineer/engineer_kind.ts",
+  "engineer/family_reply.ts",
+  "engineer/reply_check.ts",
+  "engineer/reply_format.ts",
+  "families/family.ts",
+  "llm/errors.ts",
+  "llm/gbnf.ts",
+  "llm/json_extract.ts",
+  "mapf/generator.ts",
+  "mapf/grid.ts",
+  "mapf/instance.ts",
+  "mapf/map_gen.ts",
+  "mapf/rng.ts",
+  "mapf/solution.ts",
+  "mapf/solve_cbs.ts",
+  "mapf/solve_pp.ts",
+  "mapf/space_time_astar.ts",
+  "schemas/env_config.ts",
+  "schemas/llm.ts",
+];
 
 /**
  * The files each built-in engineer adds to a redesign node's code digest:
@@ -955,9 +805,7 @@ const ENGINEER_FILES: Record<string, readonly string[]> = {
     "schemas/env_config.ts",
   ],
   "llm": [
-    "engineer/config_ops.ts",
-    "engineer/engineer_kind.ts",
-    "engineer/family_reply.ts",
+    ...REPLY_ENGINEER_FILES,
     "engineer/llm.ts",
     "engineer/llm_serve.ts",
     "engineer/prompts/family/system.md",
@@ -965,35 +813,18 @@ const ENGINEER_FILES: Record<string, readonly string[]> = {
     "engineer/prompts/neutral/system.md",
     "engineer/prompts/retry.md",
     "engineer/prompts/user.md",
-    "engineer/reply_check.ts",
-    "engineer/reply_format.ts",
-    "families/family.ts",
     "llm/cache.ts",
     "llm/client.ts",
     "llm/endpoint.ts",
-    "llm/errors.ts",
-    "llm/gbnf.ts",
     "llm/gguf_digest.ts",
     "llm/gguf_header.ts",
-    "llm/json_extract.ts",
     "llm/local.ts",
     "llm/openai_server.ts",
     "llm/prompt_budget.ts",
     "llm/serve_llm_command.ts",
     "llm/served_client.ts",
     "llm/served_process.ts",
-    "mapf/generator.ts",
-    "mapf/grid.ts",
-    "mapf/instance.ts",
-    "mapf/map_gen.ts",
-    "mapf/rng.ts",
-    "mapf/solution.ts",
-    "mapf/solve_cbs.ts",
-    "mapf/solve_pp.ts",
-    "mapf/space_time_astar.ts",
-    "schemas/env_config.ts",
-    "schemas/llm.ts",
-  ],
+  ].sort(),
   "scripted": [
     "engineer/engineer_kind.ts",
     "engineer/scripted.ts",
@@ -1007,29 +838,7 @@ const ENGINEER_FILES: Record<string, readonly string[]> = {
     "families/family.ts",
     "schemas/env_config.ts",
   ],
-  "exec": [
-    "engineer/config_ops.ts",
-    "engineer/engineer_kind.ts",
-    "engineer/exec.ts",
-    "engineer/family_reply.ts",
-    "engineer/reply_check.ts",
-    "engineer/reply_format.ts",
-    "families/family.ts",
-    "llm/errors.ts",
-    "llm/gbnf.ts",
-    "llm/json_extract.ts",
-    "mapf/generator.ts",
-    "mapf/grid.ts",
-    "mapf/instance.ts",
-    "mapf/map_gen.ts",
-    "mapf/rng.ts",
-    "mapf/solution.ts",
-    "mapf/solve_cbs.ts",
-    "mapf/solve_pp.ts",
-    "mapf/space_time_astar.ts",
-    "schemas/env_config.ts",
-    "schemas/llm.ts",
-  ],
+  "exec": [...REPLY_ENGINEER_FILES, "engineer/exec.ts"].sort(),
   "dr-stage": [
     "engineer/config_ops.ts",
     "engineer/dr.ts",
@@ -1277,11 +1086,7 @@ Deno.test("digest: editing mapf/render_svg.ts leaves every cached entry valid; e
     assert.equal(run.code, 0, run.err);
     assert.match(run.err, /smoke: 20 computed, 0 cached, 0 failed/);
 
-    Deno.writeTextFileSync(
-      join(dir, "mapf/render_svg.ts"),
-      "\n/** An edit no kind runs. */\nexport const EDITED = 1;\n",
-      { append: true },
-    );
+    appendEdit(dir, "mapf/render_svg.ts", "An edit no kind runs.");
     const afterSvg = await planStatus(dir);
     assert.equal(afterSvg.size, 20);
     for (const [id, s] of afterSvg) assert.match(s, / cached $/, `${id}: ${s}`);
@@ -1292,11 +1097,7 @@ Deno.test("digest: editing mapf/render_svg.ts leaves every cached entry valid; e
 
     // The control: an edit of a file train runs invalidates exactly train
     // and what depends on it (so the check above can fail).
-    Deno.writeTextFileSync(
-      join(dir, "mapf/pool.ts"),
-      "\n/** An edit train runs. */\nexport const EDITED = 1;\n",
-      { append: true },
-    );
+    appendEdit(dir, "mapf/pool.ts", "An edit train runs.");
     const afterPool = await planStatus(dir);
     for (const [id, s] of afterPool) {
       if (/^(bench|start|curriculum\.0\.envs)\b/.test(id)) {
@@ -1309,6 +1110,18 @@ Deno.test("digest: editing mapf/render_svg.ts leaves every cached entry valid; e
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+/**
+ * Appends a documented exported constant to `file` of the project copy `dir`:
+ * an edit that changes the file's code digest and nothing it does.
+ */
+function appendEdit(dir: string, file: string, doc: string): void {
+  Deno.writeTextFileSync(
+    join(dir, file),
+    `\n/** ${doc} */\nexport const EDITED = 1;\n`,
+    { append: true },
+  );
+}
 
 /** A copy of the project in a new directory (for tests that edit code). */
 async function projectCopy(prefix: string): Promise<string> {
@@ -1388,11 +1201,7 @@ Deno.test("digest: editing engineer/rules.ts recomputes only the rules redesign 
     assert.equal(before.size, 19);
 
     // 1. An edit of the rules engineer.
-    Deno.writeTextFileSync(
-      join(dir, "engineer/rules.ts"),
-      "\n/** An edit of the rules engineer. */\nexport const EDITED = 1;\n",
-      { append: true },
-    );
+    appendEdit(dir, "engineer/rules.ts", "An edit of the rules engineer.");
     const afterRules = await planOf(dir, "engineers.yaml");
     for (const [id, n] of afterRules) {
       const was = before.get(id)!;
@@ -1456,11 +1265,7 @@ export const engineer: EngineerKind<Record<string, never>> = {
 
     // The control: an edit of the shared redesign code moves every
     // redesign key (so the checks above can fail).
-    Deno.writeTextFileSync(
-      join(dir, "engineer/context.ts"),
-      "\n/** An edit every redesign runs. */\nexport const EDITED = 1;\n",
-      { append: true },
-    );
+    appendEdit(dir, "engineer/context.ts", "An edit every redesign runs.");
     const afterShared = await planOf(dir, "engineers.yaml");
     for (const [id, n] of afterShared) {
       if (id.startsWith("curriculum.0.config")) {

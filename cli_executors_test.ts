@@ -6,10 +6,10 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { main } from "./cli.ts";
-import { readManifest } from "@envsmith/engine/cache";
 import { SilentReporter } from "@envsmith/engine/run";
 import { kinds as testKinds } from "./engine/testdata/kinds.ts";
 import { executors as testExecutors } from "./engine/testdata/executors.ts";
+import { lastManifest, tmpExperiment } from "./_test_util.ts";
 
 async function cli(args: string[], withProc = false, path?: string) {
   const out: string[] = [], err: string[] = [];
@@ -37,40 +37,34 @@ nodes:
 `;
 
 Deno.test("cli: sbatch missing is one line at plan and at run, naming the executor and the fix; exit 2, nothing run", async () => {
-  const dir = await Deno.makeTempDir();
-  try {
-    const file = join(dir, "exp.yaml");
-    const cache = join(dir, "cache");
-    Deno.writeTextFileSync(file, SLURM);
-    for (const cmd of ["plan", "run"]) {
-      const r = await cli(["--cache", cache, cmd, file], false, dir);
-      assert.equal(r.code, 2, cmd);
-      assert.deepEqual(r.out, [], cmd);
-      assert.deepEqual(r.err, [
-        `${file}: executor slurm: sbatch, squeue, scontrol, scancel are not on PATH on this machine; run envsmith where the Slurm client commands are (e.g. a login node of the cluster), or choose another executor (--executor local)`,
-      ], cmd);
-    }
-    const viaFlag = await cli(
-      ["--cache", cache, "plan", "--executor", "slurm", file],
-      false,
-      dir,
-    );
-    assert.equal(viaFlag.code, 2);
-    assert.match(viaFlag.err.join("\n"), /^--executor slurm: sbatch, /);
-    assert.throws(
-      () => Deno.statSync(join(cache, "runs")),
-      Deno.errors.NotFound,
-    );
-    // --executor local needs nothing: the same file plans and runs
-    const local = await cli(
-      ["--cache", cache, "run", "--executor", "local", file],
-      false,
-      dir,
-    );
-    assert.equal(local.code, 0, local.err.join("\n"));
-  } finally {
-    await Deno.remove(dir, { recursive: true });
+  await using p = await tmpExperiment("executors", SLURM);
+  const { dir, file, cache } = p;
+  for (const cmd of ["plan", "run"]) {
+    const r = await cli(["--cache", cache, cmd, file], false, dir);
+    assert.equal(r.code, 2, cmd);
+    assert.deepEqual(r.out, [], cmd);
+    assert.deepEqual(r.err, [
+      `${file}: executor slurm: sbatch, squeue, scontrol, scancel are not on PATH on this machine; run envsmith where the Slurm client commands are (e.g. a login node of the cluster), or choose another executor (--executor local)`,
+    ], cmd);
   }
+  const viaFlag = await cli(
+    ["--cache", cache, "plan", "--executor", "slurm", file],
+    false,
+    dir,
+  );
+  assert.equal(viaFlag.code, 2);
+  assert.match(viaFlag.err.join("\n"), /^--executor slurm: sbatch, /);
+  assert.throws(
+    () => Deno.statSync(join(cache, "runs")),
+    Deno.errors.NotFound,
+  );
+  // --executor local needs nothing: the same file plans and runs
+  const local = await cli(
+    ["--cache", cache, "run", "--executor", "local", file],
+    false,
+    dir,
+  );
+  assert.equal(local.code, 0, local.err.join("\n"));
 });
 
 Deno.test("cli: --help lists the registered executors, a user-defined one included; unknown names get a did-you-mean", async () => {
@@ -92,41 +86,26 @@ Deno.test("cli: --help lists the registered executors, a user-defined one includ
     withProc,
     /\. proc: each node a detached process on this machine \(tests\)\./,
   );
-  const dir = await Deno.makeTempDir();
-  try {
-    const file = join(dir, "exp.yaml");
-    Deno.writeTextFileSync(file, SLURM);
-    const r = await cli(["plan", "--executor", "slurn", file]);
-    assert.equal(r.code, 2);
-    assert.match(
-      r.err.join("\n"),
-      /Unknown executor "slurn": use local or slurm.*"slurm"/,
-    );
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+  await using p = await tmpExperiment("executors", SLURM);
+  const { file } = p;
+  const r = await cli(["plan", "--executor", "slurn", file]);
+  assert.equal(r.code, 2);
+  assert.match(
+    r.err.join("\n"),
+    /Unknown executor "slurn": use local or slurm.*"slurm"/,
+  );
 });
 
 Deno.test("cli: a user-defined executor runs an experiment end to end (--executor proc)", async () => {
-  const dir = await Deno.makeTempDir();
-  try {
-    const file = join(dir, "exp.yaml");
-    const cache = join(dir, "cache");
-    Deno.writeTextFileSync(
-      file,
-      SLURM.replace("{ type: slurm }", "{ type: proc, poll_seconds: 0.1 }"),
-    );
-    const r = await cli(["--cache", cache, "run", file], true);
-    assert.equal(r.code, 0, r.err.join("\n"));
-    const runs = join(cache, "runs", "nosbatch");
-    const last = [...Deno.readDirSync(runs)].map((e) => e.name).filter((n) =>
-      n.endsWith(".json")
-    ).sort().pop()!;
-    const m = readManifest(join(runs, last))!;
-    assert.equal(m.executor, "proc");
-    assert.deepEqual(m.counts, { done: 3 });
-    assert.ok(m.nodes.every((n) => /^\d+(\.\d)?$/.test(n.job ?? "")));
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+  await using p = await tmpExperiment(
+    "executors",
+    SLURM.replace("{ type: slurm }", "{ type: proc, poll_seconds: 0.1 }"),
+  );
+  const { file, cache } = p;
+  const r = await cli(["--cache", cache, "run", file], true);
+  assert.equal(r.code, 0, r.err.join("\n"));
+  const m = lastManifest(cache, "nosbatch");
+  assert.equal(m.executor, "proc");
+  assert.deepEqual(m.counts, { done: 3 });
+  assert.ok(m.nodes.every((n) => /^\d+(\.\d)?$/.test(n.job ?? "")));
 });

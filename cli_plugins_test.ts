@@ -65,48 +65,26 @@ Deno.test("plugins: a TypeScript engineer, kind and executor from a file outside
     const plugin = join(dir, "my_plugin.ts");
     await Deno.writeTextFile(plugin, PLUGIN);
     const cache = join(dir, "cache");
+    /** The CLI with the plugin, on the test's cache. */
+    const withPlugin = (...args: string[]) =>
+      cli(["--cache", cache, "--plugins", plugin, ...args]);
     // --plugins on the command line
     const file = join(dir, "exp.yaml");
     await Deno.writeTextFile(
       file,
       EXPERIMENT("", "{ name: agentsplus, by: 2 }"),
     );
-    const plan = await cli([
-      "--cache",
-      cache,
-      "--plugins",
-      plugin,
-      "plan",
-      file,
-    ]);
+    const plan = await withPlugin("plan", file);
     assert.equal(plan.code, 0, plan.err);
     assert.match(
       plan.out,
       /plugin .*my_plugin\.ts: kinds: double; executors: inline; engineers: agentsplus/,
     );
     assert.match(plan.out, /2 nodes: 0 cached, 2 to run/);
-    const run = await cli([
-      "--cache",
-      cache,
-      "--plugins",
-      plugin,
-      "run",
-      file,
-      "--executor",
-      "inline",
-    ]);
+    const run = await withPlugin("run", file, "--executor", "inline");
     assert.equal(run.code, 0, run.err);
     const show = async (id: string, path: string) => {
-      const s = await cli([
-        "--cache",
-        cache,
-        "--plugins",
-        plugin,
-        "show",
-        file,
-        id,
-        path,
-      ]);
+      const s = await withPlugin("show", file, id, path);
       assert.equal(s.code, 0, s.err);
       return JSON.parse(s.out);
     };
@@ -159,14 +137,7 @@ Deno.test("plugins: a TypeScript engineer, kind and executor from a file outside
       file,
       EXPERIMENT("", "{ name: agentplus, bye: 2 }"),
     );
-    const typo = await cli([
-      "--cache",
-      cache,
-      "--plugins",
-      plugin,
-      "plan",
-      file,
-    ]);
+    const typo = await withPlugin("plan", file);
     assert.equal(typo.code, 2);
     assert.match(
       typo.err,
@@ -176,14 +147,7 @@ Deno.test("plugins: a TypeScript engineer, kind and executor from a file outside
       file,
       EXPERIMENT("", "{ name: agentsplus, bye: 2 }"),
     );
-    const param = await cli([
-      "--cache",
-      cache,
-      "--plugins",
-      plugin,
-      "plan",
-      file,
-    ]);
+    const param = await withPlugin("plan", file);
     assert.match(
       param.err,
       /unknown parameter "bye" of the agentsplus engineer; did you mean "by"\? \(it takes context, by\)/,

@@ -73,7 +73,45 @@ async function squeue(): Promise<
     });
 }
 
+/**
+ * Runs the experiment `file` locally into the cache `<prefix>-local` and on
+ * Slurm into `<prefix>-slurm`, asserting that both succeed; the two caches.
+ */
+async function runLocallyAndOnSlurm(
+  file: string,
+  prefix: string,
+): Promise<{ local: string; slurm: string }> {
+  const caches = { local: `${prefix}-local`, slurm: `${prefix}-slurm` };
+  const local = await cli([
+    "--cache",
+    caches.local,
+    "run",
+    file,
+    "--executor",
+    "local",
+  ]);
+  assert.equal(local.code, 0, local.err);
+  const slurm = await cli(["--cache", caches.slurm, "run", file]);
+  assert.equal(slurm.code, 0, slurm.err);
+  return caches;
+}
+
 const SUFFIX = `${Deno.pid}`;
+
+/**
+ * Writes the experiment named `it-<stem>-<pid>`, whose text `text` makes from
+ * that name, to `<dir>/<stem>.yaml`.
+ */
+function writeExperiment(
+  dir: string,
+  stem: string,
+  text: (name: string) => string,
+): { file: string; name: string } {
+  const name = `it-${stem}-${SUFFIX}`;
+  const file = join(dir, `${stem}.yaml`);
+  Deno.writeTextFileSync(file, text(name));
+  return { file, name };
+}
 // Memory is given: a cluster without DefMemPerCPU gives a job the whole node.
 const EXECUTOR = (extra = "") =>
   `executor:\n  type: slurm\n  poll_seconds: 0.5\n  resources: { mem: 256M, time: 10 }\n${extra}`;
@@ -87,23 +125,24 @@ Deno.test({
     const dir = await Deno.makeTempDir({ prefix: "envsmith-slurm-" });
     try {
       // Started first: a node over its time limit (1 minute, the least Slurm knows).
-      const tl = join(dir, "timelimit.yaml");
-      Deno.writeTextFileSync(
-        tl,
-        `experiment: it-timelimit-${SUFFIX}\nseed: 1\n${
-          EXECUTOR("  kinds:\n    test.sleep: { time: 1 }\n")
-        }nodes:\n  slow: { kind: test.sleep, with: { ms: 300000, steps: 300 } }\n`,
+      const tl = writeExperiment(
+        dir,
+        "timelimit",
+        (name) =>
+          `experiment: ${name}\nseed: 1\n${
+            EXECUTOR("  kinds:\n    test.sleep: { time: 1 }\n")
+          }nodes:\n  slow: { kind: test.sleep, with: { ms: 300000, steps: 300 } }\n`,
       );
-      const timelimit = cli(["--cache", join(dir, "c-tl"), "run", tl]);
+      const timelimit = cli(["--cache", join(dir, "c-tl"), "run", tl.file]);
 
       await t.step(
         "test kinds: same keys and outputs as local, fan-out as a job array",
         async () => {
-          const file = join(dir, "fan.yaml");
-          const name = `it-fan-${SUFFIX}`;
-          Deno.writeTextFileSync(
-            file,
-            `experiment: ${name}\nseed: 9\nmatrix:\n  k: [1, 2, 3]\n${EXECUTOR()}nodes:
+          const { file, name } = writeExperiment(
+            dir,
+            "fan",
+            (name) =>
+              `experiment: ${name}\nseed: 9\nmatrix:\n  k: [1, 2, 3]\n${EXECUTOR()}nodes:
   a: { kind: test.add, with: { a: 1, b: 2 } }
   b: { kind: test.add, with: { a: $a.sum, b: $matrix.k } }
   c: { kind: test.blob, with: { size: 4096 } }
@@ -111,27 +150,12 @@ Deno.test({
   e: { kind: test.sleep, with: { ms: 20, value: [$b.sum, $d.sum] } }
 `,
           );
-          const local = await cli([
-            "--cache",
-            join(dir, "c-local"),
-            "run",
-            file,
-            "--executor",
-            "local",
-          ]);
-          assert.equal(local.code, 0, local.err);
-          const slurm = await cli([
-            "--cache",
-            join(dir, "c-slurm"),
-            "run",
-            file,
-          ]);
-          assert.equal(slurm.code, 0, slurm.err);
+          const caches = await runLocallyAndOnSlurm(file, join(dir, "c"));
           assert.deepEqual(
-            outputs(join(dir, "c-slurm"), name),
-            outputs(join(dir, "c-local"), name),
+            outputs(caches.slurm, name),
+            outputs(caches.local, name),
           );
-          const m = lastManifest(join(dir, "c-slurm"), name);
+          const m = lastManifest(caches.slurm, name);
           assert.equal(m.executor, "slurm");
           const jobs = m.nodes.map((n) => n.job!);
           assert.ok(jobs.every((j) => /^\d+(_\d+)?$/.test(j)), jobs.join(" "));
@@ -140,12 +164,7 @@ Deno.test({
             n.job!.split("_")[0]
           );
           assert.equal(new Set(bs).size, 1);
-          const again = await cli([
-            "--cache",
-            join(dir, "c-slurm"),
-            "run",
-            file,
-          ]);
+          const again = await cli(["--cache", caches.slurm, "run", file]);
           assert.equal(again.code, 0);
           assert.match(again.err, /0 computed, 9 cached/);
         },
@@ -154,31 +173,15 @@ Deno.test({
       await t.step(
         "domain kinds: the shipped smoke experiment gives byte-identical outputs on Slurm and locally",
         async () => {
-          const file = join(dir, "curriculum.yaml");
-          const name = `it-curriculum-${SUFFIX}`;
-          Deno.writeTextFileSync(
-            file,
-            smokeYaml(name, EXECUTOR()),
+          const { file, name } = writeExperiment(
+            dir,
+            "curriculum",
+            (name) => smokeYaml(name, EXECUTOR()),
           );
-          const local = await cli([
-            "--cache",
-            join(dir, "d-local"),
-            "run",
-            file,
-            "--executor",
-            "local",
-          ]);
-          assert.equal(local.code, 0, local.err);
-          const slurm = await cli([
-            "--cache",
-            join(dir, "d-slurm"),
-            "run",
-            file,
-          ]);
-          assert.equal(slurm.code, 0, slurm.err);
-          const a = outputs(join(dir, "d-slurm"), name);
+          const caches = await runLocallyAndOnSlurm(file, join(dir, "d"));
+          const a = outputs(caches.slurm, name);
           assert.equal(Object.keys(a).length, SMOKE_NODES);
-          assert.deepEqual(a, outputs(join(dir, "d-local"), name));
+          assert.deepEqual(a, outputs(caches.local, name));
           // blobs (ONNX policies) are content-addressed: same hashes, verified bytes
           assert.match(
             a["curriculum.1.policy[context=full]"]!,
@@ -190,11 +193,11 @@ Deno.test({
       await t.step(
         "a job killed with scancel mid-run is reported failed with job id, state and log; the rerun finishes the graph",
         async () => {
-          const file = join(dir, "cancel.yaml");
-          const name = `it-cancel-${SUFFIX}`;
-          Deno.writeTextFileSync(
-            file,
-            `experiment: ${name}\nseed: 1\n${EXECUTOR()}nodes:
+          const { file, name } = writeExperiment(
+            dir,
+            "cancel",
+            (name) =>
+              `experiment: ${name}\nseed: 1\n${EXECUTOR()}nodes:
   a: { kind: test.add, with: { a: 1 } }
   long: { kind: test.sleep, with: { ms: 6000, steps: 30, value: $a.sum } }
   after: { kind: test.add, with: { a: $long.seed } }

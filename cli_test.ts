@@ -3,11 +3,11 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import type { Command } from "@commander-js/extra-typings";
 import { createProgram, main, subcommands } from "./cli.ts";
-import { readManifest, Store } from "@envsmith/engine/cache";
+import { Store } from "@envsmith/engine/cache";
 import { sha256Hex } from "@envsmith/engine/hash";
 import { kinds as testKinds } from "./engine/testdata/kinds.ts";
 import { lmVenvDir } from "./nodes/lm_env.ts";
-import { runCli } from "./_test_util.ts";
+import { lastManifest, runCli, tmpExperiment } from "./_test_util.ts";
 
 /** Whether the LM trainer's Python environment exists here. */
 function lmVenvReady(): boolean {
@@ -20,33 +20,25 @@ function lmVenvReady(): boolean {
 
 const ROOT = new URL(".", import.meta.url).pathname;
 
-async function project(yaml: string) {
-  const dir = await Deno.makeTempDir({ prefix: "envsmith-cli-" });
-  const file = join(dir, "exp.yaml");
-  await Deno.writeTextFile(file, yaml);
-  return {
-    dir,
-    file,
-    cache: join(dir, "cache"),
-    async [Symbol.asyncDispose]() {
-      await Deno.remove(dir, { recursive: true }).catch(() => {});
-    },
-  };
-}
+/** A temporary project whose `exp.yaml` holds `yaml`. */
+const project = (yaml: string) => tmpExperiment("cli", yaml);
 
 /** Runs the CLI in-process with the test kinds; returns code and output. */
 const cli = (args: string[]) => runCli(args, { kinds: testKinds });
 
+/** `deno` arguments that run the CLI (from ROOT) with the test kinds. */
+const CLI_WITH_TEST_KINDS = [
+  "run",
+  "-A",
+  "cli.ts",
+  "--kinds",
+  "engine/testdata/kinds.ts",
+];
+
+/** The CLI with the test kinds in a new process, in ROOT, with `env` and CI=1. */
 function spawnCli(args: string[], env: Record<string, string>) {
   return new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "-A",
-      "cli.ts",
-      "--kinds",
-      "engine/testdata/kinds.ts",
-      ...args,
-    ],
+    args: [...CLI_WITH_TEST_KINDS, ...args],
     cwd: ROOT,
     env: { ...env, CI: "1" },
     stdout: "piped",
@@ -167,15 +159,7 @@ Deno.test("cli: run-node by FILE NODE_ID and by KEY", async () => {
     (await cli(["--cache", p.cache, "run-node", p.file, "b"])).code,
     0,
   );
-  const m = readManifest(
-    join(
-      p.cache,
-      "runs",
-      "rn",
-      [...Deno.readDirSync(join(p.cache, "runs", "rn"))].map((e) => e.name)
-        .sort().pop()!,
-    ),
-  )!;
+  const m = lastManifest(p.cache, "rn");
   const bKey = m.nodes.find((n) => n.id === "b")!.key;
   const store = new Store(p.cache);
   assert.deepEqual(store.readEntry(bKey)!.value, { sum: 6, parts: [1, 5] });
@@ -226,15 +210,7 @@ ${
   assert.equal(st.signal, "SIGKILL");
   const store = new Store(p.cache);
   // Which nodes finished (entry stored and valid) before the kill?
-  const before = readManifest(
-    join(
-      p.cache,
-      "runs",
-      "kill",
-      [...Deno.readDirSync(join(p.cache, "runs", "kill"))].map((e) => e.name)
-        .filter((n) => n.endsWith(".json") && !n.startsWith(".")).sort().pop()!,
-    ),
-  )!;
+  const before = lastManifest(p.cache, "kill");
   const finished = new Set(
     before.nodes.filter((n) => store.loadVerified(n.key) !== null).map((n) =>
       n.id
@@ -252,10 +228,7 @@ ${
     assert.ok(!recomputed.has(id), `${id} was recomputed`);
   }
   assert.equal(recomputed.size, 11 - finished.size);
-  const runs = [...Deno.readDirSync(join(p.cache, "runs", "kill"))].map((e) =>
-    e.name
-  ).filter((n) => n.endsWith(".json") && !n.startsWith(".")).sort();
-  const last = readManifest(join(p.cache, "runs", "kill", runs.pop()!))!;
+  const last = lastManifest(p.cache, "kill");
   assert.equal(last.status, "ok");
   assert.equal(last.counts.cached, finished.size);
   assert.equal(last.counts.done, 11 - finished.size);
@@ -275,7 +248,6 @@ nodes:
     ["--cache", p.cache, "run", p.file, "--jobs", "3"],
     {},
   );
-  const runs = join(p.cache, "runs", "intr");
   const t0 = Date.now();
   const started = () => {
     try {
@@ -294,10 +266,7 @@ nodes:
   assert.equal(out.code, 130, new TextDecoder().decode(out.stderr));
   assert.ok(Date.now() - t1 < scaledMs(10000), "stops promptly");
   assert.match(new TextDecoder().decode(out.stderr), /interrupt: stopping/);
-  const files = [...Deno.readDirSync(runs)].map((e) => e.name).filter((n) =>
-    n.endsWith(".json") && !n.startsWith(".")
-  ).sort();
-  const m = readManifest(join(runs, files.pop()!))!;
+  const m = lastManifest(p.cache, "intr");
   assert.equal(m.status, "interrupted");
   assert.equal(m.nodes.find((n) => n.id === "quick")!.status, "done");
   assert.equal(m.nodes.find((n) => n.id === "slow")!.status, "interrupted");
@@ -656,6 +625,13 @@ Deno.test("cli: every subcommand has --help with an example, and the files its h
   }
 });
 
+/** The error output of a CLI call that is refused as a usage error (exit 2). */
+async function refused(args: string[]): Promise<string> {
+  const r = await cli(args);
+  assert.equal(r.code, 2, args.join(" "));
+  return r.err;
+}
+
 Deno.test("cli: usage errors exit 2 with the error and a short usage last; a mistyped file gets a did-you-mean", async () => {
   const typo = await cli(["paln", "experiments/quick.yaml"]);
   assert.equal(typo.code, 2);
@@ -673,53 +649,41 @@ Deno.test("cli: usage errors exit 2 with the error and a short usage last; a mis
     4,
     "the error stays on screen: no full help after it",
   );
-  const noArg = await cli(["plan"]);
-  assert.equal(noArg.code, 2);
-  assert.deepEqual(noArg.err.split("\n"), [
+  assert.deepEqual((await refused(["plan"])).split("\n"), [
     "error: missing required argument 'file'",
     "Usage: envsmith plan [options] <file>",
     "Help: ./envsmith plan --help",
   ]);
-  const opt = await cli([
-    "run",
-    join(ROOT, "experiments/quick.yaml"),
-    "--jobz",
-    "2",
-  ]);
-  assert.equal(opt.code, 2);
   assert.match(
-    opt.err,
+    await refused([
+      "run",
+      join(ROOT, "experiments/quick.yaml"),
+      "--jobz",
+      "2",
+    ]),
     /^error: unknown option '--jobz'\n\(Did you mean --jobs\?\)\nUsage: envsmith run /,
   );
-  const file = await cli(["plan", join(ROOT, "experiments/quik.yaml")]);
-  assert.equal(file.code, 2);
   assert.equal(
-    file.err,
+    await refused(["plan", join(ROOT, "experiments/quik.yaml")]),
     `No experiment file ${ROOT}experiments/quik.yaml; did you mean "${ROOT}experiments/quick.yaml"?`,
   );
-  const tables = await cli(["tables", join(ROOT, "experiments/ablate.yaml")]);
-  assert.equal(tables.code, 2);
   // only experiment files are offered: experiments/ also holds
   // ablate_learned_test.ts, smoke.ts and smoke_test.ts
   assert.equal(
-    tables.err,
+    await refused(["tables", join(ROOT, "experiments/ablate.yaml")]),
     `No experiment file ${ROOT}experiments/ablate.yaml; did you mean "${ROOT}experiments/ablate-context.yaml" or "${ROOT}experiments/ablate-learned.yaml"?`,
   );
-  const cases = await cli([
-    "report",
-    join(ROOT, "experiments/quick.yaml"),
-    "--cases",
-    "-1",
-  ]);
-  assert.equal(cases.code, 2);
   assert.match(
-    cases.err,
+    await refused([
+      "report",
+      join(ROOT, "experiments/quick.yaml"),
+      "--cases",
+      "-1",
+    ]),
     /^--cases must be an integer >= 0, got "-1"$/m,
   );
-  const smoke = await cli(["plan", join(ROOT, "experiments/smoke")]);
-  assert.equal(smoke.code, 2);
   assert.equal(
-    smoke.err,
+    await refused(["plan", join(ROOT, "experiments/smoke")]),
     `No experiment file ${ROOT}experiments/smoke; did you mean "${ROOT}experiments/smoke.yaml"?`,
   );
   const help = await cli(["--help"]);

@@ -10,6 +10,7 @@
 import assert from "node:assert/strict";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
+import { projectFiles } from "./_test_util.ts";
 
 const ROOT = fileURLToPath(new URL("./", import.meta.url));
 
@@ -134,15 +135,8 @@ Deno.test("docs paths: the abridged PBS executor imports from the door examples/
 });
 
 /** Files whose examples the doc tests read: the project's .ts and its docs. */
-function exampleFiles(dir = ROOT): string[] {
-  const out: string[] = [];
-  for (const e of Deno.readDirSync(dir)) {
-    if (e.name === "node_modules" || e.name.startsWith(".")) continue;
-    const p = join(dir, e.name);
-    if (e.isDirectory) out.push(...exampleFiles(p));
-    else if (/\.(ts|md)$/.test(e.name)) out.push(relative(ROOT, p));
-  }
-  return out.sort();
+function exampleFiles(): string[] {
+  return projectFiles((name) => /\.(ts|md)$/.test(name));
 }
 
 Deno.test("docs paths: every skipped example (```ts ignore) says why, in a `Not run:` line just above it", () => {

@@ -7,20 +7,15 @@
  * @module
  */
 import assert from "node:assert/strict";
-import { join, relative } from "node:path";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { projectFiles } from "./_test_util.ts";
 
 const ROOT = fileURLToPath(new URL("./", import.meta.url));
 
-function testFiles(dir = ROOT): string[] {
-  const out: string[] = [];
-  for (const e of Deno.readDirSync(dir)) {
-    if (e.name === "node_modules" || e.name.startsWith(".")) continue;
-    const p = join(dir, e.name);
-    if (e.isDirectory) out.push(...testFiles(p));
-    else if (e.name.endsWith("_test.ts")) out.push(relative(ROOT, p));
-  }
-  return out.sort();
+/** Every test file of the project (relative paths). */
+function testFiles(): string[] {
+  return projectFiles((name) => name.endsWith("_test.ts"));
 }
 
 /** An assertion that a duration is below a literal number of milliseconds. */

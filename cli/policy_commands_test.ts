@@ -12,6 +12,7 @@ import { solveMakespan } from "../mapf/solve_makespan.ts";
 import { trainCommand } from "./train_command.ts";
 import { evaluateCommand } from "./evaluate_command.ts";
 import type { PolicyCliIo } from "./_policy.ts";
+import { tmpExperiment } from "../_test_util.ts";
 
 async function run(
   // deno-lint-ignore no-explicit-any
@@ -37,236 +38,219 @@ async function run(
 }
 
 Deno.test("cli train -> evaluate: checkpoint, progress lines, resume, text and JSON metrics", async () => {
-  const dir = await Deno.makeTempDir();
-  try {
-    const out = join(dir, "p.onnx");
-    const r = await run(trainCommand, [
-      "--preset",
-      "easy",
-      "--count",
-      "60",
-      "--updates",
-      "2",
-      "--parallel",
-      "16",
-      "--seed",
-      "3",
-      "--hidden",
-      "16,16",
-      "--out",
-      out,
-      "--curve",
-      join(dir, "curve.json"),
-    ]);
-    assert.equal(r.status.length, 2);
-    assert.match(r.status[1]!, /^train ppo: update 2, [\d,]+ samples/);
-    assert.match(
-      r.err,
-      /trained 2 updates \(2 in total\).*on 60 instances; wrote/,
-    );
-    const ck = loadCheckpoint(await Deno.readFile(out));
-    assert.deepEqual(ck.net.spec.hidden, [16, 16]);
-    assert.equal(ck.counters.updates, 2);
-    assert.equal(
-      JSON.parse(await Deno.readTextFile(join(dir, "curve.json"))).length,
-      2,
-    );
-    // resume from the checkpoint, training on a JSON-lines file
-    const file = join(dir, "train.jsonl");
-    await Deno.writeTextFile(
-      file,
-      instancesToJsonLines(
-        generate({ preset: "easy" }, { count: 20, seed: 4 }).instances,
-      ),
-    );
-    const out2 = join(dir, "p2.onnx");
-    await run(trainCommand, [
-      "--instances",
-      file,
-      "--policy",
-      out,
-      "--updates",
-      "1",
-      "--parallel",
-      "8",
-      "--out",
-      out2,
-    ]);
-    assert.equal(loadCheckpoint(await Deno.readFile(out2)).counters.updates, 3);
+  await using tmp = await tmpExperiment("policy");
+  const { dir } = tmp;
+  const out = join(dir, "p.onnx");
+  const r = await run(trainCommand, [
+    "--preset",
+    "easy",
+    "--count",
+    "60",
+    "--updates",
+    "2",
+    "--parallel",
+    "16",
+    "--seed",
+    "3",
+    "--hidden",
+    "16,16",
+    "--out",
+    out,
+    "--curve",
+    join(dir, "curve.json"),
+  ]);
+  assert.equal(r.status.length, 2);
+  assert.match(r.status[1]!, /^train ppo: update 2, [\d,]+ samples/);
+  assert.match(
+    r.err,
+    /trained 2 updates \(2 in total\).*on 60 instances; wrote/,
+  );
+  const ck = loadCheckpoint(await Deno.readFile(out));
+  assert.deepEqual(ck.net.spec.hidden, [16, 16]);
+  assert.equal(ck.counters.updates, 2);
+  assert.equal(
+    JSON.parse(await Deno.readTextFile(join(dir, "curve.json"))).length,
+    2,
+  );
+  // resume from the checkpoint, training on a JSON-lines file
+  const file = join(dir, "train.jsonl");
+  await Deno.writeTextFile(
+    file,
+    instancesToJsonLines(
+      generate({ preset: "easy" }, { count: 20, seed: 4 }).instances,
+    ),
+  );
+  const out2 = join(dir, "p2.onnx");
+  await run(trainCommand, [
+    "--instances",
+    file,
+    "--policy",
+    out,
+    "--updates",
+    "1",
+    "--parallel",
+    "8",
+    "--out",
+    out2,
+  ]);
+  assert.equal(loadCheckpoint(await Deno.readFile(out2)).counters.updates, 3);
 
-    const text = await run(evaluateCommand, [
-      "--policy",
-      out2,
-      "--suite",
-      "base",
-      "--count",
-      "12",
-    ]);
-    assert.match(
-      text.out,
-      /on suite base \(validation\): 12 instances x 1 episode \(sampled actions\)/,
-    );
-    const onTest = await run(evaluateCommand, [
-      "--policy",
-      out2,
-      "--suite",
-      "base",
-      "--split",
-      "test",
-      "--count",
-      "12",
-      "--json",
-    ]);
-    const onTestJs = JSON.parse(onTest.out) as { instances: string };
-    assert.equal(onTestJs.instances, "suite base (test)");
-    assert.match(text.out, /success rate +\d\.\d{3}/);
-    assert.match(text.out, /vertex_collision rate +\d\.\d{3}/);
-    assert.match(text.out, /path efficiency/);
-    const js = await run(evaluateCommand, [
-      "--policy",
-      out2,
-      "--preset",
-      "hard",
-      "--count",
-      "5",
-      "--episodes",
-      "2",
-      "--json",
-    ]);
-    const m = JSON.parse(js.out);
-    assert.equal(m.episodes, 10);
-    assert.equal(m.count, 5);
-    assert.equal(m.instances, "preset hard");
-    assert.ok(
-      Math.abs(
-        Object.values(m.outcome_rates as Record<string, number>).reduce(
-          (a, b) => a + b,
-          0,
-        ) - 1,
-      ) < 1e-6,
-    );
-    assert.equal(m.outcome_rates.success, m.success_rate);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+  const text = await run(evaluateCommand, [
+    "--policy",
+    out2,
+    "--suite",
+    "base",
+    "--count",
+    "12",
+  ]);
+  assert.match(
+    text.out,
+    /on suite base \(validation\): 12 instances x 1 episode \(sampled actions\)/,
+  );
+  const onTest = await run(evaluateCommand, [
+    "--policy",
+    out2,
+    "--suite",
+    "base",
+    "--split",
+    "test",
+    "--count",
+    "12",
+    "--json",
+  ]);
+  const onTestJs = JSON.parse(onTest.out) as { instances: string };
+  assert.equal(onTestJs.instances, "suite base (test)");
+  assert.match(text.out, /success rate +\d\.\d{3}/);
+  assert.match(text.out, /vertex_collision rate +\d\.\d{3}/);
+  assert.match(text.out, /path efficiency/);
+  const js = await run(evaluateCommand, [
+    "--policy",
+    out2,
+    "--preset",
+    "hard",
+    "--count",
+    "5",
+    "--episodes",
+    "2",
+    "--json",
+  ]);
+  const m = JSON.parse(js.out);
+  assert.equal(m.episodes, 10);
+  assert.equal(m.count, 5);
+  assert.equal(m.instances, "preset hard");
+  assert.ok(
+    Math.abs(
+      Object.values(m.outcome_rates as Record<string, number>).reduce(
+        (a, b) => a + b,
+        0,
+      ) - 1,
+    ) < 1e-6,
+  );
+  assert.equal(m.outcome_rates.success, m.success_rate);
 });
 
 Deno.test("cli train --kernel: the TypeScript reference and the SIMD kernels train the same policy up to rounding", async () => {
-  const dir = await Deno.makeTempDir();
-  try {
-    const params: Record<string, Float32Array> = {};
-    for (const kernel of ["ts", "simd"]) {
-      const out = join(dir, `${kernel}.onnx`);
-      await run(trainCommand, [
+  await using tmp = await tmpExperiment("policy");
+  const { dir } = tmp;
+  const params: Record<string, Float32Array> = {};
+  for (const kernel of ["ts", "simd"]) {
+    const out = join(dir, `${kernel}.onnx`);
+    await run(trainCommand, [
+      "--preset",
+      "easy",
+      "--count",
+      "40",
+      "--updates",
+      "2",
+      "--parallel",
+      "8",
+      "--seed",
+      "5",
+      "--hidden",
+      "16,16",
+      "--kernel",
+      kernel,
+      "--out",
+      out,
+    ]);
+    const ck = loadCheckpoint(await Deno.readFile(out));
+    assert.equal(ck.counters.updates, 2);
+    params[kernel] = ck.net.params;
+  }
+  const ts = params.ts!, simd = params.simd!;
+  assert.equal(ts.length, simd.length);
+  const init = initCheckpoint({
+    hidden: [16, 16],
+    obs: { version: OBS_VERSION, radius: 2 },
+    seed: 5,
+  }).net.params;
+  let maxDiff = 0, maxMove = 0;
+  for (let i = 0; i < ts.length; i++) {
+    maxDiff = Math.max(maxDiff, Math.abs(ts[i]! - simd[i]!));
+    maxMove = Math.max(maxMove, Math.abs(ts[i]! - init[i]!));
+  }
+  // Both trained (the weights moved), to the same weights up to the order of
+  // float additions.
+  assert.ok(
+    maxMove > 1e-4,
+    `largest move from the initial weights ${maxMove}`,
+  );
+  assert.ok(
+    maxDiff < maxMove / 100,
+    `ts vs simd: ${maxDiff} (moves ${maxMove})`,
+  );
+  await assert.rejects(
+    () =>
+      run(trainCommand, [
         "--preset",
         "easy",
-        "--count",
-        "40",
-        "--updates",
-        "2",
-        "--parallel",
-        "8",
-        "--seed",
-        "5",
-        "--hidden",
-        "16,16",
         "--kernel",
-        kernel,
+        "avx",
         "--out",
-        out,
-      ]);
-      const ck = loadCheckpoint(await Deno.readFile(out));
-      assert.equal(ck.counters.updates, 2);
-      params[kernel] = ck.net.params;
-    }
-    const ts = params.ts!, simd = params.simd!;
-    assert.equal(ts.length, simd.length);
-    const init = initCheckpoint({
-      hidden: [16, 16],
-      obs: { version: OBS_VERSION, radius: 2 },
-      seed: 5,
-    }).net.params;
-    let maxDiff = 0, maxMove = 0;
-    for (let i = 0; i < ts.length; i++) {
-      maxDiff = Math.max(maxDiff, Math.abs(ts[i]! - simd[i]!));
-      maxMove = Math.max(maxMove, Math.abs(ts[i]! - init[i]!));
-    }
-    // Both trained (the weights moved), to the same weights up to the order of
-    // float additions.
-    assert.ok(
-      maxMove > 1e-4,
-      `largest move from the initial weights ${maxMove}`,
-    );
-    assert.ok(
-      maxDiff < maxMove / 100,
-      `ts vs simd: ${maxDiff} (moves ${maxMove})`,
-    );
-    await assert.rejects(
-      () =>
-        run(trainCommand, [
-          "--preset",
-          "easy",
-          "--kernel",
-          "avx",
-          "--out",
-          join(dir, "x.onnx"),
-        ]),
-      /--kernel.*avx.*Allowed choices are simd, ts/s,
-    );
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+        join(dir, "x.onnx"),
+      ]),
+    /--kernel.*avx.*Allowed choices are simd, ts/s,
+  );
 });
 
 Deno.test("cli evaluate/train: user errors name the problem (no stack traces)", async () => {
-  const dir = await Deno.makeTempDir();
-  try {
-    const bad = join(dir, "bad.onnx");
-    await Deno.writeFile(bad, new Uint8Array([1, 2, 3, 4, 5, 6, 7, 8]));
+  await using tmp = await tmpExperiment("policy");
+  const { dir } = tmp;
+  const bad = join(dir, "bad.onnx");
+  await Deno.writeFile(bad, new Uint8Array([1, 2, 3, 4, 5, 6, 7, 8]));
+  // a command, its arguments and the message of the UserError it throws
+  const cases: [Parameters<typeof run>[0], string[], RegExp][] = [
+    [
+      evaluateCommand,
+      ["--policy", bad, "--suite", "base", "--count", "2"],
+      /Cannot use ONNX policy .*bad\.onnx: .*corrupt/,
+    ],
+    [
+      evaluateCommand,
+      ["--policy", bad, "--suite", "base", "--preset", "easy"],
+      /exactly one of --suite, --preset/,
+    ],
+    [
+      trainCommand,
+      [
+        "--preset",
+        "easy",
+        "--policy",
+        bad,
+        "--out",
+        join(dir, "x.onnx"),
+        "--updates",
+        "1",
+      ],
+      /bad\.onnx/,
+    ],
+  ];
+  for (const [command, args, message] of cases) {
     await assert.rejects(
-      () =>
-        run(evaluateCommand, [
-          "--policy",
-          bad,
-          "--suite",
-          "base",
-          "--count",
-          "2",
-        ]),
-      (e: unknown) =>
-        e instanceof UserError &&
-        /Cannot use ONNX policy .*bad\.onnx: .*corrupt/.test(e.message),
+      () => run(command, args),
+      (e: unknown) => e instanceof UserError && message.test(e.message),
+      args.join(" "),
     );
-    await assert.rejects(
-      () =>
-        run(evaluateCommand, [
-          "--policy",
-          bad,
-          "--suite",
-          "base",
-          "--preset",
-          "easy",
-        ]),
-      (e: unknown) =>
-        e instanceof UserError &&
-        /exactly one of --suite, --preset/.test(e.message),
-    );
-    await assert.rejects(
-      () =>
-        run(trainCommand, [
-          "--preset",
-          "easy",
-          "--policy",
-          bad,
-          "--out",
-          join(dir, "x.onnx"),
-          "--updates",
-          "1",
-        ]),
-      (e: unknown) => e instanceof UserError && /bad\.onnx/.test(e.message),
-    );
-  } finally {
-    await Deno.remove(dir, { recursive: true });
   }
 });
 
@@ -331,45 +315,42 @@ Deno.test("cli evaluate with an LLM policy: plans from an endpoint, cached for -
 });
 
 Deno.test("cli evaluate: an LLM answering makespan-optimal plans on the paper grid is valid and optimal in every cell", async () => {
-  const dir = await Deno.makeTempDir();
-  try {
-    await using stub = startStubServer((req) => {
-      const inst = parsePrompt(req.body.messages[1].content, { solve: false });
-      const sol = solveMakespan(compileInstance(inst))!;
-      const plan = pathsToPlan(sol.paths, inst.width);
-      return {
-        reply: plan.map((acts, a) =>
-          `Agent ${a}: ${acts.map((x) => "SUDLR"[x]).join(" ")}`
-        ).join("\n"),
-      };
-    });
-    const paperGrid = (last: string) =>
-      run(evaluateCommand, [
-        "--base-url",
-        stub.baseURL,
-        "--model",
-        "stub",
-        "--suite",
-        "paper-grid",
-        "--split",
-        "test",
-        "--count",
-        "1",
-        last,
-      ], join(dir, "cache"));
-    const r = await paperGrid("--json");
-    const m = JSON.parse(r.out);
-    assert.equal(m.count, 21);
-    assert.equal(m.valid_rate, 1);
-    assert.equal(m.optimal_makespan_rate, 1);
-    assert.ok(m.optimal_soc_rate <= 1);
-    assert.equal(Object.keys(m.cells).length, 21);
-    assert.equal(m.cells["5ag_10x10"].optimal_makespan_rate, 1);
-    const text = await paperGrid("--offline");
-    assert.match(text.out, /valid rate +1\.000/);
-    assert.match(text.out, /optimal rate \(makespan\) 1\.000/);
-    assert.match(text.out, /tokens per answer +\d+\.\d/);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+  await using tmp = await tmpExperiment("policy");
+  const { dir } = tmp;
+  await using stub = startStubServer((req) => {
+    const inst = parsePrompt(req.body.messages[1].content, { solve: false });
+    const sol = solveMakespan(compileInstance(inst))!;
+    const plan = pathsToPlan(sol.paths, inst.width);
+    return {
+      reply: plan.map((acts, a) =>
+        `Agent ${a}: ${acts.map((x) => "SUDLR"[x]).join(" ")}`
+      ).join("\n"),
+    };
+  });
+  const paperGrid = (last: string) =>
+    run(evaluateCommand, [
+      "--base-url",
+      stub.baseURL,
+      "--model",
+      "stub",
+      "--suite",
+      "paper-grid",
+      "--split",
+      "test",
+      "--count",
+      "1",
+      last,
+    ], join(dir, "cache"));
+  const r = await paperGrid("--json");
+  const m = JSON.parse(r.out);
+  assert.equal(m.count, 21);
+  assert.equal(m.valid_rate, 1);
+  assert.equal(m.optimal_makespan_rate, 1);
+  assert.ok(m.optimal_soc_rate <= 1);
+  assert.equal(Object.keys(m.cells).length, 21);
+  assert.equal(m.cells["5ag_10x10"].optimal_makespan_rate, 1);
+  const text = await paperGrid("--offline");
+  assert.match(text.out, /valid rate +1\.000/);
+  assert.match(text.out, /optimal rate \(makespan\) 1\.000/);
+  assert.match(text.out, /tokens per answer +\d+\.\d/);
 });

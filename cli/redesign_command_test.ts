@@ -208,18 +208,16 @@ async function* walk(dir: string): AsyncGenerator<string> {
   }
 }
 
+/** The llm engineer without context, asked for an easy config. */
+const LLM_EASY = ["--engineer", "llm", "--context", "none", "--preset", "easy"];
+
 Deno.test("cli redesign: --gguf FILE and ENVSMITH_LLM_GGUF run a local model (no server) and print an in-bounds config", async () => {
   await withTmp(async (dir) => {
     const gguf = join(dir, "tiny.gguf");
     await writeRandomGguf(gguf, { seed: 5 });
     try {
       const flag = await run([
-        "--engineer",
-        "llm",
-        "--context",
-        "none",
-        "--preset",
-        "easy",
+        ...LLM_EASY,
         "--gguf",
         gguf,
         "--temperature",
@@ -231,12 +229,7 @@ Deno.test("cli redesign: --gguf FILE and ENVSMITH_LLM_GGUF run a local model (no
       parseEnvConfig(JSON.parse(flag.out));
       assert.doesNotMatch(flag.err, /\[fallback\]/);
       const fromEnv = await run([
-        "--engineer",
-        "llm",
-        "--context",
-        "none",
-        "--preset",
-        "easy",
+        ...LLM_EASY,
         "--temperature",
         "1",
         "--llm-seed",
@@ -246,12 +239,7 @@ Deno.test("cli redesign: --gguf FILE and ENVSMITH_LLM_GGUF run a local model (no
       assert.equal(fromEnv.out, flag.out);
       assert.match(fromEnv.err, /\[cached\]/);
       const missing = await run([
-        "--engineer",
-        "llm",
-        "--context",
-        "none",
-        "--preset",
-        "easy",
+        ...LLM_EASY,
         "--gguf",
         join(dir, "missing.gguf"),
       ]).catch((e) => e);
@@ -262,12 +250,7 @@ Deno.test("cli redesign: --gguf FILE and ENVSMITH_LLM_GGUF run a local model (no
       const cut = join(dir, "cut.gguf");
       Deno.writeFileSync(cut, bytes.subarray(0, bytes.length >> 1));
       const truncated = await run([
-        "--engineer",
-        "llm",
-        "--context",
-        "none",
-        "--preset",
-        "easy",
+        ...LLM_EASY,
         "--gguf",
         cut,
       ]).catch((e) => e);

@@ -16,6 +16,9 @@ import { kinds } from "./testdata/kinds.ts";
 import type { NodeKind } from "./types.ts";
 import type { CommandContext } from "./cli/commands.ts";
 import { SilentReporter } from "./run/progress.ts";
+import { readManifest } from "./cache/manifest.ts";
+import { canonicalJson } from "./canonical.ts";
+import { exportBundle, type ExportOptions } from "./cache/bundle.ts";
 
 /** A temporary directory with an experiment file and a cache. */
 export async function tmpProject(
@@ -114,4 +117,117 @@ export function testEntry(key: string, blobs: string[] = []): Entry {
     ms: 1,
     versions: {},
   };
+}
+
+/**
+ * The key, value and report of every stored entry of the run whose manifest
+ * is `manifestPath`, by node id: what two runs of one graph must agree on.
+ */
+export function runOutputs(
+  cache: string,
+  manifestPath: string,
+): Record<string, string> {
+  const store = new Store(cache);
+  const m = readManifest(manifestPath)!;
+  const out: Record<string, string> = {};
+  for (const n of m.nodes) {
+    const e = store.loadVerified(n.key)!;
+    out[n.id] = `${n.key} ${
+      canonicalJson({ value: e.value, report: e.report ?? null })
+    }`;
+  }
+  return out;
+}
+
+/**
+ * A test experiment `name` (file `<name>.yaml`) of one `score` node per
+ * method and seed, whose value is `[method, seed]` (a lookup in the test
+ * gives the numbers), and the YAML list of `tables` over them.
+ */
+export function scoresExperiment(
+  name: string,
+  methods: string[],
+  seeds: number[],
+  tables: string,
+): Experiment {
+  return compileExperiment(
+    `${name}.yaml`,
+    `experiment: ${name}
+seed: 1
+matrix:
+  method: [${methods.join(", ")}]
+  seed: [${seeds.join(", ")}]
+nodes:
+  score: { kind: test.sleep, with: { ms: 0, value: [$matrix.method, $seed] } }
+tables:
+${tables}`,
+    { kinds, env: () => undefined },
+  );
+}
+
+/**
+ * The text of a test experiment `name` (seed `seed`) over the matrix axis
+ * `k` = 1, 2, whose node `a` adds 1 and 2 and whose node `b` (one per k) adds
+ * a's sum and k; `more` (YAML under `nodes:`) adds nodes and what follows.
+ */
+export function kExperiment(name: string, seed: number, more = ""): string {
+  return `experiment: ${name}
+seed: ${seed}
+matrix:
+  k: [1, 2]
+nodes:
+  a: { kind: test.add, with: { a: 1, b: 2 } }
+  b: { kind: test.add, with: { a: $a.sum, b: $matrix.k } }
+${more}`;
+}
+
+/**
+ * What a reporter test drives: the reporter `make` builds on `io`, the text
+ * it writes (`out`) and the test clock it reads (`clock.ms`, from `start`).
+ */
+export function onTestClock<R>(
+  start: number,
+  make: (io: { write: (t: string) => void; now: () => number }) => R,
+): { r: R; out: string[]; clock: { ms: number } } {
+  const out: string[] = [];
+  const clock = { ms: start };
+  const r = make({ write: (t) => out.push(t), now: () => clock.ms });
+  return { r, out, clock };
+}
+
+/**
+ * A new project (removed at the end of the caller's scope) whose run of
+ * `yaml` is exported (with `options`) to the bundle `<dir>/<name>`: the
+ * project, its experiment `exp` and the bundle's path `bundle`.
+ */
+export async function exportedRun(
+  yaml: string,
+  name = "r.esb",
+  options: ExportOptions = {},
+) {
+  const p = await tmpProject(yaml);
+  try {
+    const exp = compile(p.file, yaml);
+    await runAll(exp, p.store);
+    const bundle = join(p.dir, name);
+    await exportBundle(p.store, bundle, options);
+    return Object.assign(p, { exp, bundle });
+  } catch (e) {
+    await p[Symbol.asyncDispose]();
+    throw e;
+  }
+}
+
+/**
+ * The text of a small test experiment `name` that stores a blob: `a` adds 1
+ * and 2, `b` adds a's sum and 5, `c` writes a 4 KiB blob.
+ */
+export function blobExperiment(name: string): string {
+  return `experiment: ${name}
+seed: 1
+nodes:
+  a: { kind: test.add, with: { a: 1, b: 2 } }
+  b: { kind: test.add, with: { a: $a.sum, b: 5 } }
+  c: { kind: test.blob, with: { size: 4096 } }
+`;
 }

@@ -29,6 +29,7 @@ import { canonicalJson, hashJson, sha256Hex } from "@envsmith/engine/hash";
 import { readManifest, Store } from "@envsmith/engine/cache";
 import { hasStackTrace, probe, type ProbeResult } from "./probe.ts";
 import { type Tmpfs, tmpfs } from "./mounts.ts";
+import { processesHolding } from "./kill.ts";
 
 /** Options of {@linkcode runCampaign}. */
 export interface CampaignOptions {
@@ -137,43 +138,7 @@ function _files(dir: string, suffix = ""): string[] {
  * fork (`ENVSMITH_WORK=DIR/...`). Linux /proc; none elsewhere.
  */
 export function processesOf(dir: string): number[] {
-  const needle = new TextEncoder().encode(dir + "/");
-  const out: number[] = [];
-  let list: Deno.DirEntry[];
-  try {
-    list = [...Deno.readDirSync("/proc")];
-  } catch {
-    return out;
-  }
-  for (const e of list) {
-    if (!/^\d+$/.test(e.name) || Number(e.name) === Deno.pid) continue;
-    try {
-      const stat = Deno.readTextFileSync(`/proc/${e.name}/stat`);
-      if (/^\d+ \(.*\) Z/.test(stat)) continue;
-      for (const f of ["cmdline", "environ"]) {
-        const b = Deno.readFileSync(`/proc/${e.name}/${f}`);
-        if (_has(b, needle)) {
-          out.push(Number(e.name));
-          break;
-        }
-      }
-    } catch { /* gone meanwhile */ }
-  }
-  return out;
-}
-
-function _has(hay: Uint8Array, needle: Uint8Array): boolean {
-  outer: for (
-    let i = hay.indexOf(needle[0]!);
-    i >= 0 && i + needle.length <= hay.length;
-    i = hay.indexOf(needle[0]!, i + 1)
-  ) {
-    for (let j = 1; j < needle.length; j++) {
-      if (hay[i + j] !== needle[j]) continue outer;
-    }
-    return true;
-  }
-  return false;
+  return processesHolding(dir + "/", ["cmdline", "environ"]);
 }
 
 /** What the campaign writes into a lock file: half a lock's JSON. */

@@ -42,18 +42,29 @@ function _yaml(body: string): (dir: string) => Promise<void> {
   return (dir) => Deno.writeTextFile(join(dir, "exp.yaml"), HEAD + body);
 }
 
-const _plan = (dir: string) => [
-  "--cache",
-  join(dir, "cache"),
-  "plan",
-  join(dir, "exp.yaml"),
-];
-const _run = (dir: string) => [
-  "--cache",
-  join(dir, "cache"),
-  "run",
-  join(dir, "exp.yaml"),
-];
+/** The CLI's arguments `args` with the case directory's cache as `--cache`. */
+function _inCache(dir: string, ...args: string[]): string[] {
+  return ["--cache", join(dir, "cache"), ...args];
+}
+
+/**
+ * A setup that writes the experiment `body` and runs it into the case
+ * directory's cache, or into its folder `cache` when that is given.
+ */
+function _ran(body: string, cache = "cache"): (dir: string) => Promise<void> {
+  return async (dir) => {
+    await _yaml(body)(dir);
+    await probe(["--cache", join(dir, cache), "run", join(dir, "exp.yaml")]);
+  };
+}
+
+/** The case directory's cache. */
+function _cacheStore(dir: string): Store {
+  return new Store(join(dir, "cache"));
+}
+
+const _plan = (dir: string) => _inCache(dir, "plan", join(dir, "exp.yaml"));
+const _run = (dir: string) => _inCache(dir, "run", join(dir, "exp.yaml"));
 
 function _stages(count: string): string {
   return `nodes:\n  s:\n    kind: stages\n    count: ${count}\n    each:\n      a: { kind: test.add, with: { a: $stage } }\n`;
@@ -397,7 +408,7 @@ export const CASES: readonly FaultCase[] = [
     name: "run-node with a key that is not one",
     item: 2,
     setup: () => Promise.resolve(),
-    args: (dir) => ["--cache", join(dir, "cache"), "run-node", "zz"],
+    args: (dir) => _inCache(dir, "run-node", "zz"),
     code: 2,
     message: /No experiment file zz/,
   },
@@ -413,13 +424,7 @@ export const CASES: readonly FaultCase[] = [
     name: "a bundle that is not one",
     item: 4,
     setup: (dir) => Deno.writeTextFile(join(dir, "b.esb"), "hello\n"),
-    args: (dir) => [
-      "--cache",
-      join(dir, "cache"),
-      "cache",
-      "import",
-      join(dir, "b.esb"),
-    ],
+    args: (dir) => _inCache(dir, "cache", "import", join(dir, "b.esb")),
     code: 2,
     message: /b\.esb is not an envsmith bundle/,
   },
@@ -431,13 +436,7 @@ export const CASES: readonly FaultCase[] = [
         join(dir, "b.esb"),
         'envsmith-bundle 1\n{"size": 3}\nabc\n{"type":"end","count":1}\n',
       ),
-    args: (dir) => [
-      "--cache",
-      join(dir, "cache"),
-      "cache",
-      "import",
-      join(dir, "b.esb"),
-    ],
+    args: (dir) => _inCache(dir, "cache", "import", join(dir, "b.esb")),
     code: 2,
     message:
       /b\.esb: the record at byte 18 has no type \(expected entry, blob, aux or end\); .* nothing was imported/,
@@ -450,13 +449,7 @@ export const CASES: readonly FaultCase[] = [
         join(dir, "b.esb.gz"),
         new Uint8Array([0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3, 1, 2]),
       ),
-    args: (dir) => [
-      "--cache",
-      join(dir, "cache"),
-      "cache",
-      "import",
-      join(dir, "b.esb.gz"),
-    ],
+    args: (dir) => _inCache(dir, "cache", "import", join(dir, "b.esb.gz")),
     code: 2,
     message: /not a readable gzip-compressed bundle/,
   },
@@ -511,11 +504,11 @@ export const CASES: readonly FaultCase[] = [
     name: `cache verify: an entry that is ${_PLANTED[what]}`,
     item: 12,
     setup: async (dir: string) => {
-      const store = new Store(join(dir, "cache"));
+      const store = _cacheStore(dir);
       store.ensureWritable();
       await _plant(store.entryPath("e".repeat(64)), what, dir);
     },
-    args: (dir: string) => ["--cache", join(dir, "cache"), "cache", "verify"],
+    args: (dir: string) => _inCache(dir, "cache", "verify"),
     code: 1,
     message: new RegExp(
       `entry e{64} .*: ${_PLANTED[what]}.*, not an entry file`,
@@ -525,11 +518,11 @@ export const CASES: readonly FaultCase[] = [
     name: "cache verify: a blob that is a symlink to /etc",
     item: 12,
     setup: async (dir) => {
-      const store = new Store(join(dir, "cache"));
+      const store = _cacheStore(dir);
       store.ensureWritable();
       await _plant(store.blobPath("b".repeat(64)), "etc", dir);
     },
-    args: (dir) => ["--cache", join(dir, "cache"), "cache", "verify"],
+    args: (dir) => _inCache(dir, "cache", "verify"),
     code: 1,
     message: /blob b{64} .*: a symlink to \/etc, not a blob file/,
   },
@@ -538,9 +531,8 @@ export const CASES: readonly FaultCase[] = [
       "run: a cached entry replaced by a FIFO is moved aside and recomputed",
     item: 12,
     setup: async (dir) => {
-      await _yaml("nodes:\n  a: { kind: test.add, with: { a: 1 } }\n")(dir);
-      await probe(_run(dir));
-      const store = new Store(join(dir, "cache"));
+      await _ran("nodes:\n  a: { kind: test.add, with: { a: 1 } }\n")(dir);
+      const store = _cacheStore(dir);
       const [key] = [...store.keys()];
       await Deno.remove(store.entryPath(key!));
       await _plant(store.entryPath(key!), "fifo", dir);
@@ -564,8 +556,8 @@ export const CASES: readonly FaultCase[] = [
     },
     args: (dir: string) =>
       cmd === "gc"
-        ? ["--cache", join(dir, "cache"), "cache", "gc"]
-        : ["--cache", join(dir, "cache"), cmd, join(dir, "exp.yaml")],
+        ? _inCache(dir, "cache", "gc")
+        : _inCache(dir, cmd, join(dir, "exp.yaml")),
     // gc cannot tell which entries that run needs: it removes nothing.
     code: cmd === "gc" ? 2 : 0,
     message: cmd === "gc"
@@ -578,11 +570,11 @@ export const CASES: readonly FaultCase[] = [
     name: "cache export after a results-only import",
     item: 14,
     setup: async (dir) => {
-      await _yaml(
+      await _ran(
         "nodes:\n  w: { kind: test.blob, with: { size: 2048 } }\n  a: { kind: test.add, with: { a: 1 } }\n",
+        "src",
       )(dir);
       const src = join(dir, "src");
-      await probe(["--cache", src, "run", join(dir, "exp.yaml")]);
       await probe([
         "--cache",
         src,
@@ -592,57 +584,35 @@ export const CASES: readonly FaultCase[] = [
         "--only",
         "json",
       ]);
-      await probe([
-        "--cache",
-        join(dir, "cache"),
-        "cache",
-        "import",
-        join(dir, "json.esb"),
-      ]);
+      await probe(_inCache(dir, "cache", "import", join(dir, "json.esb")));
     },
-    args: (dir) => [
-      "--cache",
-      join(dir, "cache"),
-      "cache",
-      "export",
-      join(dir, "again.esb.gz"),
-    ],
+    args: (dir) => _inCache(dir, "cache", "export", join(dir, "again.esb.gz")),
     code: 0,
     message:
       /wrote .*again\.esb\.gz: 2 entries, 0 blobs, 0 aux files .*1 entries without their blobs \(imported results only\)/,
   },
-  {
-    name: "a bundle with the same key twice (--trust)",
-    item: 14,
-    setup: (dir) => _twiceBundle(dir, "twice.esb", false),
-    args: (dir) => [
-      "--cache",
-      join(dir, "cache"),
-      "cache",
-      "import",
-      "--trust",
-      join(dir, "twice.esb"),
-    ],
-    code: 2,
-    message:
+  ...([
+    [
+      "a bundle with the same key twice (--trust)",
+      "twice.esb",
+      false,
       /twice\.esb: entry [0-9a-f]{64} appears twice; .*nothing was imported/,
-  },
-  {
-    name: "a --trust bundle whose aux name holds a NUL byte",
-    item: 14,
-    setup: (dir) => _twiceBundle(dir, "nul.esb", true),
-    args: (dir) => [
-      "--cache",
-      join(dir, "cache"),
-      "cache",
-      "import",
-      "--trust",
-      join(dir, "nul.esb"),
     ],
-    code: 2,
-    message:
+    [
+      "a --trust bundle whose aux name holds a NUL byte",
+      "nul.esb",
+      true,
       /nul\.esb: aux path .* holds a control character; .*nothing was imported/,
-  },
+    ],
+  ] as const).map(([name, file, nulAux, message]) => ({
+    name,
+    item: 14,
+    setup: (dir: string) => _twiceBundle(dir, file, nulAux),
+    args: (dir: string) =>
+      _inCache(dir, "cache", "import", "--trust", join(dir, file)),
+    code: 2,
+    message,
+  })),
   // Cache locations.
   ...([
     [
@@ -775,21 +745,16 @@ export const CASES: readonly FaultCase[] = [
     name: "run-node KEY with the job spec of another key",
     item: 18,
     setup: async (dir) => {
-      await _yaml(
+      await _ran(
         "nodes:\n  a: { kind: test.add, with: { a: 1 } }\n  b: { kind: test.add, with: { a: 2 } }\n",
       )(dir);
-      await probe(_run(dir));
-      const store = new Store(join(dir, "cache"));
+      const store = _cacheStore(dir);
       const [k1, k2] = [...store.keys()];
       await Deno.copyFile(store.jobPath(k1!), store.jobPath(k2!));
       await Deno.writeTextFile(join(dir, "key"), k2!);
     },
-    args: (dir) => [
-      "--cache",
-      join(dir, "cache"),
-      "run-node",
-      Deno.readTextFileSync(join(dir, "key")),
-    ],
+    args: (dir) =>
+      _inCache(dir, "run-node", Deno.readTextFileSync(join(dir, "key"))),
     code: 2,
     message:
       /is not the spec of key [0-9a-f]{64} \(it holds key [0-9a-f]{64}\)/,
@@ -797,20 +762,17 @@ export const CASES: readonly FaultCase[] = [
   {
     name: "a wildcard column path with a typo",
     item: 18,
-    setup: async (dir) => {
-      await _yaml(
-        "matrix: { m: [x, y] }\nnodes:\n  a: { kind: test.add, with: { a: 1, note: $matrix.m } }\ntables:\n  - { name: t, node: a, rows: m, columns: value.pats.* }\n",
-      )(dir);
-      await probe(_run(dir));
-    },
-    args: (dir) => [
-      "--cache",
-      join(dir, "cache"),
-      "tables",
-      join(dir, "exp.yaml"),
-      "--out",
-      join(dir, "tables"),
-    ],
+    setup: _ran(
+      "matrix: { m: [x, y] }\nnodes:\n  a: { kind: test.add, with: { a: 1, note: $matrix.m } }\ntables:\n  - { name: t, node: a, rows: m, columns: value.pats.* }\n",
+    ),
+    args: (dir) =>
+      _inCache(
+        dir,
+        "tables",
+        join(dir, "exp.yaml"),
+        "--out",
+        join(dir, "tables"),
+      ),
     code: 0,
     message:
       /table t: column path value\.pats\.\* matched nothing: value has no object "pats"; did you mean "parts"\?/,
@@ -851,9 +813,8 @@ async function _twiceBundle(
   name: string,
   nulAux: boolean,
 ): Promise<void> {
-  await _yaml("nodes:\n  a: { kind: test.add, with: { a: 1 } }\n")(dir);
+  await _ran("nodes:\n  a: { kind: test.add, with: { a: 1 } }\n", "src")(dir);
   const src = join(dir, "src");
-  await probe(["--cache", src, "run", join(dir, "exp.yaml")]);
   const store = new Store(src);
   const [key] = [...store.keys()];
   const entry = store.entryBytes(key!);

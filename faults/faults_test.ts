@@ -5,6 +5,7 @@
  * version is `bench/faults.ts`.
  */
 import assert from "node:assert/strict";
+import { Buffer } from "node:buffer";
 import { join } from "node:path";
 import { sha256Hex } from "@envsmith/engine/hash";
 import {
@@ -16,17 +17,41 @@ import {
 import { startStubServer } from "../llm/stub_server.ts";
 import { BOUNDS, checkAll, formatResult, LOAD_FACTOR } from "./cases.ts";
 import { killAndResume, nodeProcesses } from "./kill.ts";
-import { tmpfs } from "./mounts.ts";
+import { type Tmpfs, tmpfs } from "./mounts.ts";
 import { hasStackTrace, probe, ROOT } from "./probe.ts";
+import { tmpExperiment } from "../_test_util.ts";
 
-async function tmpDir(prefix: string) {
-  const dir = await Deno.makeTempDir({ prefix: `envsmith-faults-${prefix}-` });
-  return {
-    dir,
-    async [Symbol.asyncDispose]() {
-      await Deno.remove(dir, { recursive: true }).catch(() => {});
-    },
+/** A temporary directory `envsmith-faults-<prefix>-…` (see tmpExperiment). */
+const tmpDir = (prefix: string, experiment?: string) =>
+  tmpExperiment(`faults-${prefix}`, experiment);
+
+/**
+ * A test run on a fresh tmpfs of `size`, with a temporary directory whose
+ * `exp.yaml` holds `experiment`; where this machine cannot mount a tmpfs, the
+ * test shows a skipped step naming why.
+ */
+function onTmpfs(
+  size: string,
+  prefix: string,
+  experiment: string,
+  body: (fs: Tmpfs, d: { dir: string; file: string }) => Promise<void>,
+): (t: Deno.TestContext) => Promise<void> {
+  return async (t) => {
+    const fs = await tmpfs(size);
+    if (typeof fs === "string") {
+      console.log(`skipped: ${fs}`);
+      t.step({ name: `skipped: ${fs}`, ignore: true, fn: () => {} });
+      return;
+    }
+    await using _fs = fs;
+    await using d = await tmpDir(prefix, experiment);
+    await body(fs, d);
   };
+}
+
+/** `tables` of the experiment `file` from the cache `cache`, written to `out`. */
+function tablesOf(cache: string, file: string, out: string) {
+  return probe(["--cache", cache, "tables", file, "--out", out]);
 }
 
 function bounded(r: { ms: number; peakMb: number; timedOut: boolean }) {
@@ -76,9 +101,8 @@ function killExperiment(groups: number): string {
 }
 
 Deno.test("faults: random SIGKILLs leave every entry intact; the resumed run gives the values of an uninterrupted one", async () => {
-  await using t = await tmpDir("kill");
-  const file = join(t.dir, "exp.yaml");
-  await Deno.writeTextFile(file, killExperiment(6));
+  await using t = await tmpDir("kill", killExperiment(6));
+  const file = t.file;
   const seed = Date.now() % 100000;
   const r = await killAndResume(file, t.dir, {
     kills: 3,
@@ -98,13 +122,11 @@ Deno.test("faults: random SIGKILLs leave every entry intact; the resumed run giv
 });
 
 Deno.test("faults: a killed run's work directories are removed by the next run, not kept for a day", async () => {
-  await using t = await tmpDir("leftover");
-  const file = join(t.dir, "exp.yaml");
-  const cache = join(t.dir, "cache");
-  await Deno.writeTextFile(
-    file,
+  await using t = await tmpDir(
+    "leftover",
     "experiment: left\nseed: 1\nnodes:\n  slow: { kind: test.sleep, with: { ms: 30000, steps: 300 } }\n",
   );
+  const { file, cache } = t;
   const tmp = join(cache, "tmp");
   const work = () => {
     try {
@@ -208,12 +230,10 @@ Deno.test("faults: SIGTERM and SIGINT end loading and planning within a second",
 });
 
 Deno.test("faults: SIGTERM during a run stops it within a second (exit 130, locks released, manifest interrupted), and the next run resumes", async () => {
-  await using t = await tmpDir("sigterm-run");
-  const file = join(t.dir, "exp.yaml");
-  const cache = join(t.dir, "cache");
   const yaml =
     "experiment: term\nseed: 1\nnodes:\n  quick: { kind: test.add, with: { a: 1 } }\n  slow: { kind: test.sleep, with: { ms: 20000, steps: 400 } }\n  spin: { kind: test.spin, with: { n: 2000000000 } }\n";
-  await Deno.writeTextFile(file, yaml);
+  await using t = await tmpDir("sigterm-run", yaml);
+  const { file, cache } = t;
   const locks = join(cache, "locks");
   let sent = 0;
   const r = await probe(["--cache", cache, "run", file, "--jobs", "3"], {
@@ -261,13 +281,11 @@ Deno.test("faults: SIGTERM during a run stops it within a second (exit 130, lock
 });
 
 Deno.test("faults: SIGTERM to a run whose exec node forked ends it within 2 s, and no process of the node survives", async () => {
-  await using t = await tmpDir("sigterm-exec");
-  const file = join(t.dir, "exp.yaml");
-  const cache = join(t.dir, "cache");
-  await Deno.writeTextFile(
-    file,
+  await using t = await tmpDir(
+    "sigterm-exec",
     'experiment: term\nseed: 1\nnodes:\n  x: { kind: exec, with: { command: sh, args: [-c, "sleep 60 & (sleep 60; true) & setsid sleep 60 & sleep 60"] } }\n',
   );
+  const { file, cache } = t;
   let sent = 0;
   const r = await probe(["--cache", cache, "run", file], {
     timeoutMs: 20_000,
@@ -315,152 +333,117 @@ tables:
   - { name: scores, node: score, rows: method, columns: value.sum }
 `;
 
-Deno.test("faults: a full disk fails the run with one line naming the path (exit 1); the cache stays consistent and resumes once there is room", async (t) => {
-  const fs = await tmpfs("700k");
-  if (typeof fs === "string") {
-    console.log(`skipped: ${fs}`);
-    t.step({ name: `skipped: ${fs}`, ignore: true, fn: () => {} });
-    return;
-  }
-  await using _fs = fs;
-  await using d = await tmpDir("full");
-  const file = join(d.dir, "exp.yaml");
-  await Deno.writeTextFile(file, BLOBS);
-  const cache = join(fs.dir, "cache");
-  const full = await probe(["--cache", cache, "run", file, "--jobs", "1"]);
-  bounded(full);
-  assert.equal(full.code, 1, full.err);
-  assert.match(
-    full.err,
-    /^error: Cannot write .*\/cache\/.*: no space left on the device \(ENOSPC\)\. Free some space .* or use --cache DIR on a disk with room/m,
-  );
-  assert.match(full.err, /^not stored: b\d/m);
-  assert.ok(!hasStackTrace(full.err), full.err);
-  // Nothing half-written: every entry verifies, tmp/ is empty.
-  const verify = await probe(["--cache", cache, "cache", "verify"]);
-  assert.equal(verify.code, 0, verify.err);
-  assert.deepEqual([...Deno.readDirSync(join(cache, "tmp"))], []);
-  // A rerun on the still-full disk: the same one line, no stack trace.
-  const again = await probe(["--cache", cache, "run", file, "--jobs", "1"]);
-  assert.ok(again.code === 1 || again.code === 2, again.err);
-  assert.match(again.err, /no space left on the device \(ENOSPC\)/);
-  assert.ok(!hasStackTrace(again.err), again.err);
-  // With room, the run resumes and completes.
-  await fs.remount("size=8m");
-  const done = await probe(["--cache", cache, "run", file]);
-  assert.equal(done.code, 0, done.err);
-  assert.match(done.err, /disk: \d computed, [1-9] cached, 0 failed/);
-});
+Deno.test(
+  "faults: a full disk fails the run with one line naming the path (exit 1); the cache stays consistent and resumes once there is room",
+  onTmpfs("700k", "full", BLOBS, async (fs, { file }) => {
+    const cache = join(fs.dir, "cache");
+    const full = await probe(["--cache", cache, "run", file, "--jobs", "1"]);
+    bounded(full);
+    assert.equal(full.code, 1, full.err);
+    assert.match(
+      full.err,
+      /^error: Cannot write .*\/cache\/.*: no space left on the device \(ENOSPC\)\. Free some space .* or use --cache DIR on a disk with room/m,
+    );
+    assert.match(full.err, /^not stored: b\d/m);
+    assert.ok(!hasStackTrace(full.err), full.err);
+    // Nothing half-written: every entry verifies, tmp/ is empty.
+    const verify = await probe(["--cache", cache, "cache", "verify"]);
+    assert.equal(verify.code, 0, verify.err);
+    assert.deepEqual([...Deno.readDirSync(join(cache, "tmp"))], []);
+    // A rerun on the still-full disk: the same one line, no stack trace.
+    const again = await probe(["--cache", cache, "run", file, "--jobs", "1"]);
+    assert.ok(again.code === 1 || again.code === 2, again.err);
+    assert.match(again.err, /no space left on the device \(ENOSPC\)/);
+    assert.ok(!hasStackTrace(again.err), again.err);
+    // With room, the run resumes and completes.
+    await fs.remount("size=8m");
+    const done = await probe(["--cache", cache, "run", file]);
+    assert.equal(done.code, 0, done.err);
+    assert.match(done.err, /disk: \d computed, [1-9] cached, 0 failed/);
+  }),
+);
 
-Deno.test("faults: a read-only cache: run refuses in one line (exit 2); plan, verify and tables still work and say what they could not do", async (t) => {
-  const fs = await tmpfs("8m");
-  if (typeof fs === "string") {
-    console.log(`skipped: ${fs}`);
-    t.step({ name: `skipped: ${fs}`, ignore: true, fn: () => {} });
-    return;
-  }
-  await using _fs = fs;
-  await using d = await tmpDir("ro");
-  const file = join(d.dir, "exp.yaml");
-  await Deno.writeTextFile(file, SCORES);
-  const cache = join(fs.dir, "cache");
-  assert.equal((await probe(["--cache", cache, "run", file])).code, 0);
-  // Corrupt one entry, then make the file system read-only.
-  const store = new Store(cache);
-  const key = [...store.keys()][0]!;
-  const bytes = Deno.readFileSync(store.entryPath(key));
-  bytes[bytes.length - 2]! ^= 1;
-  Deno.writeFileSync(store.entryPath(key), bytes);
-  await fs.remount("ro");
-  const run = await probe(["--cache", cache, "run", file]);
-  bounded(run);
-  assert.equal(run.code, 2, run.err);
-  assert.equal(
-    run.err.trim(),
-    run.err.trim().split("\n")[0],
-    "one line",
-  );
-  assert.match(
-    run.err,
-    /^Cannot write .*\/cache\/tmp\/probe@.*: the file system is read-only \(EROFS\)\. Use --cache DIR on a writable disk/,
-  );
-  const plan = await probe(["--cache", cache, "plan", file]);
-  assert.equal(plan.code, 0, plan.err);
-  assert.match(
-    plan.err,
-    /warning: Corrupt cache entry .*; it could not be moved aside \(a read-only cache\?\)/,
-  );
-  const verify = await probe(["--cache", cache, "cache", "verify"]);
-  assert.equal(verify.code, 1, verify.err);
-  assert.match(verify.err, /1 corrupt; 1 could not be moved aside/);
-  const gc = await probe(["--cache", cache, "cache", "gc"]);
-  assert.equal(gc.code, 2);
-  assert.match(gc.err, /read-only \(EROFS\)/);
-  const tables = await probe([
-    "--cache",
-    cache,
-    "tables",
-    file,
-    "--out",
-    join(d.dir, "t"),
-  ]);
-  assert.ok(tables.code <= 1, tables.err);
-  assert.match(tables.out, /### scores/);
-  // Tables into a read-only directory: one line naming it and --out.
-  const tablesRo = await probe([
-    "--cache",
-    cache,
-    "tables",
-    file,
-    "--out",
-    join(fs.dir, "tables"),
-  ]);
-  assert.equal(tablesRo.code, 2);
-  assert.match(
-    tablesRo.err,
-    /Cannot write .*tables.*: the file system is read-only \(EROFS\)\. Write the tables elsewhere with --out DIR\./,
-  );
-  for (const r of [plan, verify, gc, tables, tablesRo]) {
-    assert.ok(!hasStackTrace(r.err), r.err);
-  }
-});
+Deno.test(
+  "faults: a read-only cache: run refuses in one line (exit 2); plan, verify and tables still work and say what they could not do",
+  onTmpfs("8m", "ro", SCORES, async (fs, { dir, file }) => {
+    const cache = join(fs.dir, "cache");
+    assert.equal((await probe(["--cache", cache, "run", file])).code, 0);
+    // Corrupt one entry, then make the file system read-only.
+    const store = new Store(cache);
+    const key = [...store.keys()][0]!;
+    const bytes = Deno.readFileSync(store.entryPath(key));
+    bytes[bytes.length - 2]! ^= 1;
+    Deno.writeFileSync(store.entryPath(key), bytes);
+    await fs.remount("ro");
+    const run = await probe(["--cache", cache, "run", file]);
+    bounded(run);
+    assert.equal(run.code, 2, run.err);
+    assert.equal(
+      run.err.trim(),
+      run.err.trim().split("\n")[0],
+      "one line",
+    );
+    assert.match(
+      run.err,
+      /^Cannot write .*\/cache\/tmp\/probe@.*: the file system is read-only \(EROFS\)\. Use --cache DIR on a writable disk/,
+    );
+    const plan = await probe(["--cache", cache, "plan", file]);
+    assert.equal(plan.code, 0, plan.err);
+    assert.match(
+      plan.err,
+      /warning: Corrupt cache entry .*; it could not be moved aside \(a read-only cache\?\)/,
+    );
+    const verify = await probe(["--cache", cache, "cache", "verify"]);
+    assert.equal(verify.code, 1, verify.err);
+    assert.match(verify.err, /1 corrupt; 1 could not be moved aside/);
+    const gc = await probe(["--cache", cache, "cache", "gc"]);
+    assert.equal(gc.code, 2);
+    assert.match(gc.err, /read-only \(EROFS\)/);
+    const tables = await tablesOf(cache, file, join(dir, "t"));
+    assert.ok(tables.code <= 1, tables.err);
+    assert.match(tables.out, /### scores/);
+    // Tables into a read-only directory: one line naming it and --out.
+    const tablesRo = await tablesOf(cache, file, join(fs.dir, "tables"));
+    assert.equal(tablesRo.code, 2);
+    assert.match(
+      tablesRo.err,
+      /Cannot write .*tables.*: the file system is read-only \(EROFS\)\. Write the tables elsewhere with --out DIR\./,
+    );
+    for (const r of [plan, verify, gc, tables, tablesRo]) {
+      assert.ok(!hasStackTrace(r.err), r.err);
+    }
+  }),
+);
 
-Deno.test("faults: an import onto a full disk keeps what it wrote and says so", async (t) => {
-  const fs = await tmpfs("500k");
-  if (typeof fs === "string") {
-    console.log(`skipped: ${fs}`);
-    t.step({ name: `skipped: ${fs}`, ignore: true, fn: () => {} });
-    return;
-  }
-  await using _fs = fs;
-  await using d = await tmpDir("import-full");
-  const file = join(d.dir, "exp.yaml");
-  await Deno.writeTextFile(file, BLOBS);
-  const src = join(d.dir, "src");
-  assert.equal((await probe(["--cache", src, "run", file])).code, 0);
-  const bundle = join(d.dir, "all.esb");
-  await exportBundle(new Store(src), bundle);
-  const r = await probe([
-    "--cache",
-    join(fs.dir, "cache"),
-    "cache",
-    "import",
-    bundle,
-  ]);
-  bounded(r);
-  assert.equal(r.code, 2, r.err);
-  assert.match(
-    r.err,
-    /no space left on the device \(ENOSPC\)\..* The import of .*all\.esb stopped there; what it wrote before \(0 entries, \d blobs, 0 aux files\) is complete and was kept/,
-  );
-  const verify = await probe([
-    "--cache",
-    join(fs.dir, "cache"),
-    "cache",
-    "verify",
-  ]);
-  assert.equal(verify.code, 0, verify.err);
-});
+Deno.test(
+  "faults: an import onto a full disk keeps what it wrote and says so",
+  onTmpfs("500k", "import-full", BLOBS, async (fs, { dir, file }) => {
+    const src = join(dir, "src");
+    assert.equal((await probe(["--cache", src, "run", file])).code, 0);
+    const bundle = join(dir, "all.esb");
+    await exportBundle(new Store(src), bundle);
+    const r = await probe([
+      "--cache",
+      join(fs.dir, "cache"),
+      "cache",
+      "import",
+      bundle,
+    ]);
+    bounded(r);
+    assert.equal(r.code, 2, r.err);
+    assert.match(
+      r.err,
+      /no space left on the device \(ENOSPC\)\..* The import of .*all\.esb stopped there; what it wrote before \(0 entries, \d blobs, 0 aux files\) is complete and was kept/,
+    );
+    const verify = await probe([
+      "--cache",
+      join(fs.dir, "cache"),
+      "cache",
+      "verify",
+    ]);
+    assert.equal(verify.code, 0, verify.err);
+  }),
+);
 
 /** Rewrites an entry of a plain bundle with `value` and valid hashes (what a forger would do). */
 function forge(bundle: Uint8Array, key: string, value: unknown): Uint8Array {
@@ -488,21 +471,23 @@ function forge(bundle: Uint8Array, key: string, value: unknown): Uint8Array {
     }
     parts.push(enc.encode(JSON.stringify(head) + "\n"), body, enc.encode("\n"));
   }
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let o = 0;
-  for (const p of parts) {
-    out.set(p, o);
-    o += p.length;
-  }
-  return out;
+  return new Uint8Array(Buffer.concat(parts));
+}
+
+/**
+ * A new temporary directory (removed at the end of its scope) whose
+ * `exp.yaml` holds SCORES, run into its cache `a`.
+ */
+async function scoresRun(prefix: string) {
+  const d = await tmpDir(prefix, SCORES);
+  const a = join(d.dir, "a");
+  assert.equal((await probe(["--cache", a, "run", d.file])).code, 0);
+  return Object.assign(d, { a });
 }
 
 Deno.test("faults: a forged bundle is visibly marked, never trusted: tables marks it, verify says so, run replaces it", async () => {
-  await using d = await tmpDir("forged");
-  const file = join(d.dir, "exp.yaml");
-  await Deno.writeTextFile(file, SCORES);
-  const a = join(d.dir, "a");
-  assert.equal((await probe(["--cache", a, "run", file])).code, 0);
+  await using d = await scoresRun("forged");
+  const { file, a } = d;
   const plain = join(d.dir, "a.esb");
   await exportBundle(new Store(a), plain);
   const plan = JSON.parse(
@@ -521,14 +506,7 @@ Deno.test("faults: a forged bundle is visibly marked, never trusted: tables mark
     im.err,
     /4 entries, 1 blobs.*; 4 marked imported: tables and status show them as such, run computes them here/,
   );
-  const tables = await probe([
-    "--cache",
-    b,
-    "tables",
-    file,
-    "--out",
-    join(d.dir, "t"),
-  ]);
+  const tables = await tablesOf(b, file, join(d.dir, "t"));
   assert.equal(tables.code, 0, tables.err);
   assert.match(tables.out, /\| a \| 0\.999 \|/);
   assert.match(
@@ -549,24 +527,14 @@ Deno.test("faults: a forged bundle is visibly marked, never trusted: tables mark
   const run = await probe(["--cache", b, "run", file]);
   assert.equal(run.code, 0, run.err);
   assert.match(run.err, /scores: 4 computed, 0 cached/);
-  const after = await probe([
-    "--cache",
-    b,
-    "tables",
-    file,
-    "--out",
-    join(d.dir, "t2"),
-  ]);
+  const after = await tablesOf(b, file, join(d.dir, "t2"));
   assert.match(after.out, /\| a \| 0\.750 \|/);
   assert.doesNotMatch(after.out, /imported/);
 });
 
 Deno.test("faults: a results-only bundle: no corruption warnings on plan or run, and the table shows the recomputed values", async () => {
-  await using d = await tmpDir("results-only");
-  const file = join(d.dir, "exp.yaml");
-  await Deno.writeTextFile(file, SCORES);
-  const a = join(d.dir, "a");
-  assert.equal((await probe(["--cache", a, "run", file])).code, 0);
+  await using d = await scoresRun("results-only");
+  const { file, a } = d;
   const json = join(d.dir, "tables.esb.gz");
   assert.equal(
     (await probe([
@@ -601,14 +569,7 @@ Deno.test("faults: a results-only bundle: no corruption warnings on plan or run,
     assert.equal(r.code, 0, r.err);
     assert.doesNotMatch(r.err + r.out, /Corrupt|corrupt/);
   }
-  const after = await probe([
-    "--cache",
-    c,
-    "tables",
-    file,
-    "--out",
-    join(d.dir, "t2"),
-  ]);
+  const after = await tablesOf(c, file, join(d.dir, "t2"));
   assert.match(after.out, /\| a \| 0\.750 \|\n\| b \| 0\.750 \|/);
   assert.doesNotMatch(after.out, /imported/);
 });

@@ -59,12 +59,25 @@ export interface KillReport {
 }
 
 /**
- * Pids of live processes whose environment names a work directory of the
- * cache `cache` (every `exec` command gets `ENVSMITH_WORK`, and what it
- * forks inherits it). Linux /proc; none elsewhere.
+ * Pids of live processes (not zombies, not this one) whose environment names
+ * a work directory of the cache `cache` (every `exec` command gets
+ * `ENVSMITH_WORK`, and what it forks inherits it). Linux /proc; none
+ * elsewhere.
  */
 export function nodeProcesses(cache: string): number[] {
-  const marker = new TextEncoder().encode(`ENVSMITH_WORK=${cache}/`);
+  return processesHolding(`ENVSMITH_WORK=${cache}/`, ["environ"]);
+}
+
+/**
+ * Pids of live processes (not zombies, not this one) one of whose /proc
+ * `files` (`cmdline`, `environ`) holds the text `needle`. Linux /proc; none
+ * elsewhere.
+ */
+export function processesHolding(
+  needle: string,
+  files: readonly ("cmdline" | "environ")[],
+): number[] {
+  const bytes = new TextEncoder().encode(needle);
   const out: number[] = [];
   let list: Deno.DirEntry[];
   try {
@@ -73,12 +86,16 @@ export function nodeProcesses(cache: string): number[] {
     return out;
   }
   for (const e of list) {
-    if (!/^\d+$/.test(e.name)) continue;
+    if (!/^\d+$/.test(e.name) || Number(e.name) === Deno.pid) continue;
     try {
       const stat = Deno.readTextFileSync(`/proc/${e.name}/stat`);
       if (/^\d+ \(.*\) Z/.test(stat)) continue; // a zombie is gone
-      const env = Deno.readFileSync(`/proc/${e.name}/environ`);
-      if (_includes(env, marker)) out.push(Number(e.name));
+      for (const f of files) {
+        if (_includes(Deno.readFileSync(`/proc/${e.name}/${f}`), bytes)) {
+          out.push(Number(e.name));
+          break;
+        }
+      }
     } catch { /* gone meanwhile */ }
   }
   return out;

@@ -14,8 +14,8 @@ import {
 } from "@envsmith/engine/cli";
 import { kinds as domainKinds } from "../nodes/mod.ts";
 import { runReport } from "./command.ts";
+import { CHROMIUM, HEADLESS_FLAGS } from "./_test_util.ts";
 
-const CHROMIUM = "/usr/bin/chromium";
 const HAVE_CHROMIUM = (() => {
   try {
     return Deno.statSync(CHROMIUM).isFile;
@@ -76,12 +76,7 @@ async function render(
   const profile = Deno.makeTempDirSync({ prefix: "envsmith-chromium-" });
   try {
     const common = [
-      "--headless",
-      "--no-sandbox",
-      "--disable-gpu",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
+      ...HEADLESS_FLAGS,
       "--hide-scrollbars",
       `--user-data-dir=${profile}`,
       `--window-size=${width},1600`,

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { loadExperiment } from "@envsmith/engine/compile";
 import { computeKeys, Store } from "@envsmith/engine/cache";
@@ -16,6 +17,7 @@ import { loadRollouts } from "../nodes/diagnose.ts";
 import type { Episode, Instance } from "../mapf/mod.ts";
 import { buildReport, secretEnvValues } from "./build.ts";
 import { runReport } from "./command.ts";
+import { CHROMIUM, HEADLESS_FLAGS } from "./_test_util.ts";
 import type { ConfigTrajectory } from "./data.ts";
 import { escapeHtml } from "./escape.ts";
 import { curvesHtml, meanSeries, renderReportHtml, tableHtml } from "./html.ts";
@@ -185,14 +187,9 @@ Deno.test("report: tables, curves, config trajectories and failure cases of a ca
   );
 
   // (2) Curves: one series per variant run, one point per update of every stage.
-  const exp = await loadExperiment(file, {
-    kinds: KINDS,
-    env: () => undefined,
-  });
-  const keys = computeKeys(exp);
+  const { exp, keyOf } = await compiledKeys(file);
   const store = new Store(cache);
-  const entryOf = (id: string) =>
-    store.readEntry(keys[exp.byId.get(id)!]!.key)!;
+  const entryOf = (id: string) => store.readEntry(keyOf(id))!;
   assert.deepEqual(rep.curves.map((c) => c.group), ["curriculum", "solo"]);
   const set = rep.curves[0]!;
   // A train node outside stages: one stage, one series (no matrix axis).
@@ -369,18 +366,27 @@ Deno.test("report: tables, curves, config trajectories and failure cases of a ca
   assert.equal(again.html, html);
 });
 
-Deno.test("report: hostile strings from the file and the cache are escaped", async () => {
-  const { dir, file, cache } = await fixture();
-  // Copy the cache, then replace one redesign entry by one with a hostile rationale.
-  const copy = join(dir, "cache-hostile");
-  await new Deno.Command("cp", { args: ["-r", cache, copy] }).output();
+/**
+ * The experiment `file` as a run compiles it, and the cache key of each of its
+ * nodes by id.
+ */
+async function compiledKeys(file: string) {
   const exp = await loadExperiment(file, {
     kinds: KINDS,
     env: () => undefined,
   });
   const keys = computeKeys(exp);
+  return { exp, keyOf: (id: string) => keys[exp.byId.get(id)!]!.key };
+}
+
+Deno.test("report: hostile strings from the file and the cache are escaped", async () => {
+  const { dir, file, cache } = await fixture();
+  // Copy the cache, then replace one redesign entry by one with a hostile rationale.
+  const copy = join(dir, "cache-hostile");
+  await new Deno.Command("cp", { args: ["-r", cache, copy] }).output();
+  const { keyOf } = await compiledKeys(file);
   const store = new Store(copy);
-  const key = keys[exp.byId.get("curriculum.1.config[context=full]")!]!.key;
+  const key = keyOf("curriculum.1.config[context=full]");
   const e = store.readEntry(key)!;
   const hostile =
     `</td></tr></table><script>alert("x")</script><img src=x onerror=alert(1)> & sk-not-a-real-key-123456`;
@@ -441,16 +447,12 @@ Deno.test("report: nodes missing from the cache are listed with the command that
   // with an --only command.
   const partial = join(dir, "cache-partial");
   await new Deno.Command("cp", { args: ["-r", cache, partial] }).output();
-  const exp = await loadExperiment(file, {
-    kinds: KINDS,
-    env: () => undefined,
-  });
-  const keys = computeKeys(exp);
+  const { keyOf } = await compiledKeys(file);
   const store = new Store(partial);
   const id = "curriculum.1.policy[context=full]";
-  Deno.removeSync(store.entryPath(keys[exp.byId.get(id)!]!.key));
+  Deno.removeSync(store.entryPath(keyOf(id)));
   const score = "score[context=none]";
-  Deno.removeSync(store.entryPath(keys[exp.byId.get(score)!]!.key));
+  Deno.removeSync(store.entryPath(keyOf(score)));
   const out = join(dir, "partial.html");
   const code = await runReport(ctxOf(partial), [file], { out });
   assert.equal(code, 1, "incomplete report exits 1, like tables");
@@ -730,36 +732,48 @@ Deno.test("deno task tables and deno task report import the shipped bundles", ()
   }
 });
 
-const CHROMIUM = _exists("/usr/bin/chromium");
-Deno.test({
-  name: `report: renders in headless Chromium (tables and SVGs in the DOM)${
-    CHROMIUM
-      ? ""
-      : " [ignored: /usr/bin/chromium is not installed; apt-get install -y chromium]"
-  }`,
-  ignore: !CHROMIUM,
-  async fn() {
-    const { dir, file, cache } = await fixture();
-    const out = join(dir, "chromium.html");
-    await runReport(ctxOf(cache), [file], { out });
-    const profile = Deno.makeTempDirSync({ prefix: "envsmith-chromium-" });
-    const r = await new Deno.Command("/usr/bin/chromium", {
+const HAVE_CHROMIUM = existsSync(CHROMIUM);
+/** What a browser test's name says where it is ignored for want of Chromium. */
+const IGNORED = HAVE_CHROMIUM
+  ? ""
+  : " [ignored: /usr/bin/chromium is not installed; apt-get install -y chromium]";
+
+/**
+ * Headless Chromium's DOM dump of the local `page` (flags `extra` added), run
+ * with a fresh profile directory that is removed afterwards.
+ */
+async function dumpDom(
+  page: string,
+  extra: string[] = [],
+): Promise<Deno.CommandOutput> {
+  const profile = Deno.makeTempDirSync({ prefix: "envsmith-chromium-" });
+  try {
+    return await new Deno.Command(CHROMIUM, {
       args: [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
+        ...HEADLESS_FLAGS,
         "--disable-sync",
         `--user-data-dir=${profile}`,
+        ...extra,
         "--dump-dom",
-        `file://${out}`,
+        `file://${page}`,
       ],
       stdout: "piped",
       stderr: "piped",
     }).output();
+  } finally {
     Deno.removeSync(profile, { recursive: true });
+  }
+}
+
+Deno.test({
+  name:
+    `report: renders in headless Chromium (tables and SVGs in the DOM)${IGNORED}`,
+  ignore: !HAVE_CHROMIUM,
+  async fn() {
+    const { dir, file, cache } = await fixture();
+    const out = join(dir, "chromium.html");
+    await runReport(ctxOf(cache), [file], { out });
+    const r = await dumpDom(out);
     const dom = new TextDecoder().decode(r.stdout);
     assert.equal(r.code, 0, new TextDecoder().decode(r.stderr).slice(-2000));
     assert.match(dom, /<table class="results" data-table="report_test">/);
@@ -777,12 +791,8 @@ Deno.test({
 
 Deno.test({
   name:
-    `report: in headless Chromium at 1280 and 800 px the mean column is on screen without scrolling${
-      CHROMIUM
-        ? ""
-        : " [ignored: /usr/bin/chromium is not installed; apt-get install -y chromium]"
-    }`,
-  ignore: !CHROMIUM,
+    `report: in headless Chromium at 1280 and 800 px the mean column is on screen without scrolling${IGNORED}`,
+  ignore: !HAVE_CHROMIUM,
   async fn() {
     const { dir } = await fixture();
     // The shape of the ablation's table: 5 rows, 8 suites and the mean,
@@ -857,25 +867,7 @@ document.body.setAttribute('data-layout', JSON.stringify({
       ),
     );
     for (const width of [1280, 800]) {
-      const profile = Deno.makeTempDirSync({ prefix: "envsmith-chromium-" });
-      const r = await new Deno.Command("/usr/bin/chromium", {
-        args: [
-          "--headless",
-          "--no-sandbox",
-          "--disable-gpu",
-          "--no-first-run",
-          "--disable-background-networking",
-          "--disable-component-update",
-          "--disable-sync",
-          `--user-data-dir=${profile}`,
-          `--window-size=${width},900`,
-          "--dump-dom",
-          `file://${probe}`,
-        ],
-        stdout: "piped",
-        stderr: "piped",
-      }).output();
-      Deno.removeSync(profile, { recursive: true });
+      const r = await dumpDom(probe, [`--window-size=${width},900`]);
       const dom = new TextDecoder().decode(r.stdout);
       const m = /data-layout="([^"]*)"/.exec(dom);
       assert.ok(m, `no layout probe at ${width} px: ${dom.slice(0, 300)}`);
@@ -898,15 +890,6 @@ document.body.setAttribute('data-layout', JSON.stringify({
     }
   },
 });
-
-function _exists(path: string): boolean {
-  try {
-    Deno.statSync(path);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 Deno.test("report: ticks, short numbers, escaping and secret lookup", () => {
   assert.deepEqual(niceTicks(0, 1, 5), [0, 0.2, 0.4, 0.6, 0.8, 1]);

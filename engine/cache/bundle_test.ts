@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { Buffer } from "node:buffer";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { exportBundle, importBundle } from "./bundle.ts";
@@ -9,15 +10,11 @@ import { sha256Hex } from "../canonical.ts";
 import { computeKeys } from "./keys.ts";
 import { makePlan } from "../run/plan.ts";
 import { buildTable } from "../tables/tables.ts";
-import { compile, runAll, tmpProject } from "../_test_util.ts";
+import { compile, exportedRun, runAll, tmpProject } from "../_test_util.ts";
+import { blobExperiment } from "../_test_util.ts";
+import { pathExists } from "../path_exists.ts";
 
-const YAML = `experiment: bundle
-seed: 1
-nodes:
-  a: { kind: test.add, with: { a: 1, b: 2 } }
-  b: { kind: test.add, with: { a: $a.sum, b: 5 } }
-  c: { kind: test.blob, with: { size: 4096 } }
-`;
+const YAML = blobExperiment("bundle");
 
 Deno.test("bundles round-trip, plain and gzip-compressed (.gz), and a damaged one is refused", async () => {
   await using p = await tmpProject(YAML);
@@ -111,13 +108,7 @@ function records(bytes: Uint8Array) {
       );
     }
     parts.push(enc.encode(JSON.stringify({ type: "end", count }) + "\n"));
-    const all = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-    let o = 0;
-    for (const p of parts) {
-      all.set(p, o);
-      o += p.length;
-    }
-    return all;
+    return new Uint8Array(Buffer.concat(parts));
   };
   return { records: out, write };
 }
@@ -136,11 +127,9 @@ function forgeEntry(body: Uint8Array, edit: (e: Entry) => void): Uint8Array {
 }
 
 Deno.test("a forged bundle (real keys, edited values, valid hashes) is imported only as marked; run recomputes and replaces it", async () => {
-  await using p = await tmpProject(YAML);
-  const exp = compile(p.file, YAML);
-  await runAll(exp, p.store);
-  await exportBundle(p.store, join(p.dir, "r.esb"));
-  const b = records(Deno.readFileSync(join(p.dir, "r.esb")));
+  await using p = await exportedRun(YAML);
+  const { exp } = p;
+  const b = records(Deno.readFileSync(p.bundle));
   const keyA = computeKeys(exp)[exp.byId.get("a")!]!.key;
   for (const r of b.records) {
     if (r.head.name === keyA) {
@@ -180,11 +169,8 @@ Deno.test("a forged bundle (real keys, edited values, valid hashes) is imported 
 });
 
 Deno.test("an entry whose key is not the hash of its components is refused, and a bad record late in a bundle imports nothing", async () => {
-  await using p = await tmpProject(YAML);
-  const exp = compile(p.file, YAML);
-  await runAll(exp, p.store);
-  await exportBundle(p.store, join(p.dir, "r.esb"));
-  const b = records(Deno.readFileSync(join(p.dir, "r.esb")));
+  await using p = await exportedRun(YAML);
+  const b = records(Deno.readFileSync(p.bundle));
   const entries = b.records.filter((r) => r.head.type === "entry");
   // Components edited (to pass the forged value off as another parameter's).
   const edited = b.records.map((r) =>
@@ -359,10 +345,8 @@ Deno.test("export works after a results-only import, and the entries stay marked
 });
 
 Deno.test("import checks every record before writing any: duplicates, control characters in aux names, with --trust too", async () => {
-  await using p = await tmpProject(YAML);
-  await runAll(compile(p.file, YAML), p.store);
-  await exportBundle(p.store, join(p.dir, "r.esb"));
-  const b = records(Deno.readFileSync(join(p.dir, "r.esb")));
+  await using p = await exportedRun(YAML);
+  const b = records(Deno.readFileSync(p.bundle));
   const entry = b.records.find((r) => r.head.type === "entry")!;
   const twice = [...b.records, {
     head: entry.head,
@@ -402,14 +386,14 @@ Deno.test("a killed export leaves nothing that outlives the next export or gc; e
   const leftover = join(p.dir, `.out.esb.export@${host}~${dead}~0123abcd`);
   Deno.writeFileSync(leftover, new Uint8Array(1000));
   await exportBundle(p.store, file);
-  assert.equal(_exists(leftover), false, "removed by the next export");
+  assert.equal(pathExists(leftover), false, "removed by the next export");
   Deno.writeFileSync(leftover, new Uint8Array(1000));
   Deno.writeTextFileSync(
     join(p.store.root, "tmp", `export-note@${host}~${dead}~0123abcd`),
     leftover,
   );
   p.store.cleanLeftovers();
-  assert.equal(_exists(leftover), false, "removed by gc");
+  assert.equal(pathExists(leftover), false, "removed by gc");
   // The size limit: export refuses to write what import would refuse.
   await assert.rejects(
     () => exportBundle(p.store, join(p.dir, "big.esb"), { maxBytes: 2000 }),
@@ -423,20 +407,9 @@ Deno.test("a killed export leaves nothing that outlives the next export or gc; e
   );
 });
 
-function _exists(path: string): boolean {
-  try {
-    Deno.lstatSync(path);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 Deno.test("a bundle imported before (same sha256) with every record still here is not read again; a missing record or other bytes import as usual", async () => {
-  await using p = await tmpProject(YAML);
-  await runAll(compile(p.file, YAML), p.store);
-  const file = join(p.dir, "r.esb.gz");
-  await exportBundle(p.store, file);
+  await using p = await exportedRun(YAML, "r.esb.gz");
+  const file = p.bundle;
   const other = new Store(join(p.dir, "other"));
   const first = await importBundle(other, file);
   assert.equal(first.entries, 3);
@@ -462,10 +435,8 @@ Deno.test("a bundle imported before (same sha256) with every record still here i
 });
 
 Deno.test("a finished import leaves no record that stops gc: only its remembered hash, which gc ignores", async () => {
-  await using p = await tmpProject(YAML);
-  await runAll(compile(p.file, YAML), p.store);
-  const file = join(p.dir, "r.esb");
-  await exportBundle(p.store, file);
+  await using p = await exportedRun(YAML, "r.esb");
+  const file = p.bundle;
   const other = new Store(join(p.dir, "other"));
   assert.equal((await importBundle(other, file)).entries, 3);
   // Remembered by hash, so the second import reads nothing again.

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { Buffer } from "node:buffer";
 import { join } from "node:path";
 import { exportBundle, importBundle } from "./bundle.ts";
 import {
@@ -9,25 +10,14 @@ import {
 } from "./compact_bundle.ts";
 import { Store } from "./store.ts";
 import { sha256Hex } from "../canonical.ts";
-import { compile, runAll, tmpProject } from "../_test_util.ts";
+import { compile, exportedRun, runAll, tmpProject } from "../_test_util.ts";
+import { blobExperiment } from "../_test_util.ts";
 
-const YAML = `experiment: compact
-seed: 1
-nodes:
-  a: { kind: test.add, with: { a: 1, b: 2 } }
-  b: { kind: test.add, with: { a: $a.sum, b: 5 } }
-  c: { kind: test.blob, with: { size: 4096 } }
-`;
+const YAML = blobExperiment("compact");
 
+/** The bytes of `chunks` one after another. */
 function concat(chunks: Iterable<Uint8Array>): Uint8Array {
-  const parts = [...chunks];
-  const out = new Uint8Array(parts.reduce((s, p) => s + p.length, 0));
-  let o = 0;
-  for (const p of parts) {
-    out.set(p, o);
-    o += p.length;
-  }
-  return out;
+  return new Uint8Array(Buffer.concat([...chunks]));
 }
 
 Deno.test("a compact bundle decodes to the plain bundle byte for byte, imports with every entry intact, and re-exports identically", async () => {
@@ -104,10 +94,8 @@ Deno.test("an entry whose JSON was not written by JSON.stringify is kept raw and
 });
 
 Deno.test("a damaged compact bundle is refused with one line naming the file", async () => {
-  await using p = await tmpProject(YAML);
-  await runAll(compile(p.file, YAML), p.store);
-  const file = join(p.dir, "r.esc");
-  await exportBundle(p.store, file, { compact: true });
+  await using p = await exportedRun(YAML, "r.esc", { compact: true });
+  const file = p.bundle;
   const bytes = Deno.readFileSync(file);
   const cut = bytes.subarray(0, COMPACT_HEADER.length + 1 + 20);
   Deno.writeFileSync(file, cut);

@@ -281,16 +281,24 @@ export function codeDigest(moduleUrl: string): CodeDigest {
       }
     }
   }
+  const result = _digestOf(files, packages);
+  _digests.set(moduleUrl, result);
+  return result;
+}
+
+/** The digest of `files` (path -> content hash) and `packages`, both sorted. */
+function _digestOf(
+  files: Record<string, string>,
+  packages: Iterable<string>,
+): CodeDigest {
   const sortedFiles: Record<string, string> = {};
   for (const k of Object.keys(files).sort()) sortedFiles[k] = files[k]!;
   const pk = [...packages].sort();
-  const result = {
+  return {
     digest: hashJson({ files: sortedFiles, packages: pk }),
     files: sortedFiles,
     packages: pk,
   };
-  _digests.set(moduleUrl, result);
-  return result;
 }
 
 /** Forgets memoised digests (tests that edit code between plans). */
@@ -324,14 +332,7 @@ export function modulesDigest(moduleUrls: readonly string[]): CodeDigest {
     Object.assign(files, d.files);
     for (const p of d.packages) packages.add(p);
   }
-  const sortedFiles: Record<string, string> = {};
-  for (const k of Object.keys(files).sort()) sortedFiles[k] = files[k]!;
-  const pk = [...packages].sort();
-  const result = {
-    digest: hashJson({ files: sortedFiles, packages: pk }),
-    files: sortedFiles,
-    packages: pk,
-  };
+  const result = _digestOf(files, packages);
   _digests.set(memo, result);
   _byDigest.set(result.digest, result);
   return result;

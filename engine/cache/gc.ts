@@ -17,6 +17,7 @@ import {
 import { type Lock, type LockInfo, lockState, processAlive } from "./lock.ts";
 import type { Store } from "./store.ts";
 import { CorruptEntryError, UserError } from "../errors.ts";
+import { pathExists } from "../path_exists.ts";
 
 /** What gc removed (or would remove). */
 export interface GcResult {
@@ -530,20 +531,11 @@ export function verifyCache(store: Store): VerifyResult {
     } catch (e) {
       if (!(e instanceof CorruptEntryError)) throw e;
       corrupt.push(e.message);
-      if (_exists(e.file)) stuck.push(e.file);
+      if (pathExists(e.file)) stuck.push(e.file);
     }
   }
   const present = new Set(store.keys());
   let imported = 0;
   for (const k of store.importedKeys()) if (present.has(k)) imported++;
   return { entries, blobs, corrupt, stuck, imported };
-}
-
-function _exists(path: string): boolean {
-  try {
-    Deno.lstatSync(path);
-    return true;
-  } catch {
-    return false;
-  }
 }

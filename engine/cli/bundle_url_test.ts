@@ -1,10 +1,10 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { fetchBundle, isBundleUrl } from "./bundle_url.ts";
-import { exportBundle, importBundle } from "../cache/bundle.ts";
+import { importBundle } from "../cache/bundle.ts";
 import { Store } from "../cache/store.ts";
 import { UserError } from "../errors.ts";
-import { compile, runAll, tmpProject } from "../_test_util.ts";
+import { exportedRun } from "../_test_util.ts";
 
 const YAML = `experiment: url
 seed: 1
@@ -13,10 +13,8 @@ nodes:
 `;
 
 Deno.test("a bundle named by URL is downloaded once into the cache and imports like the file; HTTP errors and unreachable hosts are one line", async () => {
-  await using p = await tmpProject(YAML);
-  await runAll(compile(p.file, YAML), p.store);
-  const file = join(p.dir, "r.esc");
-  await exportBundle(p.store, file, { compact: true });
+  await using p = await exportedRun(YAML, "r.esc", { compact: true });
+  const file = p.bundle;
   const bytes = Deno.readFileSync(file);
   let requests = 0;
   const server = Deno.serve(

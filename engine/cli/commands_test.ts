@@ -4,18 +4,11 @@ import { planCommand, showCommand } from "./commands.ts";
 import { tablesCommand } from "./tables_command.ts";
 import { UserError } from "../errors.ts";
 import type { NodeKind } from "../types.ts";
-import { compile, runAll, tmpProject } from "../_test_util.ts";
+import { compile, kExperiment, runAll, tmpProject } from "../_test_util.ts";
 import { kinds } from "../testdata/kinds.ts";
 import { commandContext } from "../_test_util.ts";
 
-const YAML = `experiment: show
-seed: 1
-matrix:
-  k: [1, 2]
-nodes:
-  a: { kind: test.add, with: { a: 1, b: 2 } }
-  b: { kind: test.add, with: { a: $a.sum, b: $matrix.k } }
-`;
+const YAML = kExperiment("show", 1);
 
 const ctxFor = (cache: string) => commandContext(cache, { reporter: false });
 

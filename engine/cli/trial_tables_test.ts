@@ -25,12 +25,22 @@ function read(dir: string, name: string): string {
   return Deno.readTextFileSync(join(dir, name));
 }
 
-Deno.test("a --set run's tables are a trial: named by the overrides' digest, titled and marked with them; the committed file's tables are unchanged", async () => {
-  await using p = await tmpProject(YAML);
+/**
+ * A new project (removed at the end of the caller's scope) after a run of
+ * YAML and its tables into `out`; `tablesCtx` is the tables call's context.
+ */
+async function ranWithTables() {
+  const p = await tmpProject(YAML);
   const out = join(p.dir, "tables");
   assert.equal((await runCommand(ctxFor(p.cache), p.file)).code, 0);
-  const before = ctxFor(p.cache);
-  assert.equal(await tablesCommand(before, [p.file], { out }), 0);
+  const tablesCtx = ctxFor(p.cache);
+  assert.equal(await tablesCommand(tablesCtx, [p.file], { out }), 0);
+  return Object.assign(p, { out, tablesCtx });
+}
+
+Deno.test("a --set run's tables are a trial: named by the overrides' digest, titled and marked with them; the committed file's tables are unchanged", async () => {
+  await using p = await ranWithTables();
+  const { out, tablesCtx: before } = p;
   const csv = read(out, "sums.csv"), json = read(out, "sums.json");
   assert.match(csv, /^1,sum,11,/m);
 
@@ -108,11 +118,8 @@ Deno.test("status tells the last run of the file as committed from a newer trial
 });
 
 Deno.test("tables remembered between calls follow the cache: an entry gone since shows as missing, one computed again as computed", async () => {
-  await using p = await tmpProject(YAML);
-  const out = join(p.dir, "tables");
-  assert.equal((await runCommand(ctxFor(p.cache), p.file)).code, 0);
-  const first = ctxFor(p.cache);
-  assert.equal(await tablesCommand(first, [p.file], { out }), 0);
+  await using p = await ranWithTables();
+  const { out, tablesCtx: first } = p;
   const again = ctxFor(p.cache);
   assert.equal(await tablesCommand(again, [p.file], { out }), 0);
   assert.deepEqual(again.lines, first.lines);

@@ -6,6 +6,13 @@ import { kinds } from "../testdata/kinds.ts";
 
 const opts = { kinds, env: (n: string) => (n === "HAVE_IT" ? "1" : undefined) };
 
+/** The one diagnostic of the experiment `text` (there must be exactly one). */
+function onlyError(text: string) {
+  const ds = errorsOf(text);
+  assert.equal(ds.length, 1, ds.map((d) => d.message).join("\n"));
+  return ds[0]!;
+}
+
 function errorsOf(text: string) {
   try {
     compileExperiment("exp.yaml", text, opts);
@@ -167,11 +174,10 @@ Deno.test("error: duplicate key is a YAML error at the second key", () => {
 });
 
 Deno.test("error: unknown top-level key with did-you-mean", () => {
-  const ds = errorsOf(`experiment: x\nseed: 1\nnodse: {}\nnodes: {}\n`);
-  assert.equal(ds.length, 1);
-  assert.deepEqual([ds[0]!.code, ds[0]!.line, ds[0]!.col], ["structure", 3, 1]);
+  const d = onlyError(`experiment: x\nseed: 1\nnodse: {}\nnodes: {}\n`);
+  assert.deepEqual([d.code, d.line, d.col], ["structure", 3, 1]);
   assert.match(
-    ds[0]!.message,
+    d.message,
     /unknown top-level key "nodse"; did you mean "nodes"\?/,
   );
 });
@@ -185,81 +191,60 @@ Deno.test("error: ill-typed seed and missing nodes", () => {
 });
 
 Deno.test("error: unknown kind with did-you-mean", () => {
-  const ds = errorsOf(
+  const d = onlyError(
     `experiment: x\nseed: 1\nnodes:\n  a:\n    kind: test.ad\n    with: { a: 1 }\n`,
   );
-  assert.equal(ds.length, 1);
-  assert.deepEqual([ds[0]!.code, ds[0]!.line, ds[0]!.col], [
-    "unknown-kind",
-    5,
-    11,
-  ]);
+  assert.deepEqual([d.code, d.line, d.col], ["unknown-kind", 5, 11]);
   assert.equal(
-    ds[0]!.message,
+    d.message,
     `unknown kind "test.ad"; did you mean "test.add"?`,
   );
 });
 
 Deno.test("error: unknown parameter with did-you-mean, at the key", () => {
-  const ds = errorsOf(
+  const d = onlyError(
     `experiment: x\nseed: 1\nnodes:\n  a:\n    kind: test.sleep\n    with:\n      ms: 1\n      stpes: 3\n`,
   );
-  assert.equal(ds.length, 1);
-  assert.deepEqual([ds[0]!.code, ds[0]!.line, ds[0]!.col], [
-    "unknown-param",
-    8,
-    7,
-  ]);
+  assert.deepEqual([d.code, d.line, d.col], ["unknown-param", 8, 7]);
   assert.match(
-    ds[0]!.message,
+    d.message,
     /unknown parameter of kind test.sleep "stpes"; did you mean "steps"\?/,
   );
 });
 
 Deno.test("error: ill-typed parameter at the value; references are not type-checked early", () => {
-  const ds = errorsOf(
+  const d = onlyError(
     `experiment: x\nseed: 1\nnodes:\n  b: { kind: test.add, with: { a: 2 } }\n  a:\n    kind: test.add\n    with:\n      a: $b.sum\n      b: "three"\n`,
   );
-  assert.equal(ds.length, 1);
-  assert.deepEqual([ds[0]!.code, ds[0]!.line, ds[0]!.col], [
-    "invalid-param",
-    9,
-    10,
-  ]);
+  assert.deepEqual([d.code, d.line, d.col], ["invalid-param", 9, 10]);
   assert.match(
-    ds[0]!.message,
+    d.message,
     /^b: Invalid type: Expected number but received "three"/,
   );
 });
 
 Deno.test("error: ill-typed parameter coming from a matrix value names the variant", () => {
-  const ds = errorsOf(
+  const d = onlyError(
     `experiment: x\nseed: 1\nmatrix:\n  n: [1, two]\nnodes:\n  a: { kind: test.add, with: { a: $matrix.n } }\n`,
   );
-  assert.equal(ds.length, 1);
-  assert.equal(ds[0]!.code, "invalid-param");
-  assert.equal(ds[0]!.line, 6);
+  assert.equal(d.code, "invalid-param");
+  assert.equal(d.line, 6);
   assert.match(
-    ds[0]!.message,
+    d.message,
     /a: Invalid type: Expected number but received "two" \(in a\[n=two\]\)/,
   );
 });
 
 Deno.test("error: dangling reference with did-you-mean", () => {
-  const ds = errorsOf(
+  const d = onlyError(
     `experiment: x\nseed: 1\nnodes:\n  env: { kind: test.add, with: { a: 1 } }\n  train: { kind: test.add, with: { a: 1, note: $envs } }\n`,
   );
-  assert.equal(ds.length, 1);
-  assert.deepEqual([ds[0]!.code, ds[0]!.line, ds[0]!.col], [
-    "reference",
-    5,
-    48,
-  ]);
+  assert.deepEqual([d.code, d.line, d.col], ["reference", 5, 48]);
   assert.equal(
-    ds[0]!.message,
+    d.message,
     `Cannot resolve "$envs": no node named "envs"; did you mean "env"?`,
   );
-  assert.equal(ds[0]!.path, "nodes.train.with.note");
+  assert.equal(d.path, "nodes.train.with.note");
 });
 
 Deno.test("error: unknown matrix axis and bad reference syntax", () => {
@@ -277,14 +262,13 @@ Deno.test("error: unknown matrix axis and bad reference syntax", () => {
 });
 
 Deno.test("error: cycle names the path", () => {
-  const ds = errorsOf(
+  const d = onlyError(
     `experiment: x\nseed: 1\nnodes:\n  a: { kind: test.add, with: { a: 1, note: $b } }\n  b: { kind: test.add, with: { a: 1, note: $c.sum } }\n  c: { kind: test.add, with: { a: 1, note: $a } }\n`,
   );
-  assert.equal(ds.length, 1);
-  assert.equal(ds[0]!.code, "cycle");
-  assert.equal(ds[0]!.line, 4);
+  assert.equal(d.code, "cycle");
+  assert.equal(d.line, 4);
   assert.match(
-    ds[0]!.message,
+    d.message,
     /cycle: (a -> b -> c -> a|b -> c -> a -> b|c -> a -> b -> c)/,
   );
 });

@@ -162,26 +162,15 @@ Deno.test("createExecutor: --executor wins over the file; defaults; errors", asy
     }, "slurm");
     assert.equal(d.name, "slurm");
     assert.equal(d.jobs, 100);
+    const create = (name: string) => () =>
+      createExecutor(builtinExecutors, { exp: plain, store, runId: "r" }, name);
     assert.throws(
-      () =>
-        createExecutor(
-          builtinExecutors,
-          { exp: plain, store, runId: "r" },
-          "pbs",
-        ),
+      create("pbs"),
       (e) =>
         e instanceof UserError &&
         /Unknown executor "pbs": use local or slurm/.test(e.message),
     );
-    assert.throws(
-      () =>
-        createExecutor(
-          builtinExecutors,
-          { exp: plain, store, runId: "r" },
-          "slurm",
-        ),
-      UserError,
-    );
+    assert.throws(create("slurm"), UserError);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { existsSync } from "node:fs";
 import { nodeCodeDigest } from "../cache/digest.ts";
 import { matchesPattern } from "../compile/node_pattern.ts";
 import { CorruptEntryError } from "../errors.ts";
@@ -253,7 +254,7 @@ function _probe(p: _Planning, i: number): PlanItem {
   } catch (e) {
     if (!(e instanceof CorruptEntryError)) throw e;
     p.notes.push(
-      _exists(e.file)
+      existsSync(e.file)
         ? `${e.message}; it could not be moved aside (a read-only cache?): ${node.id} will be recomputed by a run on a writable cache`
         : `${e.message}; moved aside, ${node.id} will be recomputed`,
     );
@@ -400,14 +401,5 @@ function _checkExact(exp: Experiment, items: readonly PlanItem[]): void {
         it.waitingFor.join(" ")
       })`,
     );
-  }
-}
-
-function _exists(path: string): boolean {
-  try {
-    Deno.statSync(path);
-    return true;
-  } catch {
-    return false;
   }
 }

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { formatDuration, PlainReporter, TtyReporter } from "./progress.ts";
+import { onTestClock } from "../_test_util.ts";
 
 Deno.test("formatDuration", () => {
   assert.equal(formatDuration(850), "850ms");
@@ -9,21 +10,18 @@ Deno.test("formatDuration", () => {
 });
 
 Deno.test("plain reporter: timestamped lines, throttled progress with ETA", () => {
-  let now = Date.UTC(2026, 0, 1, 12, 0, 0);
-  const out: string[] = [];
-  const r = new PlainReporter({
-    write: (t) => out.push(t),
-    now: () => now,
-    intervalMs: 10_000,
-  });
+  const { r, out, clock } = onTestClock(
+    Date.UTC(2026, 0, 1, 12, 0, 0),
+    (io) => new PlainReporter({ ...io, intervalMs: 10_000 }),
+  );
   r.start("train[seed=1]");
   r.progress("train[seed=1]", 0, 100, "success 0.10");
-  now += 5_000;
+  clock.ms += 5_000;
   r.progress("train[seed=1]", 10, 100, "success 0.20"); // within the interval: not printed
-  now += 6_000;
+  clock.ms += 6_000;
   r.progress("train[seed=1]", 20, 100, "success 0.30");
   r.waiting("eval", "pid 12@host");
-  now += 1_000;
+  clock.ms += 1_000;
   r.end("train[seed=1]", "done", 12_000);
   r.end("bad", "failed", 5, "boom");
   assert.deepEqual(out, [
@@ -35,16 +33,13 @@ Deno.test("plain reporter: timestamped lines, throttled progress with ETA", () =
 });
 
 Deno.test("tty reporter: one live line per running node, redrawn in place", async () => {
-  let now = 0;
-  const out: string[] = [];
-  const r = new TtyReporter({
-    write: (t) => out.push(t),
-    now: () => now,
-    color: true,
-  });
+  const { r, out, clock } = onTestClock(
+    0,
+    (io) => new TtyReporter({ ...io, color: true }),
+  );
   r.start("a");
   r.start("b");
-  now = 1000;
+  clock.ms = 1000;
   r.progress("a", 5, 10, "note");
   for (let i = 0; i < 200 && !out.join("").includes("▸ b"); i++) {
     await new Promise((res) => setTimeout(res, 10));

@@ -13,6 +13,7 @@ import { type CommandContext, runCommand } from "../cli/commands.ts";
 import { Store } from "../cache/store.ts";
 import { kinds } from "../testdata/kinds.ts";
 import type { Reporter } from "./progress.ts";
+import { onTestClock } from "../_test_util.ts";
 
 // Two chains a -> b and c -> d, plus e alone; history knows a, b, c, d.
 const OUTLINE: RunOutline = {
@@ -145,13 +146,10 @@ Deno.test("run progress: no estimate early without history, then one that follow
 });
 
 Deno.test("plain reporter: one line with the run's size and ETA, a counter on each end line, a periodic summary", () => {
-  let now = Date.UTC(2026, 0, 1, 12, 0, 0);
-  const out: string[] = [];
-  const r = new PlainReporter({
-    write: (t) => out.push(t),
-    now: () => now,
-    summaryMs: 0,
-  });
+  const { r, out, clock } = onTestClock(
+    Date.UTC(2026, 0, 1, 12, 0, 0),
+    (io) => new PlainReporter({ ...io, summaryMs: 0 }),
+  );
   r.begin({
     jobs: 2,
     nodes: [
@@ -160,9 +158,9 @@ Deno.test("plain reporter: one line with the run's size and ETA, a counter on ea
     ],
   });
   r.start("a");
-  now += 30_000;
+  clock.ms += 30_000;
   r.summary();
-  now += 30_000;
+  clock.ms += 30_000;
   r.end("a", "done", 60_000);
   r.close();
   assert.deepEqual(out, [
@@ -175,13 +173,10 @@ Deno.test("plain reporter: one line with the run's size and ETA, a counter on ea
 });
 
 Deno.test("tty reporter: the run-wide bar under the node lines; no colour with NO_COLOR", async () => {
-  let now = 0;
-  const out: string[] = [];
-  const r = new TtyReporter({
-    write: (t) => out.push(t),
-    now: () => now,
-    color: false,
-  });
+  const { r, out, clock } = onTestClock(
+    0,
+    (io) => new TtyReporter({ ...io, color: false }),
+  );
   r.begin({
     jobs: 1,
     nodes: [
@@ -190,7 +185,7 @@ Deno.test("tty reporter: the run-wide bar under the node lines; no colour with N
     ],
   });
   r.start("a");
-  now = 2_000;
+  clock.ms = 2_000;
   r.progress("a", 1, 4, "success 0.5");
   for (let i = 0; i < 200 && !out.join("").includes("▸ a"); i++) {
     await new Promise((res) => setTimeout(res, 10));

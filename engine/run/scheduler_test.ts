@@ -1,21 +1,23 @@
 import assert from "node:assert/strict";
 import * as v from "valibot";
-import { compile, runAll, tmpProject, valueOf } from "../_test_util.ts";
+import {
+  compile,
+  kExperiment,
+  runAll,
+  tmpProject,
+  valueOf,
+} from "../_test_util.ts";
 import { makePlan } from "./plan.ts";
 import { runPlan } from "./scheduler.ts";
 import { CorruptEntryError } from "../errors.ts";
 import { readManifest } from "../cache/manifest.ts";
 import type { NodeKind } from "../types.ts";
 
-const GRAPH = `experiment: g
-seed: 5
-matrix:
-  k: [1, 2]
-nodes:
-  a: { kind: test.add, with: { a: 1, b: 2 } }
-  b: { kind: test.add, with: { a: $a.sum, b: $matrix.k } }
-  c: { kind: test.add, with: { a: $b.sum, more: [$a.parts.0, 10] } }
-`;
+const GRAPH = kExperiment(
+  "g",
+  5,
+  "  c: { kind: test.add, with: { a: $b.sum, more: [$a.parts.0, 10] } }\n",
+);
 
 function counting(name: string, calls: string[]): NodeKind<{ x: number }> {
   return {
@@ -77,6 +79,22 @@ Deno.test("plan explains a miss by diffing against the last run", async () => {
   );
 });
 
+/**
+ * A new project of the experiment `yaml` (removed at the end of the caller's
+ * scope, with the logs of its run) after a run of all of it: the compiled
+ * experiment `exp` and the run's result `r`.
+ */
+async function runProject(yaml: string) {
+  const t = await tmpProject(yaml);
+  try {
+    const exp = compile(t.file, yaml);
+    return Object.assign(t, { exp, r: await runAll(exp, t.store) });
+  } catch (e) {
+    await t[Symbol.asyncDispose]();
+    throw e;
+  }
+}
+
 Deno.test("a failing node fails only its dependents; siblings finish; failure carries the log", async () => {
   const yaml = `experiment: f
 seed: 1
@@ -87,9 +105,8 @@ nodes:
   after2: { kind: test.add, with: { a: 1, note: $after } }
   sibling: { kind: test.sleep, with: { ms: 50, value: $ok1.sum } }
 `;
-  await using t = await tmpProject(yaml);
-  const exp = compile(t.file, yaml);
-  const r = await runAll(exp, t.store);
+  await using run = await runProject(yaml);
+  const { exp, r } = run;
   assert.equal(r.failures.length, 1);
   assert.equal(r.failures[0]!.id, "bad");
   assert.equal(r.failures[0]!.message, "boom");
@@ -111,7 +128,7 @@ nodes:
     "input bad failed",
   );
   // The next plan says why bad is not cached.
-  const plan = makePlan(exp, t.store);
+  const plan = makePlan(exp, run.store);
   assert.deepEqual(plan.items.find((it) => it.node.id === "bad")!.why, [
     "failed in the last run: boom",
   ]);
@@ -150,9 +167,8 @@ Deno.test("independent nodes run in parallel up to jobs, never more", async () =
 Deno.test("heavy kinds run in a worker; their blobs are stored and verified", async () => {
   const yaml =
     `experiment: h\nseed: 1\nnodes:\n  s: { kind: test.spin, with: { n: 200000 } }\n  r: { kind: test.blob, with: { read: $s.blob } }\n`;
-  await using t = await tmpProject(yaml);
-  const exp = compile(t.file, yaml);
-  const r = await runAll(exp, t.store);
+  await using run = await runProject(yaml);
+  const { exp, r } = run;
   assert.equal(r.failures.length, 0, r.failures.map((f) => f.message).join());
   const s = valueOf(exp, r, "s") as {
     x: number;
@@ -279,15 +295,18 @@ Deno.test("two concurrent runs on one cache compute each key once and agree", as
   );
 });
 
+/** The message of the one failure of a run of the experiment `yaml`. */
+async function onlyFailure(yaml: string): Promise<string> {
+  await using run = await runProject(yaml);
+  assert.equal(run.r.failures.length, 1);
+  return run.r.failures[0]!.message;
+}
+
 Deno.test("a missing field of an input fails the node with a clear message", async () => {
   const yaml =
     `experiment: m\nseed: 1\nnodes:\n  a: { kind: test.add, with: { a: 1 } }\n  b: { kind: test.add, with: { a: $a.summ } }\n`;
-  await using t = await tmpProject(yaml);
-  const exp = compile(t.file, yaml);
-  const r = await runAll(exp, t.store);
-  assert.equal(r.failures.length, 1);
   assert.equal(
-    r.failures[0]!.message,
+    await onlyFailure(yaml),
     `input a has no field "summ" (its value has keys: sum, parts)`,
   );
 });
@@ -295,12 +314,8 @@ Deno.test("a missing field of an input fails the node with a clear message", asy
 Deno.test("resolved parameters are validated against the kind's schema before run", async () => {
   const yaml =
     `experiment: m\nseed: 1\nnodes:\n  a: { kind: test.add, with: { a: 1 } }\n  b: { kind: test.add, with: { a: $a.parts } }\n`;
-  await using t = await tmpProject(yaml);
-  const exp = compile(t.file, yaml);
-  const r = await runAll(exp, t.store);
-  assert.equal(r.failures.length, 1);
   assert.match(
-    r.failures[0]!.message,
+    await onlyFailure(yaml),
     /^parameters do not match kind test.add: a: Invalid type: Expected number but received Array/,
   );
 });
@@ -308,9 +323,8 @@ Deno.test("resolved parameters are validated against the kind's schema before ru
 Deno.test("an error thrown in a worker fails the node with its message, log lines and stack", async () => {
   const yaml =
     `experiment: w\nseed: 1\nnodes:\n  s: { kind: test.spin, with: { n: 10, fail: "out of range" } }\n  t: { kind: test.add, with: { a: 1, note: $s } }\n`;
-  await using t = await tmpProject(yaml);
-  const exp = compile(t.file, yaml);
-  const r = await runAll(exp, t.store);
+  await using run = await runProject(yaml);
+  const { r } = run;
   assert.equal(r.failures.length, 1);
   assert.equal(r.failures[0]!.message, "out of range");
   const log = await Deno.readTextFile(r.failures[0]!.log);

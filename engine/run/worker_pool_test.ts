@@ -10,10 +10,36 @@ function warmRunner(pool: WorkerPool): JobRunner {
   return (job, store, o) => executeJob(job, store, { ...o, workers: pool });
 }
 
+/**
+ * A run of all of `exp` on two jobs served by the warm workers of `pool`,
+ * which must fail no node.
+ */
+async function runWarm(
+  exp: Experiment,
+  store: Parameters<typeof runAll>[1],
+  pool: WorkerPool,
+): Promise<RunResult> {
+  const r = await runAll(exp, store, { jobs: 2, runner: warmRunner(pool) });
+  assert.equal(r.failures.length, 0);
+  return r;
+}
+
 function values(exp: Experiment, r: RunResult): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const n of exp.nodes) out[n.id] = valueOf(exp, r, n.id);
   return out;
+}
+
+/**
+ * The value of every node of YAML run in a new project by fresh workers:
+ * what warm workers must reproduce.
+ */
+async function freshValues(): Promise<Record<string, unknown>> {
+  await using t = await tmpProject(YAML);
+  const exp = compile(t.file, YAML);
+  const r = await runAll(exp, t.store, { jobs: 2 });
+  assert.equal(r.failures.length, 0);
+  return values(exp, r);
 }
 
 // six heavy nodes: two chains of three, each reading the one before
@@ -25,19 +51,13 @@ const YAML = `experiment: w\nseed: 3\nnodes:\n` +
   ).join("");
 
 Deno.test("warm workers: one worker per slot serves every heavy node, with a fresh worker's results", async () => {
-  await using fresh = await tmpProject(YAML);
-  const exp = compile(fresh.file, YAML);
-  const ref = await runAll(exp, fresh.store, { jobs: 2 });
-  assert.equal(ref.failures.length, 0);
+  const reference = await freshValues();
   await using warm = await tmpProject(YAML);
   const pool = new WorkerPool({ size: 2 });
   try {
-    const r = await runAll(compile(warm.file, YAML), warm.store, {
-      jobs: 2,
-      runner: warmRunner(pool),
-    });
-    assert.equal(r.failures.length, 0);
-    assert.deepEqual(values(exp, r), values(exp, ref));
+    const exp = compile(warm.file, YAML);
+    const r = await runWarm(exp, warm.store, pool);
+    assert.deepEqual(values(exp, r), reference);
     const s = pool.stats;
     assert.equal(s.nodes, 6);
     assert.ok(s.started <= 2, `started ${s.started} workers for 6 nodes`);
@@ -73,11 +93,7 @@ Deno.test("warm workers: a failed node's worker is replaced; a worker past its m
   await using t2 = await tmpProject(YAML);
   const tight = new WorkerPool({ size: 2, memoryBytes: 1 });
   try {
-    const r = await runAll(compile(t2.file, YAML), t2.store, {
-      jobs: 2,
-      runner: warmRunner(tight),
-    });
-    assert.equal(r.failures.length, 0);
+    await runWarm(compile(t2.file, YAML), t2.store, tight);
     assert.equal(tight.stats.retiredForMemory, 6);
     assert.equal(tight.stats.started, 6);
     assert.equal(tight.alive, 0);
@@ -87,10 +103,7 @@ Deno.test("warm workers: a failed node's worker is replaced; a worker past its m
 });
 
 Deno.test("warm workers: a worker killed mid-node fails only that node, with its log; the run resumes to an uninterrupted run's results", async () => {
-  await using ref = await tmpProject(YAML);
-  const exp = compile(ref.file, YAML);
-  const uninterrupted = await runAll(exp, ref.store, { jobs: 2 });
-  assert.equal(uninterrupted.failures.length, 0);
+  const uninterrupted = await freshValues();
 
   await using t = await tmpProject(YAML);
   const exp2 = compile(t.file, YAML);
@@ -129,13 +142,9 @@ Deno.test("warm workers: a worker killed mid-node fails only that node, with its
     assert.equal(r.manifest.counts.done, 6 - failed.length - blocked);
     assert.ok(pool.stats.replacedAfterFailure >= 1);
     // resume: the same pool (replaced workers) finishes the rest
-    const again = await runAll(exp2, t.store, {
-      jobs: 2,
-      runner: warmRunner(pool),
-    });
-    assert.equal(again.failures.length, 0);
+    const again = await runWarm(exp2, t.store, pool);
     assert.equal(again.manifest.counts.done, failed.length + blocked);
-    assert.deepEqual(values(exp2, again), values(exp, uninterrupted));
+    assert.deepEqual(values(exp2, again), uninterrupted);
   } finally {
     await pool.close();
   }
@@ -149,11 +158,7 @@ Deno.test("warm workers: preload starts the slots' workers once, and their nodes
     pool.preload([spin]);
     pool.preload([spin]); // idempotent
     assert.equal(pool.stats.started, 2);
-    const r = await runAll(compile(t.file, YAML), t.store, {
-      jobs: 2,
-      runner: warmRunner(pool),
-    });
-    assert.equal(r.failures.length, 0);
+    await runWarm(compile(t.file, YAML), t.store, pool);
     assert.equal(pool.stats.started, 2);
     assert.equal(pool.stats.nodes, 6);
   } finally {

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { compileExperiment, type GraphNode } from "../compile/experiment.ts";
+import type { GraphNode } from "../compile/experiment.ts";
 import { buildTable, type Lookup } from "./tables.ts";
 import {
   type ComparisonMemo,
@@ -11,20 +11,14 @@ import {
   writeMemoFile,
 } from "./comparison_memo.ts";
 import type { Comparison } from "./table_compare.ts";
-import { kinds } from "../testdata/kinds.ts";
 import type { Json } from "../types.ts";
+import { scoresExperiment } from "../_test_util.ts";
 
-const exp = compileExperiment(
-  "c.yaml",
-  `experiment: c
-seed: 1
-matrix:
-  method: [base, better]
-  seed: [1, 2, 3, 4, 5, 6]
-nodes:
-  score: { kind: test.sleep, with: { ms: 0, value: [$matrix.method, $seed] } }
-tables:
-  - name: cmp
+const exp = scoresExperiment(
+  "c",
+  ["base", "better"],
+  [1, 2, 3, 4, 5, 6],
+  `  - name: cmp
     node: score
     rows: method
     columns: value.suites.*.success
@@ -32,7 +26,6 @@ tables:
     aggregate: mean
     compare: { against: base, resamples: 1000, instances: { path: value.per_instance, column: suite, value: success_rate } }
 `,
-  { kinds, env: () => undefined },
 );
 
 function value(n: GraphNode, bump = 0): Json {

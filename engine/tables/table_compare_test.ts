@@ -4,23 +4,18 @@ import { buildTable, type Lookup, tableMarkdown } from "./tables.ts";
 import { comparisonCsv } from "./table_compare.ts";
 import { kinds } from "../testdata/kinds.ts";
 import type { Json } from "../types.ts";
+import { scoresExperiment } from "../_test_util.ts";
 
 function experiment(
   seeds: number[],
   compare: string,
   aggregate = "mean",
 ) {
-  return compileExperiment(
-    "c.yaml",
-    `experiment: c
-seed: 1
-matrix:
-  method: [base, better, worse]
-  seed: [${seeds.join(", ")}]
-nodes:
-  score: { kind: test.sleep, with: { ms: 0, value: [$matrix.method, $seed] } }
-tables:
-  - name: cmp
+  return scoresExperiment(
+    "c",
+    ["base", "better", "worse"],
+    seeds,
+    `  - name: cmp
     node: score
     rows: method
     columns: value.suites.*.success
@@ -28,7 +23,6 @@ tables:
     aggregate: ${aggregate}
     compare: ${compare}
 `,
-    { kinds, env: () => undefined },
   );
 }
 
@@ -255,19 +249,12 @@ Deno.test("compare: equivalence (TOST), P(improvement), IQM; seeded and determin
 
 Deno.test("compare: bad input is one line at load naming the table", () => {
   const bad = (compare: string, where = "") => () =>
-    compileExperiment(
-      "b.yaml",
-      `experiment: b
-seed: 1
-matrix:
-  method: [base, better, worse]
-  seed: [1, 2]
-nodes:
-  score: { kind: test.sleep, with: { ms: 0, value: [$matrix.method, $seed] } }
-tables:
-  - { name: tb, node: score, rows: method, columns: value.suites.*.success, over: seed, ${where} compare: ${compare} }
+    scoresExperiment(
+      "b",
+      ["base", "better", "worse"],
+      [1, 2],
+      `  - { name: tb, node: score, rows: method, columns: value.suites.*.success, over: seed, ${where} compare: ${compare} }
 `,
-      { kinds, env: () => undefined },
     );
   const one = (f: () => unknown, re: RegExp) => {
     try {
@@ -317,19 +304,12 @@ Deno.test("compare: a baseline that is not a row, or a table without over, is an
 });
 
 Deno.test("tables: a list in where on the rows axis keeps those rows; on another axis it is an error", () => {
-  const exp = compileExperiment(
-    "w.yaml",
-    `experiment: w
-seed: 1
-matrix:
-  method: [base, better, worse]
-  seed: [1, 2]
-nodes:
-  score: { kind: test.sleep, with: { ms: 0, value: [$matrix.method, $seed] } }
-tables:
-  - { name: two, node: score, rows: method, columns: value.suites.*.success, over: seed, where: { method: [worse, base] } }
+  const exp = scoresExperiment(
+    "w",
+    ["base", "better", "worse"],
+    [1, 2],
+    `  - { name: two, node: score, rows: method, columns: value.suites.*.success, over: seed, where: { method: [worse, base] } }
 `,
-    { kinds, env: () => undefined },
   );
   const t = buildTable(exp, exp.tables[0]!, lookup, cmd);
   assert.deepEqual(t.rows, ["base", "worse"]);

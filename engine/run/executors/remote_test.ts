@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { tmpProject } from "../../_test_util.ts";
+import { runOutputs, tmpProject } from "../../_test_util.ts";
 import {
   type CommandContext,
   planCommand,
@@ -17,8 +17,6 @@ import { UserError } from "../../errors.ts";
 import { readManifest } from "../../cache/manifest.ts";
 import { fromFileUrl } from "../../paths.ts";
 import { SilentReporter } from "../progress.ts";
-import { Store } from "../../cache/store.ts";
-import { canonicalJson } from "../../canonical.ts";
 import { kinds } from "../../testdata/kinds.ts";
 import { executors as builtinExecutors } from "./builtin.ts";
 import { remoteExecutorKind } from "./remote.ts";
@@ -62,19 +60,6 @@ function ctxOf(
   };
 }
 
-function outputs(cache: string, manifestPath: string) {
-  const store = new Store(cache);
-  const m = readManifest(manifestPath)!;
-  const out: Record<string, string> = {};
-  for (const n of m.nodes) {
-    const e = store.loadVerified(n.key)!;
-    out[n.id] = `${n.key} ${
-      canonicalJson({ value: e.value, report: e.report ?? null })
-    }`;
-  }
-  return out;
-}
-
 const FAN = `experiment: procfan
 seed: 3
 matrix:
@@ -96,8 +81,8 @@ Deno.test("remote base: a user-defined executor, registered as a plugin module's
   const r = await runCommand(ctx, t.file);
   assert.equal(r.code, 0, r.result.failures.map((f) => f.message).join("\n"));
   assert.deepEqual(
-    outputs(t.cache, r.result.manifestPath),
-    outputs(local, lr.result.manifestPath),
+    runOutputs(t.cache, r.result.manifestPath),
+    runOutputs(local, lr.result.manifestPath),
   );
   const m = readManifest(r.result.manifestPath)!;
   assert.equal(m.executor, "proc");

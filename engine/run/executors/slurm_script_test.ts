@@ -3,6 +3,12 @@ import { join } from "node:path";
 import { batchScript } from "./slurm_script.ts";
 import { shellQuote } from "./job_script.ts";
 
+/** Writes the script `text` to `path` as an executable file; the path. */
+function executable(path: string, text: string): string {
+  Deno.writeTextFileSync(path, text, { mode: 0o755 });
+  return path;
+}
+
 Deno.test("shellQuote: plain words stay, everything else is single-quoted", () => {
   assert.equal(shellQuote("/usr/bin/deno"), "/usr/bin/deno");
   assert.equal(shellQuote("a b"), "'a b'");
@@ -31,11 +37,9 @@ Deno.test("batchScript: the array task picks its node, runs the command with the
   const dir = await Deno.makeTempDir();
   try {
     // A stand-in for deno: prints its arguments, fails for key k2.
-    const fakeDeno = join(dir, "fake deno");
-    Deno.writeTextFileSync(
-      fakeDeno,
+    const fakeDeno = executable(
+      join(dir, "fake deno"),
       `#!/bin/sh\necho "ARGS $*"\necho "PROGRESS=$ENVSMITH_PROGRESS_FILE"\ncase "$*" in *k2) exit 3;; esac\n`,
-      { mode: 0o755 },
     );
     const tasks = ["k1", "k2"].map((k, i) => ({
       key: k,
@@ -95,11 +99,9 @@ Deno.test("batchScript: the array task picks its node, runs the command with the
 Deno.test("batchScript: SIGTERM (scancel, time limit) is passed to run-node and recorded", async () => {
   const dir = await Deno.makeTempDir();
   try {
-    const fakeDeno = join(dir, "deno");
-    Deno.writeTextFileSync(
-      fakeDeno,
+    const fakeDeno = executable(
+      join(dir, "deno"),
       `#!/bin/bash\nsleep 30 &\ntrap 'echo got-term; kill $!; exit 130' TERM\necho started\nwait\n`,
-      { mode: 0o755 },
     );
     const status = join(dir, "s.status");
     const script = join(dir, "job.sbatch");

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { scaledMs, tmpProject } from "../../_test_util.ts";
+import { runOutputs, scaledMs, tmpProject } from "../../_test_util.ts";
 import { BashSlurm, ScriptedSlurm } from "./_slurm_fake.ts";
 import { type CommandContext, runCommand } from "../../cli/commands.ts";
 import { readManifest } from "../../cache/manifest.ts";
@@ -14,7 +14,6 @@ import { executeJob } from "../job.ts";
 import { jobFromSpec } from "../job_spec.ts";
 import { Store } from "../../cache/store.ts";
 import { kinds } from "../../testdata/kinds.ts";
-import { canonicalJson } from "../../canonical.ts";
 import type { NodeKind } from "../../types.ts";
 import * as v from "valibot";
 
@@ -53,20 +52,6 @@ function ctxOf(
   return { ctx, err, info };
 }
 
-/** value and report of every stored entry of a run, by node id. */
-function outputs(cache: string, manifestPath: string) {
-  const store = new Store(cache);
-  const m = readManifest(manifestPath)!;
-  const out: Record<string, string> = {};
-  for (const n of m.nodes) {
-    const e = store.loadVerified(n.key)!;
-    out[n.id] = `${n.key} ${
-      canonicalJson({ value: e.value, report: e.report ?? null })
-    }`;
-  }
-  return out;
-}
-
 const FAN = `experiment: fan
 seed: 4
 matrix:
@@ -83,6 +68,12 @@ nodes:
   c: { kind: test.sleep, with: { ms: 20, steps: 2, value: $b.sum } }
 `;
 
+/** Runs the job of `key` from its spec in `store`, as a compute node would. */
+function runJobOf(store: Store, key: string): void {
+  const job = jobFromSpec(store, key, new Map(kinds.map((k) => [k.name, k])));
+  void executeJob(job, store);
+}
+
 Deno.test("slurm executor (bash fake cluster): same keys and outputs as local, fan-outs as job arrays, names, logs, jobs.tsv", async () => {
   await using t = await tmpProject(FAN);
   const local = join(t.dir, "local");
@@ -96,8 +87,8 @@ Deno.test("slurm executor (bash fake cluster): same keys and outputs as local, f
   await fake.settle();
   assert.equal(sr.code, 0);
   assert.deepEqual(
-    outputs(t.cache, sr.result.manifestPath),
-    outputs(local, lr.result.manifestPath),
+    runOutputs(t.cache, sr.result.manifestPath),
+    runOutputs(local, lr.result.manifestPath),
   );
   const m = readManifest(sr.result.manifestPath)!;
   assert.equal(m.executor, "slurm");
@@ -246,17 +237,20 @@ Deno.test("slurm executor: a job that vanishes from the queue without entry or s
   );
 });
 
-Deno.test("slurm executor: a job that can never start (PartitionTimeLimit) is cancelled and reported", async () => {
+/**
+ * A run of ONE on a fake queue that shows every submitted job in `state`, for
+ * `reason`, on `nodes`; the run's outcome and the fake.
+ */
+async function runOneShownAs(state: string, reason: string, nodes: string) {
   await using t = await tmpProject(ONE);
   const fake = new ScriptedSlurm();
-  fake.onSubmit = (id) =>
-    fake.states!.set(id, {
-      id,
-      state: "PENDING",
-      reason: "PartitionTimeLimit",
-      nodes: "",
-    });
+  fake.onSubmit = (id) => fake.states!.set(id, { id, state, reason, nodes });
   const r = await runCommand(ctxOf(t.cache, fake).ctx, t.file);
+  return { r, fake };
+}
+
+Deno.test("slurm executor: a job that can never start (PartitionTimeLimit) is cancelled and reported", async () => {
+  const { r, fake } = await runOneShownAs("PENDING", "PartitionTimeLimit", "");
   assert.equal(r.code, 1);
   assert.deepEqual(fake.cancelled, ["500"]);
   assert.match(
@@ -266,16 +260,7 @@ Deno.test("slurm executor: a job that can never start (PartitionTimeLimit) is ca
 });
 
 Deno.test("slurm executor: a job that completes without the entry appearing points at the shared cache", async () => {
-  await using t = await tmpProject(ONE);
-  const fake = new ScriptedSlurm();
-  fake.onSubmit = (id) =>
-    fake.states!.set(id, {
-      id,
-      state: "COMPLETED",
-      reason: "None",
-      nodes: "n1",
-    });
-  const r = await runCommand(ctxOf(t.cache, fake).ctx, t.file);
+  const { r } = await runOneShownAs("COMPLETED", "None", "n1");
   assert.equal(r.code, 1);
   assert.match(
     r.result.failures[0]!.message,
@@ -294,12 +279,7 @@ Deno.test("slurm executor: without squeue answers, the entry appearing in the ca
     )![1]!;
     // what the job would do, a little later
     setTimeout(() => {
-      const job = jobFromSpec(
-        store,
-        key,
-        new Map(kinds.map((k) => [k.name, k])),
-      );
-      void executeJob(job, store);
+      runJobOf(store, key);
     }, 300);
   };
   const { ctx, info } = ctxOf(t.cache, fake);
@@ -486,12 +466,7 @@ Deno.test("slurm executor: a job killed and requeued by Slurm (preemption) is wa
         reason: "None",
         nodes: "n2",
       });
-      const job = jobFromSpec(
-        store,
-        key,
-        new Map(kinds.map((k) => [k.name, k])),
-      );
-      void executeJob(job, store);
+      runJobOf(store, key);
     }, 1500);
   };
   const r = await runCommand(ctxOf(t.cache, fake).ctx, t.file);
