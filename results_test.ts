@@ -36,6 +36,8 @@ const SHIPPED_EXPERIMENTS: Record<string, string[]> = {
     "paper-lm",
     "trainee-to-trainer",
     "sizes",
+    "ablate-learned",
+    "maze",
   ],
 };
 
