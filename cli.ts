@@ -421,7 +421,7 @@ function _addEngineerBenchCommand(
     .option("--out <dir>", "where CSV/JSON go (default: .envsmith/tables)")
     .option(
       "--import <bundle>",
-      "first import this results bundle into the cache (the shipped hindsight states and fitted models, so only the benchmark's own nodes run; a missing file is skipped; repeat for several); `./envsmith engineer-bench` imports results/extra.esb.gz",
+      "first import this results bundle into the cache as computed results (cache import --trust: the shipped hindsight states and fitted models, so only the benchmark's own nodes run; a missing file is skipped; repeat for several); `./envsmith engineer-bench` imports results/extra.esb.gz",
       (v: string, prev: string[] | undefined) => [...(prev ?? []), v],
     )
     .addOption(_executorOption(executors))
@@ -433,7 +433,10 @@ function _addEngineerBenchCommand(
     .action(async (file, o, cmd) => {
       const f = file ?? LEARNED_FILE;
       const ctx = _withSets(await ctxOf(cmd as unknown as Command), o.set);
-      for (const b of o.import ?? []) await importResultsBundle(ctx, b);
+      // trusted: the benchmark builds on the shipped hindsight states and models
+      for (const b of o.import ?? []) {
+        await importResultsBundle(ctx, b, { trust: true });
+      }
       const r = await runCommand(ctx, f, {
         only: ["engineer_bench*"],
         ...(o.jobs ? { jobs: o.jobs } : {}),

@@ -1398,11 +1398,16 @@ async function _importChecked(
           ) {
             throw changed();
           }
-          if (store.hasEntry(head.name)) kept++;
-          else {
-            const complete = completeOf(head.name);
-            const trusted = options.trust === true && complete &&
-              !head.imported;
+          const complete = completeOf(head.name);
+          const trusted = options.trust === true && complete &&
+            !head.imported;
+          if (store.hasEntry(head.name)) {
+            kept++;
+            // the same bytes, imported before without trust: now taken as computed
+            if (trusted && store.importMark(head.name)) {
+              store.unmarkImported(head.name);
+            }
+          } else {
             if (!trusted) {
               store.markImported(head.name, {
                 ...mark,

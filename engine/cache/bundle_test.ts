@@ -50,6 +50,13 @@ Deno.test("bundles round-trip, plain and gzip-compressed (.gz), and a damaged on
       assert.equal(other.importMark(k)?.resultsOnly, false);
       assert.equal(other.loadVerified(k), null, "never a cached result");
     }
+    // The same bundle again, trusted: the entries it marked become results.
+    const again = await importBundle(other, file, { trust: true });
+    assert.equal(again.entries, 0);
+    for (const k of keys) {
+      assert.equal(other.importMark(k), null);
+      assert.ok(other.loadVerified(k), "a cached result now");
+    }
     // Trusted, the same bundle's entries are used as they are.
     const trusted = new Store(join(p.dir, `trusted-${file.endsWith(".gz")}`));
     const t = await importBundle(trusted, file, { trust: true });

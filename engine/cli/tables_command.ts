@@ -63,15 +63,18 @@ import {
 export async function importResultsBundle(
   ctx: CommandContext,
   bundle: string,
+  /** `trust`: its complete entries become cached results here (`cache import --trust`), so a run builds on them. */
+  options: { trust?: boolean } = {},
 ): Promise<void> {
+  const trust = { trust: options.trust === true };
   if (isBundleUrl(bundle)) {
     const file = await fetchBundle(bundle, ctx.cache, {
       onProgress: (l) => ctx.output.err(l),
     });
-    await cacheImportCommand(ctx, file);
+    await cacheImportCommand(ctx, file, trust);
     return;
   }
-  if (existsSync(bundle)) await cacheImportCommand(ctx, bundle);
+  if (existsSync(bundle)) await cacheImportCommand(ctx, bundle, trust);
   else ctx.output.err(`no results bundle at ${bundle}; using the cache only`);
   // The comparisons shipped beside the bundle (computed from its entries),
   // so its tables need not be resampled here.
