@@ -75,9 +75,11 @@ if (!ONLY || ONLY === "update") {
         const pool = t.mapf.InstancePool.from(
           t.mapf.generate({ preset }, { count: 256, seed: 3 }).instances,
         );
+        // trees since the trainer seam take a training source, older ones the pool
+        const source = t.policy.mapfTrainingSource?.(pool) ?? pool;
         const tr = new t.policy.Trainer(
           t.policy.initCheckpoint({ seed: 1 }),
-          pool,
+          source,
           { seed: 5 },
         );
         tr.update();
