@@ -1398,9 +1398,8 @@ async function _importChecked(
           ) {
             throw changed();
           }
-          const complete = completeOf(head.name);
-          const trusted = options.trust === true && complete &&
-            !head.imported;
+          const trusted = options.trust === true && !head.imported &&
+            completeOf(head.name);
           if (store.hasEntry(head.name)) {
             kept++;
             // the same bytes, imported before without trust: now taken as computed
@@ -1408,6 +1407,7 @@ async function _importChecked(
               store.unmarkImported(head.name);
             }
           } else {
+            const complete = trusted || completeOf(head.name);
             if (!trusted) {
               store.markImported(head.name, {
                 ...mark,

@@ -299,6 +299,23 @@ Deno.test("shipped tables: with its inputs recorded, a file is served by its rec
   assert.match(fast.text, /1 table printed from .* without importing/);
   assert.match(fast.text, /\| 2 \| 12\.000 \|/);
 
+  // the inputs hold, but this cache computed c itself ("ok", where the memo
+  // saw the bundle's "imported"): compiled, and the compiling path names it
+  const shadowed = {
+    ...commandContext(p.cache, { kinds: counted }),
+    programRoot: root,
+  };
+  const beforeShadowed = fingerprints;
+  await tablesCommand(shadowed, [p.file], {
+    out: join(p.dir, "shadowed-t"),
+    imports: [bundle],
+  });
+  assert.ok(fingerprints > beforeShadowed, "compiled");
+  assert.match(
+    shadowed.lines.join("\n"),
+    /read c\[k=1\], whose key or state moved since/,
+  );
+
   // the variable the keys read is now set: compiled, the keys moved, imported
   Deno.env.set("ENVSMITH_TEST_KEY_INPUT", "another model");
   try {

@@ -678,8 +678,17 @@ function _stateNow(
   if (node.skipped) return `skipped: ${node.skipped}`;
   const k = keys[index]!;
   if (!k.cacheable) return `uncacheable: ${k.reason}`;
-  if (!has(k.key)) return `absent ${k.key}`;
-  return `${importedKeys().has(k.key) ? "imported" : "ok"} ${k.key}`;
+  return _keyState(k.key, has, importedKeys);
+}
+
+/** A cacheable node's state by its key: `absent`, `imported` or `ok` (computed here). */
+function _keyState(
+  key: string,
+  has: (key: string) => boolean,
+  importedKeys: () => Set<string>,
+): string {
+  if (!has(key)) return `absent ${key}`;
+  return `${importedKeys().has(key) ? "imported" : "ok"} ${key}`;
 }
 
 /** The tables and warnings of `file` from the shipped memo when every table and every dep matches; else null, with one line why. */
@@ -693,7 +702,7 @@ async function _servedFromShipped(
   const same = entry?.inputs !== undefined &&
     _keyInputsHere(ctx, file, entry.inputs);
   if (same) {
-    const served = _servedByRecordedKeys(ctx, file, entry, path);
+    const served = _servedByRecordedKeys(ctx, entry);
     if (served !== null) return served;
   }
   // Keyed first: a file that cannot be keyed here is skipped either way.
@@ -768,38 +777,48 @@ function _programRoot(): string | null {
     : null;
 }
 
+/**
+ * The program root and load options the key inputs of this command are
+ * recorded and checked with; null when they cannot cover its keys (no
+ * program file, plugins from the command line, a kind outside the root).
+ */
+function _inputsBasis(
+  ctx: CommandContext,
+): { root: string; options: string } | null {
+  const root = ctx.programRoot ?? _programRoot();
+  if (root === null || (ctx.plugins?.length ?? 0) > 0) return null;
+  const options = _loadOptions(ctx, root);
+  return options === null ? null : { root, options };
+}
+
 /** Whether `file` would be compiled and keyed here exactly as when `inputs` were recorded. */
 function _keyInputsHere(
   ctx: CommandContext,
   file: string,
   inputs: KeyInputs,
 ): boolean {
-  const root = ctx.programRoot ?? _programRoot();
-  if (root === null || (ctx.plugins?.length ?? 0) > 0) return false;
-  const options = _loadOptions(ctx, root);
-  return options !== null && keyInputsHold(inputs, root, file, options);
+  const basis = _inputsBasis(ctx);
+  return basis !== null &&
+    keyInputsHold(inputs, basis.root, file, basis.options);
 }
 
 /**
  * Compiles and keys `file` (through `load`, which remembers it for the
  * build that follows) while recording what the keys were computed from;
- * null inputs when the record could not cover them (plugins, files read
- * outside the program's source).
+ * null when the record cannot cover them (see {@linkcode _inputsBasis},
+ * a file that loads plugins, a directory read outside the source).
  */
 async function _recordInputs(
   ctx: CommandContext,
   file: string,
 ): Promise<KeyInputs | null> {
-  const root = ctx.programRoot ?? _programRoot();
-  const options = root === null ? null : _loadOptions(ctx, root);
-  if (root === null || options === null || (ctx.plugins?.length ?? 0) > 0) {
-    return null;
-  }
+  const basis = _inputsBasis(ctx);
+  if (basis === null) return null;
   clearDigestCache(); // each file's record sees every read its keys make
   const { value: exp, inputs } = await recordKeyInputs(
-    root,
+    basis.root,
     file,
-    options,
+    basis.options,
     async () => {
       const exp = await load(ctx, file);
       _keysOf(exp);
@@ -811,46 +830,33 @@ async function _recordInputs(
 
 /**
  * The tables and warnings of `file` from the memo by its recorded keys
- * (its inputs hold, so compiling would give the same keys): each dep's
- * state is read from the local cache by the key the memo recorded. Null,
- * with one line why, when a dep moved.
+ * (its inputs hold, so compiling would give the same keys), each dep's
+ * state read from the local cache by the key the memo recorded; null when
+ * one moved (the compiling path then names it).
  */
 function _servedByRecordedKeys(
   ctx: CommandContext,
-  file: string,
   entry: ShippedFile,
-  path: string,
 ): { tables: Table[]; warnings: string[] } | null {
   const store = new Store(ctx.cache);
   const has = _entryProbe(store);
   let marks: Set<string> | undefined;
-  const recordedState = new Map<number, string>();
-  for (const t of entry.tables) {
-    for (const [i, st] of t.deps) recordedState.set(i, st);
-  }
-  for (const [i, st] of entry.warningDeps) recordedState.set(i, st);
+  const importedKeys = () => marks ??= store.importedKeys();
+  const recorded = new Map<number, string>(
+    [...entry.tables.flatMap((t) => t.deps), ...entry.warningDeps],
+  );
   const state = (i: number): string | undefined => {
-    const st = recordedState.get(i);
-    const m = st === undefined
-      ? null
-      : /^(?:imported|ok|absent) (.+)$/.exec(st);
-    if (m === null) return st;
-    const key = m[1]!;
-    if (!has(key)) return `absent ${key}`;
-    return `${
-      (marks ??= store.importedKeys()).has(key) ? "imported" : "ok"
-    } ${key}`;
+    const st = recorded.get(i);
+    const key = st === undefined
+      ? undefined
+      : /^(?:imported|ok|absent) (.+)$/.exec(st)?.[1];
+    return key === undefined ? st : _keyState(key, has, importedKeys);
   };
-  for (const t of entry.tables) {
-    if (firstMoved(t.deps, state) !== -1) {
-      ctx.output.err(
-        `${path}: a table of ${file} read a node whose state moved since: importing the bundles`,
-      );
-      return null;
-    }
-  }
-  if (firstMoved(entry.warningDeps, state) !== -1) return null;
-  return { tables: entry.tables.map((t) => t.table), warnings: entry.warnings };
+  const moved = entry.tables.some((t) => firstMoved(t.deps, state) !== -1) ||
+    firstMoved(entry.warningDeps, state) !== -1;
+  return moved
+    ? null
+    : { tables: entry.tables.map((t) => t.table), warnings: entry.warnings };
 }
 
 /** What the shipped memo holds of one file built in a fresh cache with the bundles. */

@@ -31,9 +31,11 @@ export interface KeyInputs {
   /** Every environment variable read, to the sha256 of its value (null: unset). */
   readonly env: Record<string, string | null>;
   /**
-   * Every file read outside the digested source (path relative to the
-   * program root), to the sha256 of its bytes (null: it did not exist),
-   * e.g. a `deno.json` looked for above the project.
+   * Every other file read outside the digested source, to the sha256 of its
+   * bytes (null: it did not exist). A file in an ancestor of the program
+   * root (a `deno.json` looked for above the project) by its path relative
+   * to the root, so a clone elsewhere checks its own ancestors; any other
+   * by its absolute path.
    */
   readonly files: Record<string, string | null>;
 }
@@ -109,9 +111,9 @@ const _FILE_FUNCTIONS = [
 
 /**
  * Runs `compile` (loading and keying `file`) while noting every environment
- * variable and file it reads; returns its value and the inputs, or null
- * inputs when it read a file the record cannot cover (outside `root`'s
- * digested source, besides `file` and `root/node_modules`).
+ * variable and file it reads through `Deno`; returns its value and the
+ * inputs, or null inputs when it read what the record cannot cover (a
+ * directory outside the digested source, or the whole environment).
  */
 export async function recordKeyInputs<T>(
   root: string,
