@@ -4,6 +4,11 @@
  * the same wabt version give the same bytes, and the committed `.wasm`
  * files must be exactly those bytes (`build_test.ts` checks it).
  *
+ * `mlp_fma.wasm` is derived from the same `mlp.wat`: every f32x4 multiply
+ * followed by an add becomes one relaxed-SIMD `f32x4.relaxed_madd`
+ * (`fuse_madd.ts`), fused on a CPU with FMA, so its results are not
+ * bit-identical across CPUs; the build prints how many it fused.
+ *
  * ```sh
  * ./envsmith build:wasm             # rewrite policy/kernels/*.wasm
  * ./envsmith build:wasm --check     # exit 1 if a committed .wasm is stale
@@ -12,17 +17,34 @@
  * @module
  */
 import wabtInit from "wabt";
+import { fuseMultiplyAdds } from "./fuse_madd.ts";
 
 /** The kernels built here: `<name>.wat` -> `<name>.wasm` in this folder. */
 export const KERNEL_NAMES = ["mlp", "obs"] as const;
 
+/** Kernels derived from another's source by a rewrite: `<name>.wasm` from `<from>.wat`. */
+export const DERIVED_KERNELS = [
+  { name: "mlp_fma", from: "mlp" },
+] as const;
+
 /** WebAssembly features the sources use (beyond the MVP). */
 const FEATURES = { simd: true, multi_value: true, bulk_memory: true };
 
-/** Compile WAT text to a binary module (with its name section, for readable stack traces). */
-export async function buildWat(name: string, wat: string): Promise<Uint8Array> {
+/**
+ * Compile WAT text to a binary module (with its name section, for readable
+ * stack traces); `relaxed` also accepts relaxed-SIMD instructions.
+ */
+export async function buildWat(
+  name: string,
+  wat: string,
+  relaxed = false,
+): Promise<Uint8Array> {
   const wabt = await wabtInit();
-  const module = wabt.parseWat(`${name}.wat`, wat, FEATURES);
+  const module = wabt.parseWat(
+    `${name}.wat`,
+    wat,
+    relaxed ? { ...FEATURES, relaxed_simd: true } : FEATURES,
+  );
   try {
     module.resolveNames();
     module.validate();
@@ -38,14 +60,28 @@ export async function buildWat(name: string, wat: string): Promise<Uint8Array> {
   }
 }
 
-/** Build every kernel from the sources beside this file; returns name -> bytes. */
-export async function buildAll(): Promise<Map<string, Uint8Array>> {
+/**
+ * Build every kernel from the sources beside this file, the derived ones
+ * last; returns name -> bytes. `log` receives one line per derived kernel
+ * (what the rewrite did).
+ */
+export async function buildAll(
+  log: (line: string) => void = () => {},
+): Promise<Map<string, Uint8Array>> {
   const out = new Map<string, Uint8Array>();
+  const read = (name: string) =>
+    Deno.readTextFile(new URL(`./${name}.wat`, import.meta.url));
   for (const name of KERNEL_NAMES) {
-    const wat = await Deno.readTextFile(
-      new URL(`./${name}.wat`, import.meta.url),
+    out.set(name, await buildWat(name, await read(name)));
+  }
+  for (const { name, from } of DERIVED_KERNELS) {
+    const { wat, fused, kept } = fuseMultiplyAdds(await read(from));
+    log(
+      `${name}: ${fused} multiply-adds fused${
+        kept ? `, ${kept} left unfused (a side effect would move)` : ""
+      }`,
     );
-    out.set(name, await buildWat(name, wat));
+    out.set(name, await buildWat(name, wat, true));
   }
   return out;
 }
@@ -57,7 +93,7 @@ function _same(a: Uint8Array, b: Uint8Array): boolean {
 if (import.meta.main) {
   const check = Deno.args.includes("--check");
   let stale = 0;
-  for (const [name, bytes] of await buildAll()) {
+  for (const [name, bytes] of await buildAll(console.log)) {
     const url = new URL(`./${name}.wasm`, import.meta.url);
     let old: Uint8Array | undefined;
     try {
@@ -68,7 +104,7 @@ if (import.meta.main) {
     } else if (check) {
       stale++;
       console.error(
-        `${name}.wasm does not match ${name}.wat: run ./envsmith build:wasm and commit the result`,
+        `${name}.wasm does not match its WAT source: run ./envsmith build:wasm and commit the result`,
       );
     } else {
       await Deno.writeFile(url, bytes);

@@ -19,6 +19,10 @@
 ;;   fixed order per output element that does not depend on which rows are
 ;;   processed together: the same inputs give bit-identical outputs on any
 ;;   machine, and a row's outputs do not depend on the batch it is in.
+;; - mlp_fma.wasm is the fused derivative of this source, built from it by
+;;   build.ts: every f32x4.mul whose result an f32x4.add takes becomes one
+;;   f32x4.relaxed_madd (fuse_madd.ts). Its rounding differs from mlp.wasm's
+;;   and depends on the CPU (fused where it has FMA); mlp.wasm is unchanged.
 (module
   (import "env" "memory" (memory 1))
 
