@@ -1,14 +1,27 @@
 /**
- * GFLOP/s of the policy's GEMM kernels against the measured limit of this
- * core for separate 128-bit multiplies and adds (no fused multiply-add),
- * at the shapes one PPO minibatch step runs (default MLP 162-64-64-(5+1)):
+ * GFLOP/s of the policy's GEMM kernels against the measured limits of this
+ * core for 128-bit multiply-adds, at the shapes one PPO minibatch step runs
+ * (default MLP 162-64-64-(5+1)), for the plain kernels (`mlp.wasm`: separate
+ * multiply and add, bit-identical on every CPU) and their fused derivative
+ * (`mlp_fma.wasm`: relaxed-SIMD `f32x4.relaxed_madd`), alternated in the
+ * same rounds:
  *
- * - `limit`: a loop of 12 independent `acc += a * b` chains of f32x4
- *   (f32x4.mul then f32x4.add), all in registers: the most this core does
- *   with the instructions the kernels may use;
+ * - `mul+add limit`: a loop of independent `c = c + c * b` chains of f32x4
+ *   (f32x4.mul then f32x4.add), all in registers, whose result reads every
+ *   chain: the most this core does with the instructions the plain kernels
+ *   use (`--mul-add-chains`, default 13);
+ * - `FMA limit`: the same loop with `c = relaxed_madd(c, b, c)` chains
+ *   (`--fma-chains`, default 12), counting 2 flops per lane per madd;
+ *   either option takes a list such as `8,10,12,14`: every count is timed
+ *   and the best is the limit (on the AMD EPYC of bench/RESULTS.md, 13
+ *   mul+add chains and 11-14 FMA chains were best, 2026-12-06);
  * - `gemm` forward (`H1 x W2`, `H2 x Whead`), `gemm` input gradients
  *   (`D x W^T`), `gemm_tn` weight gradients (`H^T x D`), and `spmm` (the
  *   sparse first layer, counting 2 flops per non-zero and output column).
+ *
+ * Before timing, every case runs once on both builds and the largest
+ * difference of their outputs, relative to the largest output, is printed
+ * (fused rounding: about 1e-7 to 1e-6 is expected, not 0).
  *
  * With `--base DIR`, the same shapes also run on `DIR/policy/kernels/mlp.wasm`
  * (e.g. a worktree of an earlier commit), alternated with this tree's, and
@@ -18,7 +31,7 @@
  * alternating rounds (`--rounds`): on a shared machine the best round is
  * the one least disturbed by other processes, for every contender alike.
  *
- * Run: `deno run -A bench/kernels.ts [--minibatch 512,2048,4096] [--base DIR] [--rounds 7] [--cpu-ms 250] [--json]`
+ * Run: `deno run -A bench/kernels.ts [--minibatch 512,2048,4096] [--base DIR] [--rounds 7] [--cpu-ms 250] [--mul-add-chains 13] [--fma-chains 12] [--json]`
  *
  * @module
  */
@@ -32,42 +45,64 @@ const MINIBATCHES = arg("minibatch", "512,2048,4096").split(",").map(Number);
 const BASE = arg("base", "");
 const JSON_OUT = Deno.args.includes("--json");
 const ROUNDS = Number(arg("rounds", "7"));
+const FMA_CHAINS = arg("fma-chains", "12").split(",").map(Number);
+const MUL_ADD_CHAINS = arg("mul-add-chains", "13").split(",").map(Number);
 const CPU_MS = Number(arg("cpu-ms", "250"));
 const best = (xs: number[]) => Math.max(...xs);
 
-// ---- the limit ---------------------------------------------------------------
-// ACC independent chains c = c + c * b (b = 0, so values stay put): each
-// iteration is ACC f32x4.mul and ACC f32x4.add, none shared (a common
-// multiplicand would let the compiler compute one product for all).
-const ACC = 14;
-const limitWat = `(module
+// ---- the limits --------------------------------------------------------------
+// `chains` independent chains c = c + c * b (b = 0, so values stay put), one
+// per f32x4 register: each iteration is `chains` f32x4.mul and f32x4.add
+// ("mul+add") or `chains` f32x4.relaxed_madd ("fma"), none shared (a common
+// multiplicand would let the compiler compute one product for all). The
+// result sums every chain: a chain whose value is never read is dead code
+// to the compiler, which then drops it from the loop (until 2026-12-06 this
+// loop returned only the first and last chain, and the limit it reported
+// counted twelve chains that were not run).
+type LimitKind = "mul+add" | "fma";
+interface Limit {
+  kind: LimitKind;
+  chains: number;
+  run(n: number, s: number): number;
+}
+async function limitModule(kind: LimitKind, chains: number): Promise<Limit> {
+  const ids = Array.from({ length: chains }, (_, i) => i);
+  const step = (i: number) =>
+    kind === "fma"
+      ? `(f32x4.relaxed_madd (local.get $c${i}) (local.get $b) (local.get $c${i}))`
+      : `(f32x4.add (local.get $c${i}) (f32x4.mul (local.get $c${i}) (local.get $b)))`;
+  const sum = ids.slice(1).reduce(
+    (e, i) => `(f32x4.add ${e} (local.get $c${i}))`,
+    "(local.get $c0)",
+  );
+  const wat = `(module
   (func (export "run") (param $n i32) (param $s f32) (result f32)
-    (local $b v128)
-    ${Array.from({ length: ACC }, (_, i) => `(local $c${i} v128)`).join(" ")}
+    (local $b v128) ${ids.map((i) => `(local $c${i} v128)`).join(" ")}
     (local.set $b (f32x4.splat (local.get $s)))
     ${
-  Array.from(
-    { length: ACC },
-    (_, i) => `(local.set $c${i} (f32x4.splat (f32.const ${i + 1})))`,
-  ).join("\n    ")
-}
+    ids.map((i) => `(local.set $c${i} (f32x4.splat (f32.const ${i + 1})))`)
+      .join("\n    ")
+  }
     (loop $l
-      ${
-  Array.from(
-    { length: ACC },
-    (_, i) =>
-      `(local.set $c${i} (f32x4.add (local.get $c${i}) (f32x4.mul (local.get $c${i}) (local.get $b))))`,
-  ).join("\n      ")
-}
+      ${ids.map((i) => `(local.set $c${i} ${step(i)})`).join("\n      ")}
       (br_if $l (local.tee $n (i32.sub (local.get $n) (i32.const 1)))))
-    (f32x4.extract_lane 0 (f32x4.add (local.get $c0) (local.get $c${
-  ACC - 1
-})))))`;
-const limitModule = new WebAssembly.Instance(
-  new WebAssembly.Module(
-    await buildWat("limit", limitWat) as Uint8Array<ArrayBuffer>,
-  ),
-).exports as { run(n: number, s: number): number };
+    (f32x4.extract_lane 0 ${sum})))`;
+  const { run } = new WebAssembly.Instance(
+    new WebAssembly.Module(
+      await buildWat(`limit_${chains}`, wat, kind === "fma") as Uint8Array<
+        ArrayBuffer
+      >,
+    ),
+  ).exports as { run(n: number, s: number): number };
+  // run it long enough for the optimising tier to take over
+  for (let i = 0; i < 20; i++) run(100_000, 0);
+  return { kind, chains, run };
+}
+const limitModules = [
+  ...await Promise.all(MUL_ADD_CHAINS.map((c) => limitModule("mul+add", c))),
+  ...await Promise.all(FMA_CHAINS.map((c) => limitModule("fma", c))),
+];
+await new Promise((r) => setTimeout(r, 200));
 
 /** CPU time of this process (ms): unlike wall time, it does not count the time other processes hold the core. */
 function cpuMs(): number {
@@ -89,13 +124,18 @@ function gflops(fn: () => void, flops: number): number {
   return (calls * flops) / ((t - t0) / 1000) / 1e9;
 }
 
-// the limit loop: ACC mul + ACC add f32x4 per iteration, 4 lanes each
+// a limit loop's flops: per iteration and chain one mul and one add, or one
+// madd counted as 2, on 4 lanes
 const LIMIT_ITERS = 200_000;
-const limitFlops = LIMIT_ITERS * 2 * ACC * 4;
+const limitFlops = (l: Limit) => LIMIT_ITERS * l.chains * 4 * 2;
 
 // ---- the kernels -------------------------------------------------------------
-async function loadKernels(dir: string, memory: WebAssembly.Memory) {
-  const bytes = await Deno.readFile(`${dir}/policy/kernels/mlp.wasm`);
+async function loadKernels(
+  dir: string,
+  memory: WebAssembly.Memory,
+  file = "mlp.wasm",
+) {
+  const bytes = await Deno.readFile(`${dir}/policy/kernels/${file}`);
   return new WebAssembly.Instance(new WebAssembly.Module(bytes), {
     env: { memory },
   }).exports as unknown as MlpKernels;
@@ -111,6 +151,7 @@ const at = {
   out: f(maxMb * H),
   w: f(H * H),
   wt: f(H * H),
+  w1: f(D * H),
   bias: f(H),
   zero: f(H),
   rowptr: f(maxMb + 1),
@@ -122,7 +163,15 @@ arena.commit();
 {
   let s = 12345;
   const rnd = () => ((s = (Math.imul(s, 1103515245) + 12345) >>> 0) / 2 ** 32);
-  for (const [a, n] of [[at.h, maxMb * H], [at.w, H * H], [at.bias, H]]) {
+  for (
+    const [a, n] of [[at.h, maxMb * H], [at.w, H * H], [at.wt, H * H], [
+      at.w1,
+      D * H,
+    ], [
+      at.bias,
+      H,
+    ]]
+  ) {
     const v = arena.f32(a!, n!);
     for (let i = 0; i < v.length; i++) v[i] = rnd() - 0.5;
   }
@@ -135,6 +184,11 @@ arena.commit();
 const mine = await loadKernels(
   new URL("..", import.meta.url).pathname,
   arena.memory,
+);
+const fma = await loadKernels(
+  new URL("..", import.meta.url).pathname,
+  arena.memory,
+  "mlp_fma.wasm",
 );
 const base = BASE ? await loadKernels(BASE, arena.memory) : undefined;
 mine.csr_table(at.table);
@@ -190,6 +244,8 @@ function gemmTn(
 interface Case {
   name: string;
   flops: number;
+  /** How many floats it writes from `at.out` on. */
+  out: number;
   run(k: MlpKernels): void;
 }
 function cases(mb: number): Case[] {
@@ -207,37 +263,44 @@ function cases(mb: number): Case[] {
   );
   // the arguments of spmm around this tree's idx
   const csr = [at.rowptr, at.cols, at.vals] as const;
-  const spmmRest = [mb, at.w, H, at.bias, at.out, H, H] as const;
+  // (B is the first layer's 162x64 weights: rows of every observation column)
+  const spmmRest = [mb, at.w1, H, at.bias, at.out, H, H] as const;
   return [
     {
       name: `gemm forward ${mb}x64 · 64x64`,
       flops: 2 * mb * H * H,
+      out: mb * H,
       run: (k) => k.gemm(at.h, H, at.w, H, at.out, H, at.bias, mb, H, H),
     },
     {
       name: `gemm forward ${mb}x64 · 64x8 (head)`,
       flops: 2 * mb * H * HEAD,
+      out: mb * HEAD,
       run: (k) =>
         k.gemm(at.h, H, at.w, HEAD, at.out, HEAD, at.bias, mb, H, HEAD),
     },
     {
       name: `gemm input grad ${mb}x64 · (64x64)^T`,
       flops: 2 * mb * H * H,
+      out: mb * H,
       run: (k) => k.gemm(at.h, H, at.wt, H, at.out, H, at.zero, mb, H, H),
     },
     {
       name: `gemm input grad ${mb}x8 · (8x64)^T (head)`,
       flops: 2 * mb * HEAD * H,
+      out: mb * H,
       run: (k) => k.gemm(at.h, HEAD, at.wt, H, at.out, H, at.zero, mb, HEAD, H),
     },
     {
       name: `gemm_tn weight grad (${mb}x64)^T · ${mb}x64`,
       flops: 2 * mb * H * H,
+      out: H * H,
       run: (k) => gemmTn(k, at.h, H, at.h, H, at.out, H, mb, H),
     },
     {
       name: `gemm_tn weight grad (${mb}x64)^T · ${mb}x8 (head)`,
       flops: 2 * mb * H * HEAD,
+      out: H * HEAD,
       run: (k) => gemmTn(k, at.h, H, at.h, HEAD, at.out, HEAD, mb, HEAD),
     },
     {
@@ -245,6 +308,7 @@ function cases(mb: number): Case[] {
         (nnz / mb).toFixed(1)
       } non-zeros/row) · 162x64`,
       flops: 2 * nnz * H,
+      out: mb * H,
       run: (k) => {
         // this tree's spmm takes an idx argument (0: the rows in order)
         // after the values; an older one does not
@@ -258,60 +322,121 @@ function cases(mb: number): Case[] {
   ];
 }
 
+/** max |fused - plain| over the output, relative to max |plain|. */
+function relDiff(c: Case): number {
+  c.run(mine);
+  const plain = arena.f32(at.out, c.out).slice();
+  c.run(fma);
+  const fused = arena.f32(at.out, c.out);
+  let diff = 0, scale = 0;
+  for (let i = 0; i < c.out; i++) {
+    diff = Math.max(diff, Math.abs(fused[i]! - plain[i]!));
+    scale = Math.max(scale, Math.abs(plain[i]!));
+  }
+  if (scale === 0) throw new Error(`${c.name}: the output is all zeros`);
+  return diff / scale;
+}
+
 const rows: {
   name: string;
-  mine: number;
+  plain: number;
+  fma: number;
   base?: number;
   limit: number;
+  fmaLimit: number;
+  diff: number;
 }[] = [];
-const limits: number[] = [];
+/** Every limit measurement, by kind and chain count. */
+const measured = new Map<Limit, number[]>(limitModules.map((l) => [l, []]));
 for (const mb of MINIBATCHES) {
   for (const c of cases(mb)) {
-    const m: number[] = [], b: number[] = [], l: number[] = [];
+    const diff = relDiff(c);
+    const m: number[] = [], fm: number[] = [], b: number[] = [];
+    const l: number[] = [], fl: number[] = [];
     for (let r = 0; r < ROUNDS; r++) {
-      l.push(gflops(() => limitModule.run(LIMIT_ITERS, 0), limitFlops));
+      for (const lim of limitModules) {
+        const g = gflops(() => lim.run(LIMIT_ITERS, 0), limitFlops(lim));
+        measured.get(lim)!.push(g);
+        (lim.kind === "fma" ? fl : l).push(g);
+      }
       m.push(gflops(() => c.run(mine), c.flops));
+      fm.push(gflops(() => c.run(fma), c.flops));
       if (base) b.push(gflops(() => c.run(base), c.flops));
     }
-    limits.push(...l);
     rows.push({
       name: c.name,
-      mine: best(m),
+      plain: best(m),
+      fma: best(fm),
       ...(base ? { base: best(b) } : {}),
       limit: best(l),
+      fmaLimit: best(fl),
+      diff,
     });
   }
 }
 
 const load = Deno.loadavg().map((x) => x.toFixed(2)).join(" ");
-if (JSON_OUT) console.log(JSON.stringify({ load, rows }));
-else {
+const spread = (xs: number[]) =>
+  `best ${best(xs).toFixed(1)} GFLOP/s, median ${
+    median(xs).toFixed(1)
+  } (${xs.length} measurements, ${Math.min(...xs).toFixed(1)}-${
+    Math.max(...xs).toFixed(1)
+  })`;
+if (JSON_OUT) {
+  console.log(JSON.stringify({
+    load,
+    limits: [...measured].map(([l, xs]) => ({
+      kind: l.kind,
+      chains: l.chains,
+      gflops: xs,
+    })),
+    rows,
+  }));
+} else {
+  for (const [l, xs] of measured) {
+    console.log(
+      `limit of ${
+        l.kind === "fma"
+          ? "f32x4.relaxed_madd"
+          : "separate f32x4.mul + f32x4.add"
+      } (${l.chains} chains): ${spread(xs)}`,
+    );
+  }
   console.log(
-    `limit of separate f32x4 mul + add on this core: best ${
-      best(limits).toFixed(1)
-    } GFLOP/s, median ${
-      median(limits).toFixed(1)
-    } (${limits.length} measurements, ${Math.min(...limits).toFixed(1)}-${
-      Math.max(...limits).toFixed(1)
-    }); load average ${load}; % of limit: against the best limit measured in the same rounds\n`,
+    `load average ${load}; every % is against the best limit of its kind measured in the same rounds (over ${
+      MUL_ADD_CHAINS.join("/")
+    } mul+add chains, ${FMA_CHAINS.join("/")} FMA chains)\n`,
   );
+  const pct = (x: number, of: number) => `${(100 * x / of).toFixed(0)} %`;
   console.log(
-    `| kernel, shape | GFLOP/s | % of limit |${
-      base ? " base GFLOP/s | base % | this / base |" : ""
+    `| kernel, shape | plain GFLOP/s | plain % of mul+add limit | plain % of FMA limit | FMA GFLOP/s | FMA % of FMA limit | FMA % of mul+add limit | FMA / plain | max rel. diff |${
+      base ? " base GFLOP/s | base % of mul+add limit | plain / base |" : ""
     }`,
   );
-  console.log(`|---|---:|---:|${base ? "---:|---:|---:|" : ""}`);
+  console.log(
+    `|---|---:|---:|---:|---:|---:|---:|---:|---:|${
+      base ? "---:|---:|---:|" : ""
+    }`,
+  );
   for (const r of rows) {
     console.log(
-      `| ${r.name} | ${r.mine.toFixed(1)} | ${
-        (100 * r.mine / r.limit).toFixed(0)
-      } % |${
+      `| ${r.name} | ${r.plain.toFixed(1)} | ${pct(r.plain, r.limit)} | ${
+        pct(r.plain, r.fmaLimit)
+      } | ${r.fma.toFixed(1)} | ${pct(r.fma, r.fmaLimit)} | ${
+        pct(r.fma, r.limit)
+      } | ${(r.fma / r.plain).toFixed(2)}x | ${r.diff.toExponential(1)} |${
         r.base !== undefined
-          ? ` ${r.base.toFixed(1)} | ${
-            (100 * r.base / r.limit).toFixed(0)
-          } % | ${(r.mine / r.base).toFixed(2)}x |`
+          ? ` ${r.base.toFixed(1)} | ${pct(r.base, r.limit)} | ${
+            (r.plain / r.base).toFixed(2)
+          }x |`
           : ""
       }`,
     );
   }
+  const worst = Math.max(...rows.map((r) => r.diff));
+  console.log(
+    `\nfused vs plain outputs: largest difference ${
+      worst.toExponential(1)
+    } of the largest output (${worst <= 1e-5 ? "within" : "NOT within"} 1e-5)`,
+  );
 }
