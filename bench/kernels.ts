@@ -163,16 +163,15 @@ arena.commit();
 {
   let s = 12345;
   const rnd = () => ((s = (Math.imul(s, 1103515245) + 12345) >>> 0) / 2 ** 32);
-  for (
-    const [a, n] of [[at.h, maxMb * H], [at.w, H * H], [at.wt, H * H], [
-      at.w1,
-      D * H,
-    ], [
-      at.bias,
-      H,
-    ]]
-  ) {
-    const v = arena.f32(a!, n!);
+  const random: [number, number][] = [
+    [at.h, maxMb * H],
+    [at.w, H * H],
+    [at.wt, H * H],
+    [at.w1, D * H],
+    [at.bias, H],
+  ];
+  for (const [a, n] of random) {
+    const v = arena.f32(a, n);
     for (let i = 0; i < v.length; i++) v[i] = rnd() - 0.5;
   }
   // observation-like rows: ~10 % ones in the window, 12 dense scalars
