@@ -628,6 +628,7 @@ async function _runAnnounced(
   const endInterruptible = ctx.interruptible?.() ?? (() => {});
   let result: RunResult;
   let resumeFlags: string[];
+  let executorLine: string | undefined;
   try {
     const executor = createExecutor([
       ...(ctx.executors ?? builtinExecutors),
@@ -662,6 +663,7 @@ async function _runAnnounced(
         ...(ctx.signal ? { signal: ctx.signal } : {}),
       });
     } finally {
+      executorLine = executor.summary?.();
       await executor.close();
     }
   } finally {
@@ -680,6 +682,7 @@ async function _runAnnounced(
         : `manifest ${result.manifestPath}`
     })`;
   ctx.output.err(summary);
+  if (executorLine !== undefined) ctx.output.err(executorLine);
   for (const w of experimentWarningLines(exp, store, plan.keys)) {
     ctx.output.err(w);
   }

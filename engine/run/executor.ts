@@ -65,6 +65,11 @@ export interface Executor {
   readonly run: JobRunner;
   /** One line for the start of a run (where nodes go, where logs are). */
   describe(): string;
+  /**
+   * One line for the end of a run (e.g. the workers' peak memory), or
+   * `undefined` when there is nothing to say.
+   */
+  summary?(): string | undefined;
   /** Called once after the run: stops polling, cancels anything left. */
   close(): Promise<void>;
 }

@@ -57,6 +57,8 @@ export interface WorkerPoolStats {
   replacedAfterFailure: number;
   /** Workers retired for their memory. */
   retiredForMemory: number;
+  /** The largest heap a worker reported after a node (bytes; 0 before any). */
+  peakHeapBytes: number;
 }
 
 /** The default memory bound of a warm worker (1 GiB). */
@@ -93,6 +95,7 @@ export class WorkerPool {
     nodes: 0,
     replacedAfterFailure: 0,
     retiredForMemory: 0,
+    peakHeapBytes: 0,
   };
   #closed = false;
   readonly #preloaded = new Set<string>();
@@ -141,6 +144,9 @@ export class WorkerPool {
         this.#idleOnError(slot);
         slot.busy = false;
         slot.nodes++;
+        if (heap !== undefined && heap > this.#stats.peakHeapBytes) {
+          this.#stats.peakHeapBytes = heap;
+        }
         if (!ok) {
           this.#stats.replacedAfterFailure++;
           this.#retire(slot);

@@ -5,6 +5,7 @@ import { executeJob, type JobRunner } from "./job.ts";
 import { SilentReporter } from "./progress.ts";
 import type { RunResult } from "./scheduler.ts";
 import { WorkerPool } from "./worker_pool.ts";
+import { workerSummary } from "./executors/local.ts";
 
 function warmRunner(pool: WorkerPool): JobRunner {
   return (job, store, o) => executeJob(job, store, { ...o, workers: pool });
@@ -95,6 +96,15 @@ Deno.test("warm workers: a failed node's worker is replaced; a worker past its m
   try {
     await runWarm(compile(t2.file, YAML), t2.store, tight);
     assert.equal(tight.stats.retiredForMemory, 6);
+    // the peak is a real worker's heap after a node: megabytes, not a bound
+    const peak = tight.stats.peakHeapBytes;
+    assert.ok(peak > 2 ** 20 && peak < 2 ** 30, `peak heap ${peak} bytes`);
+    assert.equal(
+      workerSummary(tight),
+      `workers: 6 nodes in 6 workers; largest heap after a node ${
+        Math.round(peak / 2 ** 20)
+      } MB (bound 0 MB per worker, 6 retired for memory)`,
+    );
     assert.equal(tight.stats.started, 6);
     assert.equal(tight.alive, 0);
   } finally {

@@ -84,8 +84,35 @@ function _localExecutor(
       `executor local (${jobs} at once, ${
         workers.fresh ? "a fresh worker per heavy node" : "warm workers"
       })`,
+    summary: () => workerSummary(workers),
     close: () => workers.close(),
   };
+}
+
+/**
+ * The end-of-run line of a worker pool: the largest heap a worker had after
+ * a node against the bound, and how many workers were retired for memory;
+ * `undefined` when no node ran in a worker.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { WorkerPool } from "../worker_pool.ts";
+ * import { workerSummary } from "./local.ts";
+ * assert.equal(workerSummary(new WorkerPool({ size: 2 })), undefined);
+ * ```
+ */
+export function workerSummary(pool: WorkerPool): string | undefined {
+  const s = pool.stats;
+  if (s.nodes === 0) return undefined;
+  const mb = (b: number) => Math.round(b / 2 ** 20);
+  return `workers: ${s.nodes} node${
+    s.nodes === 1 ? "" : "s"
+  } in ${s.started} worker${
+    s.started === 1 ? "" : "s"
+  }; largest heap after a node ${mb(s.peakHeapBytes)} MB (bound ${
+    mb(pool.memoryBytes)
+  } MB per worker, ${s.retiredForMemory} retired for memory)`;
 }
 
 /**
