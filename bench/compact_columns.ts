@@ -1,8 +1,9 @@
 /**
- * Which columns take the bytes of a compact results bundle
- * (`envsmith-compact 1`, see engine/cache/compact_bundle.ts), and what three
- * candidate transforms of its columns would save, measured on the real
- * payload (brotli over the whole payload, as the format compresses it):
+ * Which columns take the bytes of a compact results bundle (either format,
+ * see engine/cache/compact_bundle.ts), and what three transforms of its
+ * columns save against format 1's plain columns, measured on the real
+ * payload (brotli over the whole payload, as the format compresses it).
+ * Format 2 adopted all three (engine/cache/compact_text.ts):
  *
  * - `zip`: sibling numeric fields of an array's objects with at most 16
  *   distinct values (e.g. the four per-instance outcomes) as one column of
@@ -13,9 +14,8 @@
  *   reference (cache keys repeat across columns further apart than
  *   brotli's 16 MB window).
  *
- * Every transform is reversible (tokens are JSON text, which never holds a
- * raw tab or control character). Nothing here changes the format; it says
- * what a next version would gain.
+ * Each transform is measured alone here (the format runs them together and
+ * checks their round trip).
  *
  * ```sh
  * deno run -A bench/compact_columns.ts results/tables.esb.gz [--top 30] [--quality 9,10]
@@ -23,7 +23,8 @@
  *
  * @module
  */
-import { brotliCompressSync, brotliDecompressSync, constants } from "node:zlib";
+import { brotliCompressSync, constants } from "node:zlib";
+import { compactColumns } from "../engine/cache/compact_bundle.ts";
 
 const file = Deno.args[0];
 if (!file) {
@@ -39,29 +40,28 @@ function _arg(name: string, fallback: string): string {
 const top = Number(_arg("--top", "30"));
 const qualities = _arg("--quality", "9").split(",").map(Number);
 
-const bytes = Deno.readFileSync(file);
-const head = new TextDecoder().decode(bytes.subarray(0, 20));
-if (!head.startsWith("envsmith-compact 1\n")) {
-  console.error(`${file}: not a compact bundle (envsmith-compact 1)`);
-  Deno.exit(2);
-}
-const payload = brotliDecompressSync(bytes.subarray(19), {
-  maxOutputLength: 2 ** 31,
+// Either format is read through the product's decoder and measured as
+// format 1 stores it (the baseline the transforms are measured against).
+const read = compactColumns(Deno.readFileSync(file), 2 ** 31);
+const enc = new TextEncoder();
+const cols = new Map(
+  [...read.columns].map(([name, text]) => [name, text.split("\n")]),
+);
+const metaText = JSON.stringify({
+  records: read.records,
+  columns: [...read.columns].map(([name, text]) => [
+    name,
+    cols.get(name)!.length,
+    enc.encode(text).length,
+  ]),
 });
-const dec = new TextDecoder(), enc = new TextEncoder();
-const nl = payload.indexOf(10);
-const metaText = dec.decode(payload.subarray(0, nl));
-const meta = JSON.parse(metaText) as {
-  columns: [string, number, number][];
+const raw = read.raw;
+const nl = enc.encode(metaText).length;
+const payload = {
+  length: nl + 1 +
+    [...read.columns.values()].reduce((n, t) => n + enc.encode(t).length, 0) +
+    raw.length,
 };
-let at = nl + 1;
-const cols = new Map<string, string[]>();
-for (const [name, , n] of meta.columns) {
-  cols.set(name, dec.decode(payload.subarray(at, at + n)).split("\n"));
-  at += n;
-}
-const raw = payload.subarray(at);
-
 function brotli(u: Uint8Array, quality: number): number {
   return brotliCompressSync(u, {
     params: {

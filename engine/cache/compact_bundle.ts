@@ -5,11 +5,19 @@
  * of its gzip size, and every entry file comes back byte for byte.
  *
  * ```
- * envsmith-compact 1\n <brotli(payload)>
- * payload = JSON line: {"records":[...], "columns":[[name, tokens, bytes]...]}\n
- *           column texts, in the order named (tokens joined by "\n")
+ * envsmith-compact 2\n <brotli(payload)>
+ * payload = JSON line: [records...]\n               (key references packed)
+ *           JSON line: [[name, tokens, bytes, form?]...]\n
+ *           column texts, in the order named (tokens joined by "\n"; key
+ *           references packed, continuing the records line's)
  *           raw bodies (blobs, aux files, entries kept as they are), in record order
  * ```
+ *
+ * Format 2 stores its columns through the reversible rewrites of
+ * {@link ./compact_text.ts} (zipped numeric fields, integer differences,
+ * references to 64-hex keys seen before). Format 1, the same without them
+ * (one JSON line `{"records":[...], "columns":[[name, tokens, bytes]...]}`),
+ * is still read.
  *
  * An entry's JSON is split by path (`kind\tvalue.per_instance[].id`): each
  * object contributes its key list (a list seen before in that column: its
@@ -26,9 +34,17 @@
 import { brotliCompressSync, brotliDecompressSync, constants } from "node:zlib";
 import { sha256Hex } from "../canonical.ts";
 import { UserError } from "../errors.ts";
+import {
+  type ColumnForm,
+  KeyReferences,
+  packColumns,
+  unpackColumns,
+} from "./compact_text.ts";
 
-/** First line of a compact bundle. */
-export const COMPACT_HEADER = "envsmith-compact 1";
+/** First line of a compact bundle as written (format 2). */
+export const COMPACT_HEADER = "envsmith-compact 2";
+/** First line of a format 1 compact bundle (read, no longer written). */
+const _COMPACT_HEADER_1 = "envsmith-compact 1";
 
 const _ENTRY_HEADER = "envsmith-entry 1";
 const _enc = new TextEncoder();
@@ -37,10 +53,21 @@ const _NAME = /^[A-Za-z_][A-Za-z0-9_]{0,40}$/;
 
 /** Whether `bytes` start like a compact bundle. */
 export function isCompactBundle(bytes: Uint8Array): boolean {
-  const head = _enc.encode(COMPACT_HEADER + "\n");
-  if (bytes.length < head.length) return false;
-  for (let i = 0; i < head.length; i++) if (bytes[i] !== head[i]) return false;
-  return true;
+  return _version(bytes) !== 0;
+}
+
+/** The compact format of `bytes` (1 or 2), or 0 when not compact. */
+function _version(bytes: Uint8Array): 0 | 1 | 2 {
+  for (
+    const [header, v] of [[COMPACT_HEADER, 2], [_COMPACT_HEADER_1, 1]] as const
+  ) {
+    const head = _enc.encode(header + "\n");
+    if (bytes.length < head.length) continue;
+    let same = true;
+    for (let i = 0; i < head.length && same; i++) same = bytes[i] === head[i];
+    if (same) return v;
+  }
+  return 0;
 }
 
 /** One record of a plain bundle, as the compact form lists it. */
@@ -303,31 +330,12 @@ export function encodeCompact(
       raw.push(body);
     }
   }
-  const names = [...columns.cols.keys()].sort();
-  const texts = names.map((n) => _enc.encode(columns.cols.get(n)!.join("\n")));
-  const meta = _enc.encode(
-    JSON.stringify({
-      records,
-      columns: names.map((n, i) => [
-        n,
-        columns.cols.get(n)!.length,
-        texts[i]!.length,
-      ]),
-    }) + "\n",
-  );
-  const parts = [meta, ...texts, ...raw];
-  const size = parts.reduce((s, p) => s + p.length, 0);
-  const payload = new Uint8Array(size);
-  let o = 0;
-  for (const p of parts) {
-    payload.set(p, o);
-    o += p.length;
-  }
+  const payload = _payload(records, columns.cols, raw);
   const packed = brotliCompressSync(payload, {
     params: {
       [constants.BROTLI_PARAM_QUALITY]: options.quality ?? 10,
       [constants.BROTLI_PARAM_LGWIN]: 24,
-      [constants.BROTLI_PARAM_SIZE_HINT]: size,
+      [constants.BROTLI_PARAM_SIZE_HINT]: payload.length,
     },
   });
   const head = _enc.encode(COMPACT_HEADER + "\n");
@@ -335,6 +343,136 @@ export function encodeCompact(
   out.set(head);
   out.set(packed, head.length);
   return out;
+}
+
+/**
+ * Format 2's payload: the records line and the column texts with key
+ * references packed, the column list, then the raw bodies. Checked to
+ * unpack to the same records and columns (an error here is a bug).
+ */
+function _payload(
+  records: readonly _Rec[],
+  cols: ReadonlyMap<string, readonly string[]>,
+  raw: readonly Uint8Array[],
+): Uint8Array {
+  const refs = new KeyReferences();
+  const recordsLine = refs.pack(JSON.stringify(records));
+  const packed = packColumns(cols);
+  const texts = packed.map((c) => _enc.encode(refs.pack(c.tokens.join("\n"))));
+  const list = JSON.stringify(
+    packed.map((c, i) => [
+      c.name,
+      c.tokens.length,
+      texts[i]!.length,
+      ...(c.form.length ? [c.form] : []),
+    ]),
+  );
+  const parts = [
+    _enc.encode(recordsLine + "\n" + list + "\n"),
+    ...texts,
+    ...raw,
+  ];
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let o = 0;
+  for (const p of parts) {
+    out.set(p, o);
+    o += p.length;
+  }
+  const back = _readPayload(out, 2);
+  const same = JSON.stringify(back.records) === JSON.stringify(records) &&
+    back.cols.size === cols.size &&
+    [...cols].every(([name, tokens]) =>
+      back.cols.get(name)?.text === tokens.join("\n")
+    );
+  if (!same) throw new Error("compact bundle: columns do not unpack exactly");
+  return out;
+}
+
+/** A payload's records, column texts and where its raw bodies start. */
+function _readPayload(
+  payload: Uint8Array,
+  version: 1 | 2,
+): {
+  records: _Rec[];
+  cols: Map<string, { text: string; at: number }>;
+  at: number;
+} {
+  const cols = new Map<string, { text: string; at: number }>();
+  let nl = payload.indexOf(10);
+  if (version === 1) {
+    const meta = JSON.parse(_dec.decode(payload.subarray(0, nl))) as {
+      records: _Rec[];
+      columns: [string, number, number][];
+    };
+    let at = nl + 1;
+    for (const [name, , bytes] of meta.columns) {
+      cols.set(name, {
+        text: _dec.decode(payload.subarray(at, at + bytes)),
+        at: 0,
+      });
+      at += bytes;
+    }
+    return { records: meta.records, cols, at };
+  }
+  const refs = new KeyReferences();
+  const records = JSON.parse(
+    refs.unpack(_dec.decode(payload.subarray(0, nl))),
+  ) as _Rec[];
+  const start = nl + 1;
+  nl = payload.indexOf(10, start);
+  const list = JSON.parse(_dec.decode(payload.subarray(start, nl))) as [
+    string,
+    number,
+    number,
+    ColumnForm?,
+  ][];
+  let at = nl + 1;
+  const packed = list.map(([name, , bytes, form]) => {
+    const text = refs.unpack(_dec.decode(payload.subarray(at, at + bytes)));
+    at += bytes;
+    return { name, form: form ?? [], tokens: text.split("\n") } as const;
+  });
+  for (const [name, tokens] of unpackColumns(packed)) {
+    cols.set(name, { text: tokens.join("\n"), at: 0 });
+  }
+  return { records, cols, at };
+}
+
+/**
+ * The columns of a compact bundle (either format) as format 1 stores them
+ * (tokens joined by newlines), its record list and its raw bodies: what
+ * `bench/compact_columns.ts` measures.
+ */
+export function compactColumns(
+  compact: Uint8Array,
+  maxBytes: number,
+): { records: unknown[]; columns: Map<string, string>; raw: Uint8Array } {
+  const { payload, records, cols, at } = _open(compact, maxBytes);
+  return {
+    records,
+    columns: new Map([...cols].map(([name, c]) => [name, c.text])),
+    raw: payload.subarray(at),
+  };
+}
+
+/** A compact bundle's payload, read: records, columns, start of the raw bodies. */
+function _open(compact: Uint8Array, maxBytes: number) {
+  const version = _version(compact);
+  if (version === 0) {
+    throw new UserError("not a compact envsmith bundle (first line)");
+  }
+  const packed = compact.subarray(
+    (version === 2 ? COMPACT_HEADER : _COMPACT_HEADER_1).length + 1,
+  );
+  let payload: Uint8Array;
+  try {
+    payload = brotliDecompressSync(packed, { maxOutputLength: maxBytes });
+  } catch (e) {
+    throw new UserError(
+      `not a readable brotli-compressed bundle (${(e as Error).message})`,
+    );
+  }
+  return { payload, ..._readPayload(payload, version) };
 }
 
 /**
@@ -347,36 +485,12 @@ export function* decodeCompact(
   compact: Uint8Array,
   maxBytes: number,
 ): Generator<Uint8Array> {
-  if (!isCompactBundle(compact)) {
-    throw new UserError("not a compact envsmith bundle (first line)");
-  }
-  const packed = compact.subarray(COMPACT_HEADER.length + 1);
-  let payload: Uint8Array;
-  try {
-    payload = brotliDecompressSync(packed, { maxOutputLength: maxBytes });
-  } catch (e) {
-    throw new UserError(
-      `not a readable brotli-compressed bundle (${(e as Error).message})`,
-    );
-  }
-  const nl = payload.indexOf(10);
-  const meta = JSON.parse(_dec.decode(payload.subarray(0, nl))) as {
-    records: _Rec[];
-    columns: [string, number, number][];
-  };
-  let at = nl + 1;
-  const cols = new Map<string, { text: string; at: number }>();
-  for (const [name, , bytes] of meta.columns) {
-    cols.set(name, {
-      text: _dec.decode(payload.subarray(at, at + bytes)),
-      at: 0,
-    });
-    at += bytes;
-  }
+  const { payload, records, cols, at: rawStart } = _open(compact, maxBytes);
+  let at = rawStart;
   const cursor = new _Cursor(cols);
   yield _enc.encode("envsmith-bundle 1\n");
   const nlByte = Uint8Array.of(10);
-  for (const rec of meta.records) {
+  for (const rec of records) {
     let type: string, body: Uint8Array, extra: Record<string, unknown> = {};
     if (rec[0] === "e") {
       const kind = JSON.parse(cursor.decode("\0kind")) as string;
@@ -409,6 +523,6 @@ export function* decodeCompact(
     yield nlByte;
   }
   yield _enc.encode(
-    JSON.stringify({ type: "end", count: meta.records.length }) + "\n",
+    JSON.stringify({ type: "end", count: records.length }) + "\n",
   );
 }

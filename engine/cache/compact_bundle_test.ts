@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
+import { brotliCompressSync } from "node:zlib";
 import { join } from "node:path";
 import { exportBundle, importBundle } from "./bundle.ts";
 import {
@@ -139,4 +140,47 @@ Deno.test("--omit leaves a field out of one kind's entries: their header hash an
     () => exportBundle(p.store, join(p.dir, "x.esc"), { omit: ["parts"] }),
     /--omit parts: give KIND:field.path/,
   );
+});
+
+Deno.test("a format 1 compact bundle (no zipped columns, differences or key references) is still read", () => {
+  const enc = new TextEncoder();
+  const json = '{"key":"k","kind":"x","blobs":[],"value":7}';
+  const name = "c".repeat(64);
+  const cols: [string, string][] = [
+    ["\0kind", '"x"'],
+    ["x", '{["key","kind","blobs","value"]'],
+    ["x.blobs", "[0"],
+    ["x.key", '"k"'],
+    ["x.kind", '"x"'],
+    ["x.value", "7"],
+  ];
+  const meta = JSON.stringify({
+    records: [["e", name, 1, []]],
+    columns: cols.map(([n, t]) => [n, 1, enc.encode(t).length]),
+  });
+  const payload = enc.encode(meta + "\n" + cols.map(([, t]) => t).join(""));
+  const v1 = Buffer.concat([
+    enc.encode("envsmith-compact 1\n"),
+    brotliCompressSync(payload),
+  ]);
+  assert.ok(isCompactBundle(v1));
+  const body = `envsmith-entry 1 ${sha256Hex(enc.encode(json))}\n${json}`;
+  const plain = new TextDecoder().decode(concat(decodeCompact(v1, 1e6)));
+  assert.equal(
+    plain,
+    "envsmith-bundle 1\n" +
+      JSON.stringify({
+        type: "entry",
+        name,
+        size: enc.encode(body).length,
+        sha256: sha256Hex(enc.encode(body)),
+        imported: true,
+      }) + "\n" + body + "\n" + '{"type":"end","count":1}\n',
+  );
+  // written again, it is format 2 and stands for the same plain bundle
+  const v2 = encodeCompact(enc.encode(plain));
+  assert.ok(
+    new TextDecoder().decode(v2.subarray(0, 19)) === "envsmith-compact 2\n",
+  );
+  assert.equal(new TextDecoder().decode(concat(decodeCompact(v2, 1e6))), plain);
 });
