@@ -70,8 +70,11 @@ function _experiment(name: string, groups: number, value: number): string {
   const nodes: string[] = [];
   for (let i = 0; i < groups; i++) {
     nodes.push(
+      // Sleeps keep a run computing for at least 300 ms of wall time on any
+      // machine, so a kill step's kill (within 600 ms of the first key lock)
+      // lands mid-run however fast the CPU is.
       `  s${i}: { kind: test.sleep, with: { ms: ${
-        150 + 100 * i
+        300 + 100 * i
       }, steps: 3, value: ${value + i} } }`,
       `  b${i}: { kind: test.blob, with: { size: ${30000 + i} } }`,
       `  r${i}: { kind: test.blob, with: { read: $b${i}.blob } }`,
@@ -421,7 +424,7 @@ export async function runCampaign(
     }],
     ["kill", 4, async () => {
       const v = pick(variants);
-      const at = Math.floor(rand() * 1500);
+      const at = Math.floor(rand() * 600);
       const r = await cli(runArgs(v), killer(at, true));
       expect(r, `run ${v.name} (killed)`, [0]);
       if (r.signal === "SIGKILL") kills++;
