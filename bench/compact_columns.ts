@@ -24,7 +24,7 @@
  * @module
  */
 import { brotliCompressSync, constants } from "node:zlib";
-import { compactColumns } from "../engine/cache/compact_bundle.ts";
+import { compactColumns } from "@envsmith/engine/cache";
 
 const file = Deno.args[0];
 if (!file) {
