@@ -442,6 +442,21 @@ function _readPayload(
  * The columns of a compact bundle (either format) as format 1 stores them
  * (tokens joined by newlines), its record list and its raw bodies: what
  * `bench/compact_columns.ts` measures.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { sha256Hex } from "../canonical.ts";
+ * import { compactColumns, encodeCompact } from "./compact_bundle.ts";
+ * const json = '{"kind":"x","value":[1,2]}';
+ * const body = `envsmith-entry 1 ${sha256Hex(new TextEncoder().encode(json))}\n${json}`;
+ * const head = { type: "entry", name: "a".repeat(64), size: body.length, sha256: "0" };
+ * const plain = `envsmith-bundle 1\n${JSON.stringify(head)}\n${body}\n` +
+ *   '{"type":"end","count":1}\n';
+ * const c = compactColumns(encodeCompact(new TextEncoder().encode(plain)), 1 << 20);
+ * assert.equal(c.columns.get("x.value[]"), "1\n2");
+ * assert.equal(c.records.length, 1);
+ * ```
  */
 export function compactColumns(
   compact: Uint8Array,
