@@ -56,12 +56,10 @@ const metaText = JSON.stringify({
   ]),
 });
 const raw = read.raw;
-const nl = enc.encode(metaText).length;
-const payload = {
-  length: nl + 1 +
-    [...read.columns.values()].reduce((n, t) => n + enc.encode(t).length, 0) +
-    raw.length,
-};
+const metaBytes = enc.encode(metaText).length;
+const payloadBytes = metaBytes + 1 +
+  [...read.columns.values()].reduce((n, t) => n + enc.encode(t).length, 0) +
+  raw.length;
 function brotli(u: Uint8Array, quality: number): number {
   return brotliCompressSync(u, {
     params: {
@@ -84,7 +82,7 @@ const alone = [...cols].map(([name, t]) => {
   };
 }).sort((a, b) => b.packed - a.packed);
 console.log(
-  `${file}: payload ${mb(payload.length)} MB (meta ${mb(nl)}, raw bodies ${
+  `${file}: payload ${mb(payloadBytes)} MB (meta ${mb(metaBytes)}, raw bodies ${
     mb(raw.length)
   }), ${cols.size} columns`,
 );

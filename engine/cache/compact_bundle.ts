@@ -19,7 +19,7 @@
  * (one JSON line `{"records":[...], "columns":[[name, tokens, bytes]...]}`),
  * is still read.
  *
- * An entry's JSON is split by path (`kind\tvalue.per_instance[].id`): each
+ * An entry's JSON is split by path (`evaluate.value.per_instance[].id`): each
  * object contributes its key list (a list seen before in that column: its
  * number) and each array its length to the column of its path, each scalar its JSON text; object keys that are not
  * plain names (hashes, file paths) share one path (`.*`). Decoding walks
@@ -427,12 +427,15 @@ function _readPayload(
     ColumnForm?,
   ][];
   let at = nl + 1;
-  const packed = list.map(([name, , bytes, form]) => {
+  const formed = [];
+  for (const [name, , bytes, form] of list) {
     const text = refs.unpack(_dec.decode(payload.subarray(at, at + bytes)));
     at += bytes;
-    return { name, form: form ?? [], tokens: text.split("\n") } as const;
-  });
-  for (const [name, tokens] of unpackColumns(packed)) {
+    // Most columns are stored as they are: their text is read as it is.
+    if (form) formed.push({ name, form, tokens: text.split("\n") });
+    else cols.set(name, { text, at: 0 });
+  }
+  for (const [name, tokens] of unpackColumns(formed)) {
     cols.set(name, { text: tokens.join("\n"), at: 0 });
   }
   return { records, cols, at };

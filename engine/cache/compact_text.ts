@@ -41,20 +41,21 @@ const _ZIP_DISTINCT = 16;
  * Groups, per array path `P[]`, its fields `P[].f` (plain names) whose
  * tokens are all JSON numbers with at most 16 distinct values and whose
  * token count is that of `P[]`, into one column `P[]` + tab + the field
- * names joined by commas; other columns pass through. The result is sorted
- * by name.
+ * names joined by commas (column names are JSON paths, which hold no tab);
+ * other columns pass through, integer columns as differences when that is
+ * shorter. The result is sorted by name.
  *
  * @example
  * ```ts
  * import assert from "node:assert/strict";
  * import { packColumns, unpackColumns } from "./compact_text.ts";
  * const cols = new Map([
- *   ["k\tv.a[]", ["{0", "{0"]],
- *   ["k\tv.a[].ok", ["1", "0"]],
- *   ["k\tv.a[].n", ["3", "3"]],
+ *   ["k.v.a[]", ["{0", "{0"]],
+ *   ["k.v.a[].ok", ["1", "0"]],
+ *   ["k.v.a[].n", ["3", "3"]],
  * ]);
  * const packed = packColumns(cols);
- * assert.deepEqual(packed.map((c) => c.name), ["k\tv.a[]", "k\tv.a[]\tn,ok"]);
+ * assert.deepEqual(packed.map((c) => c.name), ["k.v.a[]", "k.v.a[]\tn,ok"]);
  * assert.deepEqual(unpackColumns(packed), cols);
  * ```
  */
@@ -103,8 +104,8 @@ export function packColumns(
 /** The columns {@linkcode packColumns} was given (zipped columns split, differences summed). */
 export function unpackColumns(
   packed: readonly PackedColumn[],
-): Map<string, string[]> {
-  const out = new Map<string, string[]>();
+): Map<string, readonly string[]> {
+  const out = new Map<string, readonly string[]>();
   for (const { name, form, tokens } of packed) {
     if (form[0] === "z") {
       const parent = name.slice(0, name.lastIndexOf("\t"));
@@ -122,9 +123,9 @@ export function unpackColumns(
     } else if (form[0] === "d") {
       let sum = 0;
       out.set(name, tokens.map((t) => String(sum += Number(t))));
-    } else out.set(name, [...tokens]);
+    } else out.set(name, tokens);
   }
-  return new Map([...out].sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0));
+  return out;
 }
 
 function _fewNumbers(tokens: readonly string[]): boolean {
