@@ -70,9 +70,10 @@ function _experiment(name: string, groups: number, value: number): string {
   const nodes: string[] = [];
   for (let i = 0; i < groups; i++) {
     nodes.push(
-      // Sleeps keep a run computing for at least 300 ms of wall time on any
-      // machine, so a kill step's kill (within 600 ms of the first key lock)
-      // lands mid-run however fast the CPU is.
+      // Sleeps keep an uncached run computing for 300 ms (camp-b) or 400 ms
+      // (camp-a) of wall time or more on any machine, so most kill steps'
+      // kills (drawn within 600 ms of the first key lock) land mid-run
+      // however fast the CPU is; seed 31's do.
       `  s${i}: { kind: test.sleep, with: { ms: ${
         300 + 100 * i
       }, steps: 3, value: ${value + i} } }`,
